@@ -1,0 +1,1 @@
+"""The REST API (DRF) under /api/v1/."""

@@ -1,0 +1,312 @@
+"""The data model of a benchmark under construction.
+
+A Row holds the fixed skeleton of an interaction unit (index, times, speaker,
+words); the annotation itself is a validated JSON document per source: the
+LLM ``Draft``, one ``Revision`` per annotator and the adjudicated ``Gold``.
+Writes to these models are kept in the audit trail (django-simple-history).
+"""
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from simple_history.models import HistoricalRecords
+
+from .audit import HistorySource
+
+
+def _history(**kwargs):
+    return HistoricalRecords(bases=[HistorySource], **kwargs)
+
+
+class Project(models.Model):
+    """A benchmark under construction."""
+
+    slug = models.SlugField(unique=True)
+    name = models.CharField(max_length=200)
+    taxonomy_version = models.CharField(max_length=20, default="1")
+    annotators_per_clip = models.PositiveSmallIntegerField(default=3)
+    created_at = models.DateTimeField(auto_now_add=True)
+    history = _history()
+
+    class Meta:
+        ordering = ["slug"]
+
+    def __str__(self) -> str:
+        return self.slug
+
+
+class ClipState(models.TextChoices):
+    IMPORTED = "imported"
+    PREANNOTATING = "preannotating"
+    PREANNOTATED = "preannotated"
+    PREANNOTATION_FAILED = "preannotation_failed"
+    IN_REVIEW = "in_review"
+    REVIEWED = "reviewed"
+    ADJUDICATED = "adjudicated"
+    RELEASED = "released"
+    DISCARDED = "discarded"
+
+
+class Scenario(models.TextChoices):
+    COUPLE = "couple"
+    FAMILY = "family"
+
+
+class Clip(models.Model):
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="clips")
+    sample_id = models.CharField(max_length=300, help_text="<group>/<clip>, as in the public release")
+    scenario = models.CharField(max_length=10, choices=Scenario.choices)
+    participants = models.JSONField(default=list, help_text="On-screen names, in the order they came")
+    source_file = models.CharField(max_length=500, blank=True)
+    # Which top-level keys the clip had, in order, so that export reproduces them.
+    release_keys = models.JSONField(default=list, blank=True)
+    media = models.FileField(upload_to="media/%Y/%m/", blank=True)
+    media_url = models.URLField(blank=True)
+    duration = models.FloatField(null=True, blank=True, help_text="Seconds")
+    state = models.CharField(max_length=24, choices=ClipState.choices, default=ClipState.IMPORTED)
+    discard_reason = models.TextField(blank=True)
+    discarded_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    content_hash = models.CharField(max_length=64, blank=True, help_text="SHA-256 of the source content")
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    history = _history()
+
+    class Meta:
+        ordering = ["project", "sample_id"]
+        constraints = [models.UniqueConstraint(fields=["project", "sample_id"], name="clip_unique_sample_per_project")]
+
+    def __str__(self) -> str:
+        return self.sample_id
+
+    @property
+    def group(self) -> str:
+        """The relationship group: the part of the sample id before the slash."""
+        return self.sample_id.split("/", 1)[0]
+
+
+class Cue(models.Model):
+    """A raw transcript line as it arrived (before segmentation into rows)."""
+
+    clip = models.ForeignKey(Clip, on_delete=models.CASCADE, related_name="cues")
+    position = models.PositiveIntegerField()
+    start_time = models.FloatField()
+    end_time = models.FloatField()
+    speaker = models.CharField(max_length=200, blank=True)
+    text = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["clip", "position"]
+        constraints = [models.UniqueConstraint(fields=["clip", "position"], name="cue_unique_position")]
+
+
+class Row(models.Model):
+    """The skeleton of one interaction unit; locked once the clip is assigned."""
+
+    clip = models.ForeignKey(Clip, on_delete=models.CASCADE, related_name="rows")
+    row_index = models.PositiveIntegerField(help_text="1-based, dense, in time order")
+    start_time = models.FloatField()
+    end_time = models.FloatField()
+    primary_speaker = models.CharField(max_length=200)
+    dialogue_cleaned = models.TextField(blank=True)
+    history = _history()
+
+    class Meta:
+        ordering = ["clip", "row_index"]
+        constraints = [models.UniqueConstraint(fields=["clip", "row_index"], name="row_unique_index")]
+
+    def __str__(self) -> str:
+        return f"{self.clip_id}#{self.row_index}"
+
+    def skeleton(self) -> dict:
+        return {
+            "start_time": self.start_time,
+            "end_time": self.end_time,
+            "primary_speaker": self.primary_speaker,
+            "dialogue_cleaned": self.dialogue_cleaned,
+            "row_index": self.row_index,
+        }
+
+
+class AnnotationDocument(models.Model):
+    """The annotated part of a row (``schema.RowAnnotation``) from one source."""
+
+    content = models.JSONField()
+    # Issues of severity "warning" found when the document was stored (schema.Issue dicts).
+    warnings = models.JSONField(default=list, blank=True)
+    # How the document's keys were ordered in the release format it came from
+    # (see rescue_format.layout); empty means the platform's regular convention.
+    layout = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        abstract = True
+
+
+class DraftSource(models.TextChoices):
+    LLM = "llm", "LLM pre-annotation"
+    OFFLINE = "offline", "Offline skeleton (no LLM)"
+    IMPORT = "import", "Imported"
+    SYNTHETIC = "synthetic", "Synthetic generator"
+
+
+class Draft(AnnotationDocument):
+    row = models.OneToOneField(Row, on_delete=models.CASCADE, related_name="draft")
+    source = models.CharField(max_length=16, choices=DraftSource.choices, default=DraftSource.LLM)
+    # model, model version, prompt version, input hash, tokens, latency, cost...
+    provenance = models.JSONField(default=dict, blank=True)
+    history = _history()
+
+
+class RevisionStatus(models.TextChoices):
+    UNTOUCHED = "untouched"
+    EDITED = "edited"
+    REVIEWED = "reviewed"
+
+
+class Revision(AnnotationDocument):
+    """One annotator's version of a row. ``version`` guards against lost updates."""
+
+    row = models.ForeignKey(Row, on_delete=models.CASCADE, related_name="revisions")
+    annotator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="revisions")
+    version = models.PositiveIntegerField(default=1)
+    status = models.CharField(max_length=12, choices=RevisionStatus.choices, default=RevisionStatus.UNTOUCHED)
+    history = _history()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["row", "annotator"], name="revision_one_per_annotator")]
+
+
+class Gold(AnnotationDocument):
+    row = models.OneToOneField(Row, on_delete=models.CASCADE, related_name="gold")
+    decided_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    note = models.TextField(blank=True)
+    history = _history()
+
+    class Meta:
+        verbose_name_plural = "gold"
+
+
+class AssignmentMode(models.TextChoices):
+    FROM_DRAFT = "from_draft", "Starts from the LLM draft"
+    FROM_EMPTY = "from_empty", "Starts empty (calibration)"
+
+
+class AssignmentState(models.TextChoices):
+    ASSIGNED = "assigned"
+    IN_PROGRESS = "in_progress"
+    SUBMITTED = "submitted"
+    REOPENED = "reopened"
+
+
+class Assignment(models.Model):
+    clip = models.ForeignKey(Clip, on_delete=models.CASCADE, related_name="assignments")
+    annotator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="assignments")
+    mode = models.CharField(max_length=12, choices=AssignmentMode.choices, default=AssignmentMode.FROM_DRAFT)
+    state = models.CharField(max_length=12, choices=AssignmentState.choices, default=AssignmentState.ASSIGNED)
+    created_at = models.DateTimeField(auto_now_add=True)
+    submitted_at = models.DateTimeField(null=True, blank=True)
+    history = _history()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["clip", "annotator"], name="assignment_once_per_annotator")]
+
+
+class CommentKind(models.TextChoices):
+    COMMENT = "comment"
+    FLAG_SPLIT = "flag_split", "Row should be split"
+    FLAG_MERGE = "flag_merge", "Row should be merged"
+    DISCARD_PROPOSAL = "discard_proposal", "Proposal to discard the clip"
+
+
+class Comment(models.Model):
+    clip = models.ForeignKey(Clip, on_delete=models.CASCADE, related_name="comments")
+    row = models.ForeignKey(Row, null=True, blank=True, on_delete=models.CASCADE, related_name="comments")
+    author = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="comments")
+    kind = models.CharField(max_length=20, choices=CommentKind.choices, default=CommentKind.COMMENT)
+    body = models.TextField()
+    resolved = models.BooleanField(default=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+    history = _history()
+
+    class Meta:
+        ordering = ["created_at"]
+
+
+class JobState(models.TextChoices):
+    QUEUED = "queued"
+    RUNNING = "running"
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+
+
+class Job(models.Model):
+    """Background work as the UI sees it: what, how far, and what went wrong."""
+
+    kind = models.CharField(max_length=40)
+    state = models.CharField(max_length=12, choices=JobState.choices, default=JobState.QUEUED)
+    project = models.ForeignKey(Project, null=True, blank=True, on_delete=models.CASCADE, related_name="jobs")
+    clip = models.ForeignKey(Clip, null=True, blank=True, on_delete=models.CASCADE, related_name="jobs")
+    # Idempotency key: the same key is the same piece of work.
+    key = models.CharField(max_length=200, blank=True, db_index=True)
+    params = models.JSONField(default=dict, blank=True)
+    result = models.JSONField(default=dict, blank=True)
+    progress_done = models.PositiveIntegerField(default=0)
+    progress_total = models.PositiveIntegerField(default=0)
+    error = models.TextField(blank=True)
+    attempts = models.PositiveSmallIntegerField(default=0)
+    celery_task_id = models.CharField(max_length=64, blank=True)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    @property
+    def progress(self) -> float:
+        return self.progress_done / self.progress_total if self.progress_total else 0.0
+
+
+class FrozenReleaseError(Exception):
+    """A frozen release was about to be changed or deleted."""
+
+
+class ReleaseQuerySet(models.QuerySet):
+    def update(self, **kwargs):
+        raise FrozenReleaseError("releases are immutable; freeze a new version instead")
+
+    def delete(self):
+        raise FrozenReleaseError("releases are immutable and cannot be deleted")
+
+
+class Release(models.Model):
+    """A frozen, versioned benchmark release: files on disk plus their manifest."""
+
+    project = models.ForeignKey(Project, on_delete=models.PROTECT, related_name="releases")
+    version = models.CharField(max_length=40)
+    seed = models.BigIntegerField()
+    split_ratios = models.JSONField(default=list)
+    path = models.CharField(max_length=500)
+    manifest = models.JSONField(default=dict)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    objects = ReleaseQuerySet.as_manager()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["project", "version"], name="release_unique_version")]
+
+    def save(self, *args, **kwargs):
+        if self.pk is not None:
+            raise FrozenReleaseError(f"release {self.version} is frozen; freeze a new version instead")
+        super().save(*args, **kwargs)
+
+    def delete(self, *args, **kwargs):
+        raise FrozenReleaseError(f"release {self.version} is frozen and cannot be deleted")

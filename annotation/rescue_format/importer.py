@@ -1,0 +1,197 @@
+"""Import release-format clips into a project as gold, draft or one annotator's revision.
+
+Everything is validated before anything is written; the writes happen in one
+transaction, so a bad file leaves the database exactly as it was.
+"""
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from django.db import transaction
+from simple_history.utils import bulk_create_with_history
+
+from ..models import (
+    Assignment,
+    Clip,
+    ClipState,
+    Cue,
+    Draft,
+    DraftSource,
+    Gold,
+    Project,
+    Revision,
+    RevisionStatus,
+    Row,
+)
+from ..schema import ANNOTATION_KEYS, CLIP_KEYS, SKELETON_KEYS, Issue, check_clip, row_issue_index
+from . import layout
+from .reader import Problem, ReadError, SourceClip, read_path
+
+SOURCES = ("gold", "draft", "revision")
+_STATE_AFTER_IMPORT = {"gold": ClipState.ADJUDICATED, "draft": ClipState.PREANNOTATED, "revision": ClipState.IN_REVIEW}
+
+
+class ImportFailed(Exception):
+    def __init__(self, problems: list[Problem]):
+        self.problems = problems
+        super().__init__("\n".join(str(p) for p in problems))
+
+
+@dataclass
+class ImportResult:
+    created: list[str] = field(default_factory=list)  # sample ids of new clips
+    attached: list[str] = field(default_factory=list)  # existing clips that got a document
+    rows: int = 0
+    warnings: list[tuple[str, Issue]] = field(default_factory=list)
+
+
+@dataclass
+class _Checked:
+    source: SourceClip
+    clip: object  # schema.Clip
+    rows: list[dict]
+    row_warnings: dict[int, list[dict]]  # row position -> warning dicts (paths relative to the row)
+    warnings: list[Issue]  # the same, with paths from the clip
+
+
+def _problem(src: SourceClip, issue: Issue, rows: list) -> Problem:
+    data = src.data if isinstance(src.data, dict) else {}
+    pos = row_issue_index(issue)
+    row_no = None
+    if pos is not None:
+        raw_row = rows[pos] if pos < len(rows) else None
+        row_no = raw_row.get("row_index") if isinstance(raw_row, dict) and isinstance(raw_row.get("row_index"), int) else pos + 1
+    sample_id = data.get("sample_id") if isinstance(data.get("sample_id"), str) else None
+    return Problem(src.file, issue.message, line=src.line, sample_id=sample_id, row=row_no, field=issue.path or None)
+
+
+def _relative(issue: Issue) -> dict:
+    d = issue.as_dict()
+    d["path"] = issue.path.split("].", 1)[1] if issue.path.startswith("rows[") and "]." in issue.path else issue.path
+    return d
+
+
+def _check_all(sources: list[SourceClip], taxonomy_version: str) -> list[_Checked]:
+    problems: list[Problem] = []
+    checked: list[_Checked] = []
+    first_seen: dict[str, SourceClip] = {}
+    for src in sources:
+        clip, report = check_clip(src.data, taxonomy_version=taxonomy_version)
+        rows = src.data.get("rows") if isinstance(src.data, dict) and isinstance(src.data.get("rows"), list) else []
+        problems.extend(_problem(src, issue, rows) for issue in report.errors)
+        if clip is None or not report.ok:
+            continue
+        if clip.sample_id in first_seen:
+            other = first_seen[clip.sample_id]
+            problems.append(
+                Problem(src.file, f"duplicate sample id (first seen in {other.file}, line {other.line})", line=src.line, sample_id=clip.sample_id, field="sample_id")
+            )
+            continue
+        first_seen[clip.sample_id] = src
+        row_warnings: dict[int, list[dict]] = {}
+        for issue in report.warnings:
+            row_warnings.setdefault(row_issue_index(issue), []).append(_relative(issue))
+        checked.append(_Checked(src, clip, rows, row_warnings, report.warnings))
+    if problems:
+        raise ImportFailed(problems)
+    return checked
+
+
+def _skeleton_matches(existing: list[Row], rows: list[dict]) -> bool:
+    if len(existing) != len(rows):
+        return False
+    return all(r.skeleton() == {k: raw[k] for k in SKELETON_KEYS} for r, raw in zip(existing, rows))
+
+
+def import_rescue(path: str | Path, project: Project, *, as_source: str = "gold", annotator=None, actor=None) -> ImportResult:
+    """Import every clip under ``path``. Raises ImportFailed (nothing written) on any error."""
+    if as_source not in SOURCES:
+        raise ValueError(f"as_source must be one of {SOURCES}")
+    if (as_source == "revision") != (annotator is not None):
+        raise ValueError("a revision import needs an annotator, and only a revision import takes one")
+    try:
+        sources = read_path(path)
+    except ReadError as exc:
+        raise ImportFailed(exc.problems) from None
+    checked = _check_all(sources, project.taxonomy_version)
+
+    result = ImportResult()
+    existing = {c.sample_id: c for c in project.clips.filter(sample_id__in=[c.clip.sample_id for c in checked])}
+    problems = []
+    for item in checked:
+        clip = existing.get(item.clip.sample_id)
+        if clip is not None and not _skeleton_matches(list(clip.rows.order_by("row_index")), item.rows):
+            problems.append(Problem(item.source.file, "a clip with this sample id already exists with different rows (times, speakers or words)", line=item.source.line, sample_id=item.clip.sample_id))
+    if problems:
+        raise ImportFailed(problems)
+
+    with transaction.atomic():
+        documents: list = []
+        for item in checked:
+            clip = existing.get(item.clip.sample_id)
+            if clip is None:
+                clip, rows = _create_clip(project, item, as_source)
+                result.created.append(clip.sample_id)
+            else:
+                rows = list(clip.rows.order_by("row_index"))
+                result.attached.append(clip.sample_id)
+                _replace_existing(rows, as_source, annotator)
+            if as_source == "revision":
+                Assignment.objects.get_or_create(clip=clip, annotator=annotator)
+            for pos, (row, raw) in enumerate(zip(rows, item.rows)):
+                documents.append(_document(as_source, row, raw, item.row_warnings.get(pos, []), annotator, actor))
+            result.rows += len(rows)
+            result.warnings.extend((clip.sample_id, issue) for issue in item.warnings)
+        model = {"gold": Gold, "draft": Draft, "revision": Revision}[as_source]
+        bulk_create_with_history(documents, model, batch_size=1000, default_user=actor)
+    return result
+
+
+def _create_clip(project: Project, item: _Checked, as_source: str) -> tuple[Clip, list[Row]]:
+    data = item.source.data
+    clip = Clip.objects.create(
+        project=project,
+        sample_id=item.clip.sample_id,
+        scenario=item.clip.scenario,
+        participants=list(item.clip.participants),
+        source_file=item.clip.source_file,
+        release_keys=[k for k in data if k in CLIP_KEYS],
+        duration=max((r["end_time"] for r in item.rows), default=None),
+        state=_STATE_AFTER_IMPORT[as_source],
+        content_hash=item.source.content_hash,
+    )
+    rows = [Row(clip=clip, **{k: raw[k] for k in SKELETON_KEYS}) for raw in item.rows]
+    rows = bulk_create_with_history(rows, Row, batch_size=1000)
+    if rows and rows[0].pk is None:  # backends that do not return ids from bulk inserts
+        rows = list(clip.rows.order_by("row_index"))
+    # The release carries no raw transcript: the rows' own times and words are the cues.
+    Cue.objects.bulk_create(
+        [Cue(clip=clip, position=i, start_time=r.start_time, end_time=r.end_time, speaker=r.primary_speaker, text=r.dialogue_cleaned) for i, r in enumerate(rows, start=1)]
+    )
+    return clip, rows
+
+
+def _replace_existing(rows: list[Row], as_source: str, annotator) -> None:
+    ids = [r.pk for r in rows]
+    if as_source == "gold":
+        Gold.objects.filter(row_id__in=ids).delete()
+    elif as_source == "draft":
+        Draft.objects.filter(row_id__in=ids).delete()
+    else:
+        Revision.objects.filter(row_id__in=ids, annotator=annotator).delete()
+
+
+def _document(as_source, row: Row, raw: dict, warnings: list[dict], annotator, actor):
+    content = {k: raw[k] for k in raw if k in ANNOTATION_KEYS}
+    common = dict(row=row, content=content, warnings=warnings, layout=layout.capture(raw))
+    if as_source == "gold":
+        return Gold(decided_by=actor, note="imported", **common)
+    if as_source == "draft":
+        return Draft(source=DraftSource.IMPORT, provenance={"imported": True}, **common)
+    return Revision(annotator=annotator, status=RevisionStatus.REVIEWED, **common)
+
+
+def summarise_warnings(result: ImportResult) -> Counter:
+    return Counter(issue.code for _, issue in result.warnings)

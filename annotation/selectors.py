@@ -1,0 +1,53 @@
+"""Reads, scoped by role. Every view and endpoint asks here, so that blind
+annotation is enforced in one place: an annotator sees only the clips assigned
+to them (and only their own revisions); leads and admins see everything."""
+from __future__ import annotations
+
+from django.db.models import Count, Q, QuerySet
+
+from .models import Clip, Project, Revision
+from .roles import is_lead
+
+
+def visible_projects(user) -> QuerySet[Project]:
+    if not user.is_authenticated:
+        return Project.objects.none()
+    if is_lead(user):
+        return Project.objects.all()
+    return Project.objects.filter(clips__assignments__annotator=user).distinct()
+
+
+def visible_clips(user, project: Project | None = None) -> QuerySet[Clip]:
+    if not user.is_authenticated:
+        return Clip.objects.none()
+    clips = Clip.objects.all() if is_lead(user) else Clip.objects.filter(assignments__annotator=user)
+    if project is not None:
+        clips = clips.filter(project=project)
+    return clips.select_related("project")
+
+
+def visible_revisions(user) -> QuerySet[Revision]:
+    if not user.is_authenticated:
+        return Revision.objects.none()
+    if is_lead(user):
+        return Revision.objects.all()
+    return Revision.objects.filter(annotator=user, row__clip__assignments__annotator=user)
+
+
+def project_overview(project: Project) -> dict:
+    """Counters for a project's dashboard: clips per state, rows, drafts, gold."""
+    clips = project.clips.all()
+    by_state = dict(clips.values_list("state").annotate(n=Count("id")).order_by())
+    counts = clips.aggregate(
+        rows=Count("rows", distinct=True),
+        drafts=Count("rows__draft", distinct=True),
+        gold=Count("rows__gold", distinct=True),
+    )
+    return {"clips": sum(by_state.values()), "by_state": by_state, **counts}
+
+
+def clip_list_with_counts(clips: QuerySet[Clip]) -> QuerySet[Clip]:
+    return clips.annotate(
+        row_count=Count("rows", distinct=True),
+        warning_rows=Count("rows", filter=~Q(rows__draft__warnings=[]), distinct=True),
+    ).order_by("sample_id")

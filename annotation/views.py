@@ -1,0 +1,28 @@
+"""Server-rendered pages. Views stay thin: reads go through selectors."""
+from django.contrib.auth.decorators import login_required
+from django.http import JsonResponse
+from django.shortcuts import get_object_or_404, render
+
+from . import selectors
+from .roles import is_lead, role_of
+
+
+def healthz(request):
+    """Process is up (for a load balancer); says nothing about dependencies."""
+    return JsonResponse({"status": "ok"})
+
+
+@login_required
+def home(request):
+    projects = selectors.visible_projects(request.user)
+    return render(request, "annotation/home.html", {"projects": projects, "role": role_of(request.user)})
+
+
+@login_required
+def project_detail(request, slug):
+    project = get_object_or_404(selectors.visible_projects(request.user), slug=slug)
+    clips = selectors.clip_list_with_counts(selectors.visible_clips(request.user, project))
+    context = {"project": project, "clips": clips, "is_lead": is_lead(request.user)}
+    if context["is_lead"]:
+        context["overview"] = selectors.project_overview(project)
+    return render(request, "annotation/project_detail.html", context)

@@ -1,0 +1,10 @@
+"""The Celery app. Tasks live in each capability's ``celery_tasks`` module."""
+import os
+
+from celery import Celery
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "rescue_annot.settings")
+
+app = Celery("rescue_annot")
+app.config_from_object("django.conf:settings", namespace="CELERY")
+app.autodiscover_tasks(related_name="celery_tasks")
