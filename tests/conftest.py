@@ -1,0 +1,114 @@
+"""Shared fixtures. Real services only: SQLite/eager by default, PostgreSQL,
+Redis and a real Celery worker when DATABASE_URL / CELERY_BROKER_URL are set
+(as .ci/run does). Under CI=true a missing service is a failure, not a skip."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+import pytest
+from django.conf import settings
+
+from annotation.services import create_project, create_user
+
+REPO = Path(__file__).resolve().parent.parent
+SHARED = REPO.parent / "shared"
+SAMPLE = SHARED / "data" / "rescue_bench_sample.jsonl"
+TRANSCRIPTS = SHARED / "data" / "transcripts"
+IN_CI = os.environ.get("CI", "").lower() == "true"
+
+
+def require(condition: bool, why: str) -> None:
+    """Skip locally when a service or file is missing; fail in CI."""
+    if condition:
+        return
+    if IN_CI:
+        pytest.fail(f"required in CI: {why}")
+    pytest.skip(why)
+
+
+@pytest.fixture
+def sample_path() -> Path:
+    require(SAMPLE.is_file(), f"real sample not found at {SAMPLE}")
+    return SAMPLE
+
+
+@pytest.fixture
+def project(db):
+    return create_project("bench", name="Test benchmark")
+
+
+@pytest.fixture
+def lead(db):
+    return create_user("lead1", "lead", password="lead-pass-123")[0]
+
+
+@pytest.fixture
+def annotator(db):
+    return create_user("ann1", "annotator", password="ann-pass-123")[0]
+
+
+@pytest.fixture
+def other_annotator(db):
+    return create_user("ann2", "annotator", password="ann-pass-456")[0]
+
+
+def _test_database_url() -> str:
+    """The URL of the database the tests are using right now (the test_ copy)."""
+    from django.db import connection
+
+    base = urlsplit(os.environ["DATABASE_URL"])
+    return urlunsplit(base._replace(path="/" + connection.settings_dict["NAME"]))
+
+
+@pytest.fixture(scope="session")
+def celery_worker_process(django_db_setup, django_db_blocker):
+    """A real Celery worker process on the real broker, sharing the test database."""
+    broker = os.environ.get("CELERY_BROKER_URL", "")
+    require(bool(broker), "CELERY_BROKER_URL is not set: no broker for a real worker")
+    require(os.environ.get("DATABASE_URL", "").startswith("postgres"), "a real worker needs a shared PostgreSQL test database (DATABASE_URL)")
+    with django_db_blocker.unblock():
+        env = {**os.environ, "DATABASE_URL": _test_database_url()}
+    (REPO / "var").mkdir(exist_ok=True)
+    log = open(REPO / "var" / "test-worker.log", "w")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "celery", "-A", "rescue_annot", "worker", "--loglevel=INFO", "--concurrency=1", "-Q", "default", "-n", f"test-{os.getpid()}@%h"],
+        cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT,
+    )
+    from rescue_annot.celery import app
+
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            pytest.fail(f"celery worker exited with {proc.returncode}; see var/test-worker.log")
+        if app.control.ping(timeout=0.5):
+            break
+    else:
+        proc.kill()
+        pytest.fail("celery worker did not answer a ping within 60 s")
+    yield proc
+    proc.terminate()
+    try:
+        proc.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+    log.close()
+
+
+def wait_for(predicate, timeout: float = 60, interval: float = 0.2):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(interval)
+    raise AssertionError(f"condition not met within {timeout} s")
+
+
+@pytest.fixture(autouse=True)
+def _media_root(tmp_path, settings):
+    settings.MEDIA_ROOT = tmp_path / "media"
