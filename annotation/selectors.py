@@ -39,9 +39,9 @@ def project_overview(project: Project) -> dict:
     clips = project.clips.all()
     by_state = dict(clips.values_list("state").annotate(n=Count("id")).order_by())
     counts = clips.aggregate(
-        rows=Count("rows", distinct=True),
-        drafts=Count("rows__draft", distinct=True),
-        gold=Count("rows__gold", distinct=True),
+        row_count=Count("rows", distinct=True),
+        drafted_rows=Count("rows__draft", distinct=True),
+        gold_rows=Count("rows__gold", distinct=True),
     )
     return {"clips": sum(by_state.values()), "by_state": by_state, **counts}
 

@@ -1,0 +1,46 @@
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.core.management.base import CommandError
+
+from ...demo import DEMO_CLIPS
+from ...models import Assignment, Project
+from ...rescue_format.importer import import_rescue
+from ...services import create_project, create_user
+from ._base import AuditedCommand
+
+DEMO_PROJECT = "demo"
+# Fixed, printed credentials: for a local demo only, refused in production.
+DEMO_ACCOUNTS = [
+    ("lead", "lead", "demo-lead-2026"),
+    ("annotator1", "annotator", "demo-annotator-1"),
+    ("annotator2", "annotator", "demo-annotator-2"),
+    ("annotator3", "annotator", "demo-annotator-3"),
+]
+
+
+class Command(AuditedCommand):
+    help = "Load the fictional demo clips and demo accounts (idempotent; refused in production)."
+
+    def handle(self, **options):
+        if settings.PRODUCTION:
+            raise CommandError("load_demo creates accounts with published passwords and is refused when DJANGO_ENV=production")
+        User = get_user_model()
+        users = {}
+        for username, role, password in DEMO_ACCOUNTS:
+            user = User.objects.filter(username=username).first()
+            if user is None:
+                user, _ = create_user(username, role, password=password)
+            users[username] = user
+        project = Project.objects.filter(slug=DEMO_PROJECT).first() or create_project(
+            DEMO_PROJECT, name="Demo: fictional couple and family sessions"
+        )
+        if not project.clips.exists():
+            result = import_rescue(DEMO_CLIPS, project, as_source="draft")
+            self.stdout.write(f"loaded {len(result.created)} demo clips ({result.rows} rows) with drafts")
+        for clip in project.clips.all():
+            for username, role, _ in DEMO_ACCOUNTS:
+                if role == "annotator":
+                    Assignment.objects.get_or_create(clip=clip, annotator=users[username])
+        self.stdout.write("demo accounts (local demo only):")
+        for username, role, password in DEMO_ACCOUNTS:
+            self.stdout.write(f"  {role:<10} {username:<11} password: {password}")

@@ -1,0 +1,38 @@
+"""Background work through a real Celery worker on the real Redis broker."""
+import pytest
+
+from annotation.celery_tasks import start_recheck
+from annotation.models import Job, JobState
+from annotation.rescue_format.importer import import_rescue
+
+from .conftest import wait_for
+
+
+@pytest.mark.services
+@pytest.mark.django_db(transaction=True)
+def test_recheck_job_runs_on_a_real_worker_and_records_its_result(celery_worker_process, project, sample_path):
+    import_rescue(sample_path, project)
+    job = start_recheck(project)
+    done = wait_for(lambda: Job.objects.filter(pk=job.pk, state__in=[JobState.SUCCEEDED, JobState.FAILED]).first(), timeout=90)
+    assert done.state == JobState.SUCCEEDED, done.error
+    assert done.celery_task_id, "dispatched through the broker, not run in-process"
+    assert done.attempts == 1 and done.progress_done == done.progress_total == 14
+    assert done.result["documents"] == 406
+    assert done.result["errors"] == {} and done.result["warnings"] == {"evidence_row_missing": 5}
+
+
+@pytest.mark.django_db
+def test_without_a_broker_tasks_run_in_process(project, sample_path, django_capture_on_commit_callbacks):
+    from rescue_annot.celery import app
+
+    # The embedded default (no CELERY_BROKER_URL) is eager; force it when CI configured a broker.
+    was_eager = app.conf.task_always_eager
+    app.conf.task_always_eager = True
+    try:
+        import_rescue(sample_path, project)
+        with django_capture_on_commit_callbacks(execute=True):
+            job = start_recheck(project)
+    finally:
+        app.conf.task_always_eager = was_eager
+    job.refresh_from_db()
+    assert job.state == JobState.SUCCEEDED and job.result["warnings"] == {"evidence_row_missing": 5}
