@@ -69,6 +69,11 @@ class Clip(models.Model):
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     content_hash = models.CharField(max_length=64, blank=True, help_text="SHA-256 of the source content")
+    # How the source was read: format, detected encoding, normalisations, problems tolerated.
+    ingest_report = models.JSONField(default=dict, blank=True)
+    # Raw transcript speaker tag -> clip entity; rows are built once a lead confirms it.
+    speaker_map = models.JSONField(default=dict, blank=True)
+    speaker_map_confirmed = models.BooleanField(default=False)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
     history = _history()
@@ -185,6 +190,8 @@ class Gold(AnnotationDocument):
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     note = models.TextField(blank=True)
+    # Per-field adjudication decisions: {field: {"source": "draft"|"edit"|<username>, "note": ..., "by": ..., "at": ...}}.
+    decisions = models.JSONField(default=dict, blank=True)
     history = _history()
 
     class Meta:
@@ -272,6 +279,20 @@ class Job(models.Model):
     @property
     def progress(self) -> float:
         return self.progress_done / self.progress_total if self.progress_total else 0.0
+
+
+class AgreementReport(models.Model):
+    """A computed agreement report, cached until the revisions behind it change."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="agreement_reports")
+    scope = models.JSONField(default=dict, blank=True)  # e.g. {"scenario": "couple"} or {"clips": [...]}
+    # Digest of everything the report depends on (revision ids and versions, drafts, parameters).
+    fingerprint = models.CharField(max_length=64, db_index=True)
+    report = models.JSONField(default=dict)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]
 
 
 class FrozenReleaseError(Exception):

@@ -131,6 +131,8 @@ CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_DEFAULT_QUEUE = "default"
+# Gemini calls get their own queue so that their concurrency and rate limit are set apart.
+CELERY_TASK_ROUTES = {"annotation.preannotate.*": {"queue": "preannotate"}}
 # Job state lives in the database (annotation.Job); Celery results are not needed.
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
@@ -156,6 +158,9 @@ SPECTACULAR_SETTINGS = {
     "VERSION": "1",
     "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
 }
+
+# --- Releases ---------------------------------------------------------------
+RELEASES_ROOT = Path(env.str("RELEASES_ROOT", default=str(VAR_DIR / "releases")))
 
 # --- Ingest / import limits -------------------------------------------------
 MAX_UPLOAD_BYTES = env.int("MAX_UPLOAD_BYTES", default=20 * 1024 * 1024)

@@ -3,6 +3,16 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
+from annotation.adjudication import urls as adjudication_urls
+from annotation.agreement import urls as agreement_urls
+from annotation.ingest import urls as ingest_urls
+from annotation.preannotate import urls as preannotate_urls
+from annotation.releases import urls as releases_urls
+from annotation.workspace import urls as workspace_urls
+
+# Each capability package owns its pages and endpoints.
+CAPABILITIES = (ingest_urls, preannotate_urls, workspace_urls, adjudication_urls, agreement_urls, releases_urls)
+
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
@@ -14,3 +24,5 @@ urlpatterns = [
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
     path("", include("annotation.urls")),
 ]
+for capability in CAPABILITIES:
+    urlpatterns += [path("api/v1/", include(capability.api_urlpatterns)), path("", include(capability.web_urlpatterns))]

@@ -1,0 +1,1 @@
+"""adjudication capability."""

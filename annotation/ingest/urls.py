@@ -1,0 +1,3 @@
+"""URL patterns of the ingest capability, included by rescue_annot/urls.py."""
+web_urlpatterns: list = []  # pages, mounted at /
+api_urlpatterns: list = []  # endpoints, mounted at /api/v1/

@@ -1,0 +1,1 @@
+"""preannotate capability."""
