@@ -3,7 +3,8 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import CommandError
 
 from ...demo import DEMO_CLIPS
-from ...models import Assignment, Project
+from ...assignment import assign_clips
+from ...models import Project
 from ...rescue_format.importer import import_rescue
 from ...services import create_project, create_user
 from ._base import AuditedCommand
@@ -37,10 +38,10 @@ class Command(AuditedCommand):
         if not project.clips.exists():
             result = import_rescue(DEMO_CLIPS, project, as_source="draft")
             self.stdout.write(f"loaded {len(result.created)} demo clips ({result.rows} rows) with drafts")
-        for clip in project.clips.all():
-            for username, role, _ in DEMO_ACCOUNTS:
-                if role == "annotator":
-                    Assignment.objects.get_or_create(clip=clip, annotator=users[username])
+        demo_annotators = [users[name] for name, role, _ in DEMO_ACCOUNTS if role == "annotator"]
+        plan = assign_clips(project, users=demo_annotators, per_clip=len(demo_annotators), calibration=["demo_priya_and_jonah/001_whose_turn"])
+        if plan.created:
+            self.stdout.write(f"assigned every demo clip to {len(demo_annotators)} annotators (one clip in calibration mode, starting empty)")
         self.stdout.write("demo accounts (local demo only):")
         for username, role, password in DEMO_ACCOUNTS:
             self.stdout.write(f"  {role:<10} {username:<11} password: {password}")

@@ -1,0 +1,191 @@
+"""Assigning clips to annotators, and the revisions an assignment starts with.
+
+An assignment gives one annotator their own revision of every row of a clip:
+a copy of the LLM draft (``from_draft``, the published workflow) or an empty
+document (``from_empty``, the calibration subset that measures agreement
+without the draft's anchoring). A clip never gets the same annotator twice.
+Once a clip is assigned its row skeleton is locked: every coder annotates the
+same units.
+"""
+from __future__ import annotations
+
+import random
+from collections import Counter
+from dataclasses import dataclass, field
+
+from django.contrib.auth import get_user_model
+from django.db import transaction
+from django.db.models import Count, Q
+from simple_history.utils import bulk_create_with_history
+
+from .models import Assignment, AssignmentMode, AssignmentState, Clip, ClipState, Draft, Project, Revision, RevisionStatus
+from .roles import ANNOTATOR
+from .schema import CONVENTION_ROW_KEYS, SKELETON_KEYS, RowAnnotation
+from .services import ServiceError, transition
+
+CONVENTION_ANNOTATION_KEYS = tuple(k for k in CONVENTION_ROW_KEYS if k not in SKELETON_KEYS)
+
+ASSIGNABLE_STATES = {ClipState.PREANNOTATED, ClipState.IN_REVIEW, ClipState.IMPORTED}
+
+
+def empty_content(draft_content: dict | None = None) -> dict:
+    """A blank annotation document with the draft's keys (calibration mode).
+
+    Lists are empty, texts are "", and the relation pattern is null (not
+    annotated) — except the mirrored cycle keys, which are "" off therapist rows.
+    """
+    keys = list(draft_content) if draft_content else list(CONVENTION_ANNOTATION_KEYS)
+    blank = {}
+    for key in keys:
+        field = RowAnnotation.model_fields.get(key)
+        if field is None:
+            continue
+        if getattr(field.annotation, "__origin__", None) is list:
+            blank[key] = []
+        elif key in ("relation_pattern", "relation_pattern_reason"):
+            blank[key] = None
+        else:
+            blank[key] = ""
+    return blank
+
+
+def annotators(project: Project | None = None):
+    return get_user_model().objects.filter(groups__name=ANNOTATOR, is_active=True).order_by("username")
+
+
+@dataclass
+class AssignmentPlan:
+    created: list[Assignment] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)  # sample ids with a reason
+
+    @property
+    def summary(self) -> str:
+        return f"{len(self.created)} assignments created, {len(self.skipped)} clips skipped"
+
+
+def _load(project: Project, users) -> Counter:
+    counts = Counter({u.pk: 0 for u in users})
+    for row in Assignment.objects.filter(clip__project=project, annotator__in=users).values("annotator").annotate(n=Count("id")):
+        counts[row["annotator"]] = row["n"]
+    return counts
+
+
+@transaction.atomic
+def assign_clips(
+    project: Project,
+    *,
+    clips=None,
+    users=None,
+    per_clip: int | None = None,
+    calibration: int | list[str] | None = None,
+    seed: int = 0,
+    actor=None,
+) -> AssignmentPlan:
+    """Give every clip ``per_clip`` distinct annotators, spreading the load evenly.
+
+    ``calibration`` is a number of clips (chosen reproducibly from ``seed``) or a
+    list of sample ids whose assignments start empty instead of from the draft.
+    """
+    per_clip = per_clip or project.annotators_per_clip
+    users = list(users if users is not None else annotators(project))
+    if len(users) < per_clip:
+        raise ServiceError(f"{per_clip} annotators per clip requested but only {len(users)} annotators are available")
+    clips = list((clips if clips is not None else project.clips.all()).filter(project=project).order_by("sample_id"))
+    calibration_ids = _calibration_ids(clips, calibration, seed)
+    load = _load(project, users)
+    by_pk = {u.pk: u for u in users}
+    plan = AssignmentPlan()
+    existing = {}
+    for a in Assignment.objects.filter(clip__in=clips):
+        existing.setdefault(a.clip_id, set()).add(a.annotator_id)
+    for clip in clips:
+        if clip.state not in ASSIGNABLE_STATES:
+            plan.skipped.append(f"{clip.sample_id}: state {clip.state}")
+            continue
+        if not clip.rows.exists():
+            plan.skipped.append(f"{clip.sample_id}: no rows yet (pre-annotate it first)")
+            continue
+        have = existing.get(clip.pk, set())
+        needed = per_clip - len(have)
+        if needed <= 0:
+            continue
+        # Least-loaded first; username breaks ties so the plan is reproducible.
+        candidates = sorted((pk for pk in load if pk not in have), key=lambda pk: (load[pk], by_pk[pk].username))[:needed]
+        mode = AssignmentMode.FROM_EMPTY if clip.sample_id in calibration_ids else AssignmentMode.FROM_DRAFT
+        for pk in candidates:
+            plan.created.append(start_assignment(clip, by_pk[pk], mode=mode, actor=actor))
+            load[pk] += 1
+        if clip.state != ClipState.IN_REVIEW:
+            transition(clip, ClipState.IN_REVIEW, actor=actor, reason="assigned")
+    return plan
+
+
+def _calibration_ids(clips, calibration, seed) -> set[str]:
+    if calibration is None:
+        return set()
+    if isinstance(calibration, int):
+        ids = sorted(c.sample_id for c in clips)
+        return set(random.Random(seed).sample(ids, min(calibration, len(ids))))
+    known = {c.sample_id for c in clips}
+    unknown = sorted(set(calibration) - known)
+    if unknown:
+        raise ServiceError(f"calibration clips not in this selection: {', '.join(unknown)}")
+    return set(calibration)
+
+
+def start_assignment(clip: Clip, user, *, mode: str = AssignmentMode.FROM_DRAFT, actor=None) -> Assignment:
+    """Create the assignment and one revision per row (draft copy or empty)."""
+    if Assignment.objects.filter(clip=clip, annotator=user).exists():
+        raise ServiceError(f"{user.username} is already assigned to {clip.sample_id}")
+    assignment = Assignment(clip=clip, annotator=user, mode=mode)
+    if actor is not None:
+        assignment._history_user = actor
+    assignment.save()
+    drafts = {d.row_id: d for d in Draft.objects.filter(row__clip=clip)}
+    revisions = []
+    for row in clip.rows.all():
+        draft = drafts.get(row.pk)
+        if mode == AssignmentMode.FROM_DRAFT and draft is not None:
+            content, layout = dict(draft.content), dict(draft.layout)
+        else:
+            content, layout = empty_content(draft.content if draft else None), dict(draft.layout) if draft else {}
+        revisions.append(Revision(row=row, annotator=user, content=content, layout=layout, status=RevisionStatus.UNTOUCHED))
+    bulk_create_with_history(revisions, Revision, default_user=actor)
+    return assignment
+
+
+@transaction.atomic
+def reassign(assignment: Assignment, new_user, *, actor=None, discard_edits: bool = False) -> Assignment:
+    """Hand a clip to another annotator. Edited work is only thrown away when asked to."""
+    if Assignment.objects.filter(clip=assignment.clip, annotator=new_user).exists():
+        raise ServiceError(f"{new_user.username} is already assigned to {assignment.clip.sample_id}")
+    revisions = Revision.objects.filter(row__clip=assignment.clip, annotator=assignment.annotator)
+    if not discard_edits and revisions.exclude(status=RevisionStatus.UNTOUCHED).exists():
+        raise ServiceError(f"{assignment.annotator.username} has already edited {assignment.clip.sample_id}; reassigning would discard that work")
+    clip, mode = assignment.clip, assignment.mode
+    for revision in revisions:
+        revision.delete()  # one by one, so each deletion is in the audit trail
+    assignment.delete()
+    return start_assignment(clip, new_user, mode=mode, actor=actor)
+
+
+def annotator_progress(project: Project) -> list[dict]:
+    """Per annotator: clips assigned and submitted, rows reviewed of rows assigned."""
+    rows = (
+        Revision.objects.filter(row__clip__project=project)
+        .values("annotator__username")
+        .annotate(
+            rows=Count("id"),
+            reviewed=Count("id", filter=Q(status=RevisionStatus.REVIEWED)),
+            edited=Count("id", filter=Q(status=RevisionStatus.EDITED)),
+        )
+    )
+    clips = (
+        Assignment.objects.filter(clip__project=project)
+        .values("annotator__username")
+        .annotate(clips=Count("id"), submitted=Count("id", filter=Q(state=AssignmentState.SUBMITTED)))
+    )
+    out = {c["annotator__username"]: {"annotator": c["annotator__username"], "clips": c["clips"], "submitted": c["submitted"], "rows": 0, "reviewed": 0, "edited": 0} for c in clips}
+    for r in rows:
+        out.setdefault(r["annotator__username"], {"annotator": r["annotator__username"], "clips": 0, "submitted": 0}).update(rows=r["rows"], reviewed=r["reviewed"], edited=r["edited"])
+    return sorted(out.values(), key=lambda d: d["annotator"])

@@ -1,0 +1,165 @@
+"""Reads for the annotator's workspace, always scoped to the caller.
+
+An annotator reads their own assignments, their own revisions, the LLM draft
+of their clips and their own comments; never another annotator's work.
+"""
+from __future__ import annotations
+
+from django.db.models import Count, Max, Q
+from django.http import Http404
+
+from .. import selectors
+from ..models import Assignment, AssignmentMode, Clip, Comment, Draft, Revision, RevisionStatus, Row
+from ..roles import is_lead
+from ..schema import ANNOTATION_KEYS
+from ..taxonomy import load_taxonomy
+from .services import relation_keys
+
+
+def my_assignments(user):
+    """The caller's assignments with progress counters, most recently active first."""
+    mine = Q(clip__rows__revisions__annotator=user)
+    return (
+        Assignment.objects.filter(annotator=user)
+        .select_related("clip__project")
+        .annotate(
+            rows_total=Count("clip__rows__revisions", filter=mine, distinct=True),
+            rows_reviewed=Count("clip__rows__revisions", filter=mine & Q(clip__rows__revisions__status=RevisionStatus.REVIEWED), distinct=True),
+            rows_edited=Count("clip__rows__revisions", filter=mine & Q(clip__rows__revisions__status=RevisionStatus.EDITED), distinct=True),
+            rows_with_warnings=Count("clip__rows", filter=~Q(clip__rows__draft__warnings=[]), distinct=True),
+            rows_commented=Count("clip__comments__row", filter=Q(clip__comments__author=user), distinct=True),
+            last_activity=Max("clip__rows__revisions__updated_at", filter=mine),
+        )
+        .order_by("-last_activity", "clip__sample_id")
+    )
+
+
+def queue_counters(assignments) -> dict:
+    """Totals across the queue, like the benchmark's own review dashboard."""
+    totals = {"clips": 0, "rows": 0, "reviewed": 0, "remaining": 0, "commented": 0, "submitted": 0}
+    for a in assignments:
+        a.rows_remaining = a.rows_total - a.rows_reviewed
+        totals["clips"] += 1
+        totals["rows"] += a.rows_total
+        totals["reviewed"] += a.rows_reviewed
+        totals["commented"] += a.rows_commented
+        totals["submitted"] += a.state == "submitted"
+    totals["remaining"] = totals["rows"] - totals["reviewed"]
+    return totals
+
+
+def resume_target(assignments):
+    """Where to pick up: the most recent unfinished assignment and its first unreviewed row."""
+    for a in assignments:
+        if a.state != "submitted" and a.rows_reviewed < a.rows_total:
+            first_open = (
+                Revision.objects.filter(row__clip=a.clip_id, annotator=a.annotator_id)
+                .exclude(status=RevisionStatus.REVIEWED)
+                .order_by("row__row_index")
+                .values_list("row__row_index", flat=True)
+                .first()
+            )
+            return a, first_open
+    return None, None
+
+
+def workspace_clip(user, clip_id: int) -> Clip:
+    """The clip if the caller may open it in the workspace (assigned, or a lead)."""
+    try:
+        return selectors.visible_clips(user).get(pk=clip_id)
+    except Clip.DoesNotExist:
+        raise Http404("no such clip") from None
+
+
+def editor_config(clip: Clip) -> dict:
+    """Everything the row editor offers: entities, labels with definitions, boundary rules."""
+    tax = load_taxonomy(clip.scenario, clip.project.taxonomy_version)
+    labels = lambda items: [{"label": x.label, "definition": x.definition} for x in items]  # noqa: E731
+    return {
+        "scenario": clip.scenario,
+        "taxonomy_version": tax.version,
+        "group_label": tax.group_label,
+        "participants": list(clip.participants),
+        "entities": list(tax.entities(clip.participants)),
+        "relation_patterns": labels(tax.relation_patterns),
+        "support_strategies": labels(tax.support_strategies),
+        "utterance_types": labels(tax.utterance_types),
+        "rules": [{"id": r.id, "field": r.field, "labels": list(r.labels), "title": r.title, "text": r.text} for r in tax.rules],
+    }
+
+
+def workspace_payload(user, clip: Clip) -> dict:
+    """The clip, its cues and rows, the caller's revision and the draft of each row.
+
+    A fixed number of queries whatever the number of rows.
+    """
+    assignment = Assignment.objects.filter(clip=clip, annotator=user).first()
+    # Calibration assignments start empty so the draft cannot anchor them: hide it.
+    show_draft = assignment is None or assignment.mode != AssignmentMode.FROM_EMPTY
+    rows = list(Row.objects.filter(clip=clip).order_by("row_index"))
+    revisions = {r.row_id: r for r in Revision.objects.filter(row__clip=clip, annotator=user)}
+    drafts = {d.row_id: d for d in Draft.objects.filter(row__clip=clip)} if show_draft else {}
+    comments = Comment.objects.filter(clip=clip).select_related("author", "row").order_by("created_at")
+    if not is_lead(user):
+        comments = comments.filter(author=user)
+    comment_list = [
+        {"id": c.pk, "row": c.row.row_index if c.row_id else None, "kind": c.kind, "body": c.body, "author": c.author.username, "created_at": c.created_at.isoformat(), "resolved": c.resolved}
+        for c in comments
+    ]
+    commented_rows = {c["row"] for c in comment_list if c["row"] is not None}
+    payload_rows = []
+    for row in rows:
+        revision, draft = revisions.get(row.pk), drafts.get(row.pk)
+        content = revision.content if revision else (draft.content if draft else {})
+        label_key, reason_key, evidence_key = relation_keys(content, row.primary_speaker)
+        payload_rows.append(
+            {
+                "row_index": row.row_index,
+                "start_time": row.start_time,
+                "end_time": row.end_time,
+                "primary_speaker": row.primary_speaker,
+                "dialogue_cleaned": row.dialogue_cleaned,
+                "relation_keys": [label_key, reason_key, evidence_key],
+                "revision": (
+                    {"id": revision.pk, "version": revision.version, "status": revision.status, "content": revision.content, "warnings": revision.warnings, "updated_at": revision.updated_at.isoformat()}
+                    if revision
+                    else None
+                ),
+                "draft": {"content": draft.content, "warnings": draft.warnings, "source": draft.source} if draft else None,
+                "commented": row.row_index in commented_rows,
+            }
+        )
+    return {
+        "clip": {
+            "id": clip.pk,
+            "sample_id": clip.sample_id,
+            "scenario": clip.scenario,
+            "participants": clip.participants,
+            "state": clip.state,
+            "duration": clip.duration,
+            "media_url": clip_media_url(clip),
+            "media_kind": media_kind(clip),
+            "project": clip.project.slug,
+        },
+        "assignment": {"id": assignment.pk, "mode": assignment.mode, "state": assignment.state} if assignment else None,
+        "cues": [{"position": c.position, "start": c.start_time, "end": c.end_time, "speaker": c.speaker, "text": c.text} for c in clip.cues.order_by("position")],
+        "rows": payload_rows,
+        "comments": comment_list,
+        "annotation_keys": list(ANNOTATION_KEYS),
+        "config": editor_config(clip),
+    }
+
+
+def clip_media_url(clip: Clip) -> str:
+    from django.urls import reverse
+
+    if clip.media:
+        return reverse("workspace-media", args=[clip.pk])
+    return clip.media_url or ""
+
+
+def media_kind(clip: Clip) -> str:
+    name = (clip.media.name if clip.media else clip.media_url or "").lower()
+    if not name:
+        return ""
+    return "audio" if name.rsplit(".", 1)[-1] in {"mp3", "wav", "m4a", "ogg", "oga", "flac", "aac"} else "video"
