@@ -20,7 +20,7 @@ from simple_history.utils import bulk_create_with_history
 
 from .models import Assignment, AssignmentMode, AssignmentState, Clip, ClipState, Draft, Project, Revision, RevisionStatus
 from .roles import ANNOTATOR
-from .schema import CONVENTION_ROW_KEYS, SKELETON_KEYS, RowAnnotation
+from .schema import CONVENTION_ROW_KEYS, SKELETON_KEYS, THERAPIST, RowAnnotation
 from .services import ServiceError, transition
 
 CONVENTION_ANNOTATION_KEYS = tuple(k for k in CONVENTION_ROW_KEYS if k not in SKELETON_KEYS)
@@ -28,7 +28,7 @@ CONVENTION_ANNOTATION_KEYS = tuple(k for k in CONVENTION_ROW_KEYS if k not in SK
 ASSIGNABLE_STATES = {ClipState.PREANNOTATED, ClipState.IN_REVIEW, ClipState.IMPORTED}
 
 
-def empty_content(draft_content: dict | None = None) -> dict:
+def empty_content(draft_content: dict | None = None, speaker: str = "") -> dict:
     """A blank annotation document with the draft's keys (calibration mode).
 
     Lists are empty, texts are "", and the relation pattern is null (not
@@ -44,6 +44,8 @@ def empty_content(draft_content: dict | None = None) -> dict:
             blank[key] = []
         elif key in ("relation_pattern", "relation_pattern_reason"):
             blank[key] = None
+        elif key in ("relation_cycle_state", "relation_cycle_reason") and speaker == THERAPIST:
+            blank[key] = None  # mirrors the (unset) relation pattern on therapist rows
         else:
             blank[key] = ""
     return blank
@@ -115,8 +117,6 @@ def assign_clips(
         for pk in candidates:
             plan.created.append(start_assignment(clip, by_pk[pk], mode=mode, actor=actor))
             load[pk] += 1
-        if clip.state != ClipState.IN_REVIEW:
-            transition(clip, ClipState.IN_REVIEW, actor=actor, reason="assigned")
     return plan
 
 
@@ -148,9 +148,11 @@ def start_assignment(clip: Clip, user, *, mode: str = AssignmentMode.FROM_DRAFT,
         if mode == AssignmentMode.FROM_DRAFT and draft is not None:
             content, layout = dict(draft.content), dict(draft.layout)
         else:
-            content, layout = empty_content(draft.content if draft else None), dict(draft.layout) if draft else {}
+            content, layout = empty_content(draft.content if draft else None, row.primary_speaker), dict(draft.layout) if draft else {}
         revisions.append(Revision(row=row, annotator=user, content=content, layout=layout, status=RevisionStatus.UNTOUCHED))
     bulk_create_with_history(revisions, Revision, default_user=actor)
+    if clip.state in (ClipState.IMPORTED, ClipState.PREANNOTATED):
+        transition(clip, ClipState.IN_REVIEW, actor=actor, reason=f"assigned to {user.username}")
     return assignment
 
 

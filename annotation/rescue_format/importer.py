@@ -161,6 +161,9 @@ def _create_clip(project: Project, item: _Checked, as_source: str) -> tuple[Clip
         duration=max((r["end_time"] for r in item.rows), default=None),
         state=_STATE_AFTER_IMPORT[as_source],
         content_hash=item.source.content_hash,
+        # Release rows already name the clip's entities: nothing to map.
+        speaker_map={name: name for name in {r["primary_speaker"] for r in item.rows}},
+        speaker_map_confirmed=True,
     )
     rows = [Row(clip=clip, **{k: raw[k] for k in SKELETON_KEYS}) for raw in item.rows]
     rows = bulk_create_with_history(rows, Row, batch_size=1000)

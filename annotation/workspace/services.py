@@ -67,8 +67,9 @@ def mirror_relation(content: dict, speaker: str, layout: dict) -> dict:
         return content
     out = dict(content)
     if speaker == THERAPIST:
-        out["relation_cycle_state"] = content.get("relation_pattern") or ""
-        out["relation_cycle_reason"] = content.get("relation_pattern_reason") or ""
+        # The same label, null included: "" would claim "no clear pattern".
+        out["relation_cycle_state"] = content.get("relation_pattern")
+        out["relation_cycle_reason"] = content.get("relation_pattern_reason")
         out["relation_cycle_evidence_rows"] = list(content.get("relation_pattern_evidence_rows") or [])
     else:
         out["relation_cycle_state"], out["relation_cycle_reason"], out["relation_cycle_evidence_rows"] = "", "", []
