@@ -192,6 +192,8 @@ class Gold(AnnotationDocument):
     note = models.TextField(blank=True)
     # Per-field adjudication decisions: {field: {"source": "draft"|"edit"|<username>, "note": ..., "by": ..., "at": ...}}.
     decisions = models.JSONField(default=dict, blank=True)
+    # Optimistic locking, as for revisions: two leads never overwrite each other.
+    version = models.PositiveIntegerField(default=1)
     history = _history()
 
     class Meta:

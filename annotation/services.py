@@ -43,7 +43,7 @@ def create_user(username: str, role: str, *, password: str | None = None, email:
             user.is_superuser = user.is_staff = True
         user.save()
         if role in GROUP_ROLES:
-            user.groups.add(Group.objects.get(name=role))
+            user.groups.add(Group.objects.get_or_create(name=role)[0])
     return user, generated
 
 

@@ -704,9 +704,11 @@
     const r = row();
     const theirs = payload.current;
     const mine = working;
+    const base = r.revision.content; // what this editor started from
     const keys = [...new Set([...Object.keys(theirs.content), ...Object.keys(mine)])].filter((k) => !same(theirs.content[k], mine[k]));
+    // Three-way default: keep my value where I changed the field, theirs where only they did.
     const choice = {};
-    keys.forEach((k) => (choice[k] = "mine"));
+    keys.forEach((k) => (choice[k] = same(mine[k], base[k]) ? "theirs" : "mine"));
     const summary = (v) => (v === undefined ? "(absent)" : typeof v === "string" ? v || '""' : JSON.stringify(v));
     const table = el(
       "table",
@@ -720,8 +722,8 @@
             "tr",
             {},
             el("td", { text: k }),
-            el("td", {}, el("label", {}, el("input", { type: "radio", name: `m-${k}`, onchange: () => (choice[k] = "theirs") }), " ", el("code", { text: summary(theirs.content[k]) }))),
-            el("td", {}, el("label", {}, el("input", { type: "radio", name: `m-${k}`, checked: true, onchange: () => (choice[k] = "mine") }), " ", el("code", { text: summary(mine[k]) })))
+            el("td", {}, el("label", {}, el("input", { type: "radio", name: `m-${k}`, checked: choice[k] === "theirs", onchange: () => (choice[k] = "theirs") }), " ", el("code", { text: summary(theirs.content[k]) }))),
+            el("td", {}, el("label", {}, el("input", { type: "radio", name: `m-${k}`, checked: choice[k] === "mine", onchange: () => (choice[k] = "mine") }), " ", el("code", { text: summary(mine[k]) })))
           )
         )
       )
