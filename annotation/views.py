@@ -3,13 +3,21 @@ from django.contrib.auth.decorators import login_required
 from django.http import JsonResponse
 from django.shortcuts import get_object_or_404, render
 
-from . import selectors
+from . import readiness, selectors
 from .roles import is_lead, role_of
 
 
 def healthz(request):
     """Process is up (for a load balancer); says nothing about dependencies."""
     return JsonResponse({"status": "ok"})
+
+
+def readyz(request):
+    """Ready to serve: database reachable with every migration applied, broker reachable
+    (or explicitly not configured). Says which check failed, never why in detail."""
+    checks = readiness.run_checks()
+    ready = all(c["ok"] for c in checks.values())
+    return JsonResponse({"status": "ready" if ready else "not ready", "checks": checks}, status=200 if ready else 503)
 
 
 @login_required

@@ -5,6 +5,7 @@ DEBUG on. ``DATABASE_URL`` / ``CELERY_BROKER_URL`` switch to PostgreSQL and
 Redis-backed workers. ``DJANGO_ENV=production`` turns on secure defaults and
 refuses to start without a real ``SECRET_KEY``.
 """
+from datetime import timedelta
 from pathlib import Path
 
 import environ
@@ -39,7 +40,10 @@ INSTALLED_APPS = [
     "rest_framework",
     "rest_framework.authtoken",
     "drf_spectacular",
+    "drf_spectacular_sidecar",
     "simple_history",
+    "axes",
+    "csp",
     "annotation",
     "tasks",
 ]
@@ -53,9 +57,43 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "csp.middleware.CSPMiddleware",
     "simple_history.middleware.HistoryRequestMiddleware",
     "annotation.audit.AuditSourceMiddleware",
+    # Last, as django-axes asks: it turns a lockout into its response.
+    "axes.middleware.AxesMiddleware",
 ]
+
+AUTHENTICATION_BACKENDS = [
+    # Counts failed logins and locks an account/IP pair out after too many.
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = env.int("AXES_FAILURE_LIMIT", default=5)
+AXES_COOLOFF_TIME = timedelta(minutes=env.int("AXES_COOLOFF_MINUTES", default=15))
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
+AXES_VERBOSE = False
+
+# Content Security Policy: scripts only from our own static files (no inline
+# script); styles may be inline only because server-rendered SVG plots carry
+# style attributes.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'", "'unsafe-inline'"],
+        "img-src": ["'self'", "data:"],
+        "media-src": ["'self'", "https:"],
+        "connect-src": ["'self'"],
+        "font-src": ["'self'"],
+        "object-src": ["'none'"],
+        "base-uri": ["'self'"],
+        "frame-ancestors": ["'none'"],
+        "form-action": ["'self'"],
+    }
+}
 
 ROOT_URLCONF = "rescue_annot.urls"
 
@@ -146,9 +184,10 @@ GEMINI_BASE_URL = env.str("GEMINI_BASE_URL", default="")
 
 # --- REST API ---------------------------------------------------------------
 REST_FRAMEWORK = {
+    # Token first: an unauthenticated API call then gets 401 with a WWW-Authenticate header.
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.SessionAuthentication",
         "rest_framework.authentication.TokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
@@ -157,6 +196,10 @@ SPECTACULAR_SETTINGS = {
     "TITLE": "RESCUE annotation platform API",
     "VERSION": "1",
     "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
+    # Swagger UI from our own static files (no CDN).
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
 }
 
 # --- Releases ---------------------------------------------------------------
@@ -184,3 +227,5 @@ if PRODUCTION:
     SECURE_REFERRER_POLICY = "same-origin"
     X_FRAME_OPTIONS = "DENY"
 SESSION_COOKIE_HTTPONLY = True
+SESSION_COOKIE_SAMESITE = "Lax"
+CSRF_COOKIE_SAMESITE = "Lax"

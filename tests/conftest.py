@@ -110,5 +110,8 @@ def wait_for(predicate, timeout: float = 60, interval: float = 0.2):
 
 
 @pytest.fixture(autouse=True)
-def _media_root(tmp_path, settings):
+def _test_settings(tmp_path, settings):
     settings.MEDIA_ROOT = tmp_path / "media"
+    settings.RELEASES_ROOT = tmp_path / "releases"
+    # Password hashing is deliberately slow; tests do not need that.
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]

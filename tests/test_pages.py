@@ -24,7 +24,7 @@ def two_clips(project, tmp_path):
 def test_anonymous_users_are_sent_to_login(client):
     response = client.get("/")
     assert response.status_code == 302 and response["Location"].startswith("/accounts/login/")
-    assert client.get("/api/v1/projects/").status_code == 403
+    assert client.get("/api/v1/projects/").status_code == 401
 
 
 def test_health_endpoint_needs_no_login(client):
