@@ -8,7 +8,8 @@ REPO = Path(__file__).resolve().parent.parent
 
 
 def manage(*args, **env):
-    base = {k: v for k, v in os.environ.items() if k not in ("DJANGO_ENV", "SECRET_KEY", "DEBUG", "ALLOWED_HOSTS")}
+    # DJANGO_ALLOW_ASYNC_UNSAFE is set for the browser tests only; a deployment never has it.
+    base = {k: v for k, v in os.environ.items() if k not in ("DJANGO_ENV", "SECRET_KEY", "DEBUG", "ALLOWED_HOSTS", "DJANGO_ALLOW_ASYNC_UNSAFE")}
     return subprocess.run([sys.executable, "manage.py", *args], cwd=REPO, env={**base, **env}, capture_output=True, text=True, timeout=120)
 
 

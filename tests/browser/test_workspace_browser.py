@@ -1,7 +1,9 @@
 """A real annotator in a real browser: from login to a submitted clip."""
 import json
+import re
 
 import pytest
+from playwright.sync_api import expect
 
 from annotation.assignment import start_assignment
 from annotation.models import Revision, RevisionStatus
@@ -133,7 +135,7 @@ def test_keyboard_shortcuts(login, live_server, clip, annotator):
     page.click('[data-path="tone_of_voice"] input')
     page.keyboard.type(" and flat")
     page.keyboard.press("Control+Enter")
-    page.wait_for_function("document.querySelector('#editor h2').textContent.startsWith('Row 2')")
+    expect(page.locator("#editor h2")).to_have_text(re.compile(r"^Row 2 "))
     assert revision(clip, annotator, 1).content["tone_of_voice"].endswith("and flat")
     page.keyboard.press("Alt+ArrowDown")
     assert page.inner_text("#editor h2").startswith("Row 3")
@@ -215,7 +217,7 @@ def test_from_login_to_submitted_clip(login, live_server, clip, annotator):
     page.click("#resume")
     page.wait_for_selector("#editor h2")
     for index in (1, 2, 3):
-        page.wait_for_function(f"document.querySelector('#editor h2').textContent.startsWith('Row {index}')")
+        expect(page.locator("#editor h2")).to_have_text(re.compile(rf"^Row {index} "))
         page.click("#mark-reviewed")
         page.wait_for_selector(f"#row-{index} .chip-reviewed")
         page.keyboard.press("j")
