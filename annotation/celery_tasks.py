@@ -24,3 +24,9 @@ def recheck_project_task(self, job_id: int) -> None:
 def start_recheck(project, user=None) -> Job:
     job = Job.objects.create(kind="recheck", project=project, created_by=user, key=f"recheck:{project.slug}")
     return jobs.enqueue(job, recheck_project_task)
+
+
+@shared_task(ignore_result=True)
+def sweep_stale_jobs_task() -> list[int]:
+    """Periodic (celery beat): re-send jobs whose worker died or whose message was lost."""
+    return jobs.sweep_stale_jobs()

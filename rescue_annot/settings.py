@@ -60,6 +60,7 @@ MIDDLEWARE = [
     "csp.middleware.CSPMiddleware",
     "simple_history.middleware.HistoryRequestMiddleware",
     "annotation.audit.AuditSourceMiddleware",
+    "annotation.middleware.DatabaseUnavailableMiddleware",
     # Last, as django-axes asks: it turns a lockout into its response.
     "axes.middleware.AxesMiddleware",
 ]
@@ -171,6 +172,13 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_DEFAULT_QUEUE = "default"
 # Gemini calls get their own queue so that their concurrency and rate limit are set apart.
 CELERY_TASK_ROUTES = {"annotation.preannotate.*": {"queue": "preannotate"}}
+# Publishing must not hang a web request when the broker is down: the job row
+# stays queued and the sweeper sends it once the broker is back.
+CELERY_TASK_PUBLISH_RETRY_POLICY = {"max_retries": 2, "interval_start": 0, "interval_step": 0.5, "interval_max": 1}
+CELERY_BROKER_CONNECTION_TIMEOUT = 3
+CELERY_BEAT_SCHEDULE = {
+    "sweep-stale-jobs": {"task": "annotation.celery_tasks.sweep_stale_jobs_task", "schedule": 60.0},
+}
 # Job state lives in the database (annotation.Job); Celery results are not needed.
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True

@@ -66,3 +66,19 @@ def test_api_docs_are_served_without_a_cdn(client, lead):
     client.force_login(lead)
     page = client.get("/api/docs/").content.decode()
     assert "cdn" not in page.lower() and "/static/drf_spectacular_sidecar/" in page
+
+
+def test_a_lost_database_connection_gives_a_clear_503(client, annotator, monkeypatch):
+    from django.db import OperationalError
+
+    from annotation.workspace import views
+
+    client.force_login(annotator)
+
+    def outage(*args, **kwargs):
+        raise OperationalError("server closed the connection unexpectedly")
+
+    monkeypatch.setattr(views.selectors, "my_assignments", outage)
+    response = client.get("/work/")
+    assert response.status_code == 503 and response["Retry-After"] == "10"
+    assert b"nothing was saved" in response.content
