@@ -215,6 +215,8 @@ RELEASES_ROOT = Path(env.str("RELEASES_ROOT", default=str(VAR_DIR / "releases"))
 
 # --- Ingest / import limits -------------------------------------------------
 MAX_UPLOAD_BYTES = env.int("MAX_UPLOAD_BYTES", default=20 * 1024 * 1024)
+# A lead uploads a whole folder of transcripts at once (the release has 191 clips).
+DATA_UPLOAD_MAX_NUMBER_FILES = env.int("DATA_UPLOAD_MAX_NUMBER_FILES", default=1000)
 
 LOGGING = {
     "version": 1,

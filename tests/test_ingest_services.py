@@ -240,7 +240,7 @@ def test_replace_is_refused_while_the_clip_is_being_preannotated(project):
     [first] = ingest_files(project, [bytes_upload("g/a.srt", SIMPLE)], IngestOptions("couple"))
     Clip.objects.filter(pk=first.clip_id).update(state=ClipState.PREANNOTATING)
     [result] = ingest_files(project, [bytes_upload("g/a.srt", CHANGED)], IngestOptions("couple", replace=True))
-    assert result.status == "refused" and "preannotating" in result.message
+    assert result.status == "refused" and "being pre-annotated" in result.message
 
 
 # --- refusals write nothing ---------------------------------------------------------

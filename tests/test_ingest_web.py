@@ -47,7 +47,16 @@ def test_upload_page_is_for_leads_only(client, project, annotator):
     client.force_login(annotator)
     assert client.get(upload_page(project)).status_code == 403
     assert client.post(upload_page(project), {"scenario": "couple", "files": [SimpleUploadedFile("a.srt", SIMPLE)], "group": "g"}).status_code == 403
+    assert client.post(f"/projects/{project.slug}/ingest/accept-speakers/", {"clip": ["1"]}).status_code == 403
     assert Clip.objects.count() == 0
+
+
+def test_upload_page_shows_the_form_and_limits_to_a_lead(client, project, lead, settings):
+    settings.MAX_UPLOAD_BYTES = 1024 * 1024
+    client.force_login(lead)
+    page = client.get(upload_page(project)).content.decode()
+    assert 'name="files"' in page and "multipart/form-data" in page and "1.0\xa0MB per transcript" in page
+    assert client.get("/projects/nope/ingest/").status_code == 404
 
 
 def test_lead_uploads_a_folder_and_sees_a_result_per_file(client, project, lead):

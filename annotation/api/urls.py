@@ -1,12 +1,14 @@
 from django.urls import path
 from rest_framework.routers import DefaultRouter
 
+from ..ingest.api import ProjectClipsView
 from . import views
 
 router = DefaultRouter()
 router.register("projects", views.ProjectViewSet, basename="project")
 
 urlpatterns = [
-    path("projects/<slug:slug>/clips/", views.ProjectClipList.as_view(), name="project-clips"),
+    # GET lists the clips the caller may see; POST (leads) ingests transcripts.
+    path("projects/<slug:slug>/clips/", ProjectClipsView.as_view(), name="project-clips"),
     *router.urls,
 ]

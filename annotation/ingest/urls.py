@@ -1,3 +1,14 @@
 """URL patterns of the ingest capability, included by rescue_annot/urls.py."""
-web_urlpatterns: list = []  # pages, mounted at /
-api_urlpatterns: list = []  # endpoints, mounted at /api/v1/
+from django.urls import path
+
+from . import api, views
+
+web_urlpatterns = [  # pages, mounted at /
+    path("projects/<slug:slug>/ingest/", views.upload, name="ingest-upload"),
+    path("projects/<slug:slug>/ingest/accept-speakers/", views.accept_speakers, name="ingest-accept-speakers"),
+    path("projects/<slug:slug>/clips/<int:clip_id>/speakers/", views.speaker_map, name="ingest-speakers"),
+]
+api_urlpatterns = [  # endpoints, mounted at /api/v1/
+    # POST /projects/<slug>/clips/ (ingest) is routed in annotation/api/urls.py, which owns that path.
+    path("projects/<slug:slug>/clips/<int:clip_id>/speaker-map/", api.ClipSpeakerMapView.as_view(), name="ingest-speaker-map"),
+]

@@ -1,0 +1,75 @@
+"""A lead goes from a folder of transcripts to clips with confirmed speakers in
+a real browser (headless Chromium): the folder picker sends each file's path."""
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+from django.db import connections
+
+from annotation.models import Clip
+
+from .conftest import REPO, require
+
+CORPUS = Path(__file__).resolve().parent / "ingest_corpus"
+CHROMIUM = os.environ.get("CHROMIUM_PATH") or shutil.which("chromium") or "/usr/bin/chromium"
+os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")  # Playwright's sync API runs an event loop here
+
+
+@pytest.fixture
+def page(live_server, lead):
+    require(Path(CHROMIUM).exists(), f"no Chromium at {CHROMIUM}")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
+        page = browser.new_page(viewport={"width": 1440, "height": 1000})
+        page.errors = []
+        page.on("pageerror", lambda e: page.errors.append(str(e)))
+        page.goto(f"{live_server.url}/accounts/login/")
+        page.fill("#id_username", "lead1")
+        page.fill("#id_password", "lead-pass-123")
+        page.click("button[type=submit]")
+        page.wait_for_url(f"{live_server.url}/")
+        yield page
+        # ORM calls made while Playwright's sync API is active run in its own
+        # context and so on their own connection; close it, or PostgreSQL
+        # refuses to drop the test database at the end of the session.
+        connections.close_all()
+        browser.close()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_lead_ingests_a_folder_in_the_browser_and_accepts_the_suggested_speakers(page, live_server, project, tmp_path):
+    folder = tmp_path / "incoming"
+    (folder / "maya_and_tobias").mkdir(parents=True)
+    for name in ("001_clean.srt", "008_voices.vtt", "012_diarised.json"):
+        shutil.copy(CORPUS / "maya_and_tobias" / name, folder / "maya_and_tobias" / name)
+
+    page.goto(f"{live_server.url}/projects/{project.slug}/ingest/")
+    page.check("[data-pick-folder]")
+    page.set_input_files("input[name=files]", str(folder))
+    assert page.locator("[data-picked] li").count() == 3
+    page.click("button[type=submit].primary")
+    page.wait_for_selector(".ingest-results")
+    (REPO / "var" / "screenshots").mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(REPO / "var" / "screenshots" / "ingest-results.png"), full_page=True)
+    assert page.locator(".ingest-results .ingest-status-created").count() == 3
+    assert sorted(Clip.objects.values_list("sample_id", flat=True)) == [
+        "maya_and_tobias/001_clean", "maya_and_tobias/008_voices", "maya_and_tobias/012_diarised"
+    ]
+    assert Clip.objects.get(sample_id="maya_and_tobias/001_clean").source_file == "incoming/maya_and_tobias/001_clean.srt"
+
+    page.click("text=Accept the suggested speakers of 2 clips")
+    page.wait_for_selector("text=Speakers of 2 clip(s) confirmed as suggested.")
+    page.click(".ingest-waiting-list a")  # the diarised clip is left for a hand mapping
+    page.fill("input[name=participants]", "Maya, Tobias")
+    for field, entity in (("speaker_0", "Therapist"), ("speaker_1", "Maya"), ("speaker_3", "Tobias")):
+        page.fill(f"input[name={field}]", entity)
+    page.screenshot(path=str(REPO / "var" / "screenshots" / "ingest-speakers.png"), full_page=True)
+    page.click("text=Confirm speakers")
+    page.wait_for_selector("text=confirmed")
+    assert Clip.objects.filter(speaker_map_confirmed=True).count() == 3
+    assert page.errors == []
