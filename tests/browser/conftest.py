@@ -52,6 +52,11 @@ def login(browser, live_server):
     yield _login
     for c in contexts:
         c.close()
+    # ORM calls made while Playwright's sync API is active may have opened their
+    # own connection; close them, or PostgreSQL refuses to drop the test database.
+    from django.db import connections
+
+    connections.close_all()
 
 
 def screenshot(page, name):

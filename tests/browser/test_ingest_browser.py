@@ -2,43 +2,21 @@
 a real browser (headless Chromium): the folder picker sends each file's path."""
 from __future__ import annotations
 
-import os
 import shutil
 from pathlib import Path
 
 import pytest
-from django.db import connections
 
 from annotation.models import Clip
 
-from .conftest import REPO, require
+from ..conftest import REPO
 
-CORPUS = Path(__file__).resolve().parent / "ingest_corpus"
-CHROMIUM = os.environ.get("CHROMIUM_PATH") or shutil.which("chromium") or "/usr/bin/chromium"
-os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")  # Playwright's sync API runs an event loop here
+CORPUS = Path(__file__).resolve().parents[1] / "ingest_corpus"
 
 
 @pytest.fixture
-def page(live_server, lead):
-    require(Path(CHROMIUM).exists(), f"no Chromium at {CHROMIUM}")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
-        page = browser.new_page(viewport={"width": 1440, "height": 1000})
-        page.errors = []
-        page.on("pageerror", lambda e: page.errors.append(str(e)))
-        page.goto(f"{live_server.url}/accounts/login/")
-        page.fill("#id_username", "lead1")
-        page.fill("#id_password", "lead-pass-123")
-        page.click("button[type=submit]")
-        page.wait_for_url(f"{live_server.url}/")
-        yield page
-        # ORM calls made while Playwright's sync API is active run in its own
-        # context and so on their own connection; close it, or PostgreSQL
-        # refuses to drop the test database at the end of the session.
-        connections.close_all()
-        browser.close()
+def page(login, lead):
+    return login("lead1", "lead-pass-123", viewport=(1440, 1000))
 
 
 @pytest.mark.django_db(transaction=True)
