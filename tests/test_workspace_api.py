@@ -226,3 +226,14 @@ def test_workspace_payload_query_count_does_not_grow_with_rows(project, annotato
             assert client.get(f"/api/v1/clips/{clip.pk}/workspace/").status_code == 200
         counts.append(len(ctx.captured_queries))
     assert counts[0] == counts[1], counts
+
+
+def test_annotators_see_what_leads_wrote_but_not_other_annotators(assigned, annotator, other_annotator, lead):
+    from annotation.workspace.services import add_comment
+
+    start_assignment(assigned, other_annotator)
+    add_comment(assigned, lead, "Please re-check rows 2-3: the target is the couple.")
+    add_comment(assigned, other_annotator, "B's private note")
+    add_comment(assigned, annotator, "my own note")
+    bodies = {c["body"] for c in api_for(annotator).get(f"/api/v1/clips/{assigned.pk}/comments/").json()}
+    assert bodies == {"Please re-check rows 2-3: the target is the couple.", "my own note"}

@@ -1,3 +1,32 @@
-"""URL patterns of the adjudication capability, included by rescue_annot/urls.py."""
-web_urlpatterns: list = []  # pages, mounted at /
-api_urlpatterns: list = []  # endpoints, mounted at /api/v1/
+"""URL patterns of the adjudication capability (and the lead's assignment pages), included by rescue_annot/urls.py."""
+from django.urls import path
+
+from . import api, views
+
+web_urlpatterns = [  # pages, mounted at /
+    path("adjudication/", views.choose_project, {"target": "adjudication"}, name="adjudication-projects"),
+    path("assignments/", views.choose_project, {"target": "assignments"}, name="assignment-projects"),
+    path("projects/<slug:slug>/adjudication/", views.project_adjudication, name="adjudication-index"),
+    path("projects/<slug:slug>/assignments/", views.project_assignments, name="assignment-index"),
+    path("assignments/<int:assignment_id>/reassign/", views.reassign, name="assignment-reassign"),
+    path("adjudication/clips/<int:clip_id>/", views.clip_adjudication, name="adjudication-clip"),
+    path("adjudication/clips/<int:clip_id>/accept-unanimous/", views.accept_unanimous, name="adjudication-accept-unanimous"),
+    path("adjudication/clips/<int:clip_id>/mark-adjudicated/", views.mark_adjudicated, name="adjudication-mark-adjudicated"),
+    path("adjudication/clips/<int:clip_id>/accept-discard/", views.accept_discard, name="adjudication-accept-discard"),
+    path("adjudication/clips/<int:clip_id>/dismiss-discard/", views.dismiss_discard, name="adjudication-dismiss-discard"),
+    path("adjudication/clips/<int:clip_id>/rereview/", views.request_rereview, name="adjudication-rereview"),
+]
+api_urlpatterns = [  # endpoints, mounted at /api/v1/
+    path("projects/<slug:slug>/adjudication/", api.ProjectAdjudication.as_view(), name="api-project-adjudication"),
+    path("projects/<slug:slug>/assignments/", api.ProjectAssignments.as_view(), name="api-project-assignments"),
+    path("assignments/<int:assignment_id>/reassign/", api.Reassign.as_view(), name="api-assignment-reassign"),
+    path("clips/<int:clip_id>/adjudication/", api.ClipAdjudication.as_view(), name="api-clip-adjudication"),
+    path("clips/<int:clip_id>/adjudication/accept-unanimous/", api.AcceptUnanimous.as_view(), name="api-adjudication-accept-unanimous"),
+    path("clips/<int:clip_id>/adjudication/mark-adjudicated/", api.MarkAdjudicated.as_view(), name="api-adjudication-mark-adjudicated"),
+    path("clips/<int:clip_id>/adjudication/accept-discard/", api.DiscardDecision.as_view(accept=True), name="api-adjudication-accept-discard"),
+    path("clips/<int:clip_id>/adjudication/dismiss-discard/", api.DiscardDecision.as_view(accept=False), name="api-adjudication-dismiss-discard"),
+    path("clips/<int:clip_id>/adjudication/rereview/", api.RequestRereview.as_view(), name="api-adjudication-rereview"),
+    path("rows/<int:row_id>/gold/", api.RowGold.as_view(), name="api-row-gold"),
+    path("rows/<int:row_id>/gold/validate/", api.RowGoldValidate.as_view(), name="api-row-gold-validate"),
+    path("rows/<int:row_id>/gold/decide/", api.RowGoldDecide.as_view(), name="api-row-gold-decide"),
+]

@@ -10,7 +10,7 @@ from django.http import Http404
 
 from .. import selectors
 from ..models import Assignment, AssignmentMode, Clip, Comment, Draft, Revision, RevisionStatus, Row
-from ..roles import is_lead
+from ..roles import LEAD, is_lead
 from ..schema import ANNOTATION_KEYS
 from ..taxonomy import load_taxonomy
 from .services import relation_keys
@@ -101,7 +101,8 @@ def workspace_payload(user, clip: Clip) -> dict:
     drafts = {d.row_id: d for d in Draft.objects.filter(row__clip=clip)} if show_draft else {}
     comments = Comment.objects.filter(clip=clip).select_related("author", "row").order_by("created_at")
     if not is_lead(user):
-        comments = comments.filter(author=user)
+        # Their own notes, and what leads wrote (e.g. a re-review request) — never another annotator's.
+        comments = comments.filter(Q(author=user) | Q(author__groups__name=LEAD) | Q(author__is_superuser=True)).distinct()
     comment_list = [
         {"id": c.pk, "row": c.row.row_index if c.row_id else None, "kind": c.kind, "body": c.body, "author": c.author.username, "created_at": c.created_at.isoformat(), "resolved": c.resolved}
         for c in comments

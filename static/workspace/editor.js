@@ -4,6 +4,15 @@
  * localStorage until the server has it; saves carry the revision version and a
  * 409 answer opens a merge view instead of overwriting anything. All text from
  * transcripts and the LLM is inserted with textContent, never as HTML.
+ *
+ * The same editor edits a row's gold on the lead's adjudication page. The
+ * embedded data then says which member of a row is edited ("document":
+ * "revision" here, "gold" there), where it is saved and validated
+ * ("endpoints", with {row} standing for the row id) and under which prefix
+ * unsaved edits are kept ("storage_prefix"). A page script may extend the
+ * editor through window.RowEditorHooks (every hook is optional; see
+ * static/adjudication/adjudicate.js). Without them the editor behaves exactly
+ * as the annotator's workspace needs.
  */
 (function () {
   "use strict";
@@ -15,6 +24,10 @@
   const rows = data.rows;
   const THERAPIST = "Therapist";
   const STORAGE_PREFIX = "rescue:rev:";
+  const DOC = data.document || "revision"; // the row member being edited
+  const DOC_TITLE = data.document_title || "stored";
+  const compareToDraft = data.compare_to_draft !== false;
+  const hooks = window.RowEditorHooks || {};
 
   let pos = 0; // position of the open row in `rows`
   let working = null; // the open row's content being edited
@@ -68,6 +81,11 @@
     return { status: response.status, json };
   }
   const revisionUrl = (id, action) => `/api/v1/revisions/${id}/${action ? action + "/" : ""}`;
+  // Where a row's document is saved (no action) or checked ("validate").
+  function docUrl(r, action) {
+    if (data.endpoints) return data.endpoints[action || "save"].replace("{row}", r.row_id);
+    return revisionUrl(r.revision.id, action);
+  }
 
   function banner(text, kind, actions) {
     const box = document.getElementById("banner");
@@ -81,8 +99,8 @@
 
   // ------------------------------------------------------ local safekeeping
   const row = () => rows[pos];
-  const rev = () => row().revision;
-  const storageKey = (r) => STORAGE_PREFIX + r.revision.id;
+  const rev = () => row()[DOC];
+  const storageKey = (r) => (data.storage_prefix ? data.storage_prefix + r.row_id : STORAGE_PREFIX + r.revision.id);
   function keepLocally() {
     if (!rev()) return;
     try {
@@ -92,7 +110,7 @@
     }
   }
   function localCopy(r) {
-    if (!r.revision) return null;
+    if (!r[DOC]) return null;
     try {
       return JSON.parse(localStorage.getItem(storageKey(r)) || "null");
     } catch (e) {
@@ -100,20 +118,24 @@
     }
   }
   function dropLocal(r) {
-    if (r.revision) localStorage.removeItem(storageKey(r));
+    if (r[DOC]) localStorage.removeItem(storageKey(r));
   }
 
   // ------------------------------------------------------------- row list
   function statusOf(r) {
-    if (localCopy(r) && !same(localCopy(r).content, r.revision.content)) return "unsaved";
-    return r.revision ? r.revision.status : "draft";
+    if (localCopy(r) && !same(localCopy(r).content, r[DOC].content)) return "unsaved";
+    return r[DOC] ? r[DOC].status : "draft";
   }
+  const visible = (r) => !hooks.rowVisible || hooks.rowVisible(r);
   function renderRowList() {
     const body = document.querySelector("#row-list tbody");
+    const shown = rows.filter(visible);
     body.replaceChildren(
-      ...rows.map((r, i) => {
-        const content = r.revision ? r.revision.content : r.draft ? r.draft.content : {};
-        const warnings = (r.draft ? r.draft.warnings.length : 0) + (r.revision ? r.revision.warnings.length : 0);
+      ...(shown.length || !hooks.rowVisible ? [] : [el("tr", { class: "no-rows" }, el("td", { colspan: "6", class: "empty", text: "No row matches these filters." }))]),
+      ...shown.map((r) => {
+        const i = rows.indexOf(r);
+        const content = r[DOC] ? r[DOC].content : r.draft ? r.draft.content : {};
+        const warnings = (compareToDraft && r.draft ? r.draft.warnings.length : 0) + (r[DOC] ? r[DOC].warnings.length : 0);
         const status = statusOf(r);
         return el(
           "tr",
@@ -122,13 +144,22 @@
           el("td", { text: `${fmtTime(r.start_time)}–${fmtTime(r.end_time)}` }),
           el("td", { text: `${(r.end_time - r.start_time).toFixed(1)} s` }),
           el("td", {}, el("b", { text: r.primary_speaker }), " → ", (content.target || []).join(", ")),
-          el("td", {}, el("span", { class: `chip chip-${status}`, text: status })),
-          el("td", { class: "markers" }, warnings ? el("span", { class: "marker warn", title: `${warnings} warning(s)`, text: "⚠" }) : null, r.commented ? el("span", { class: "marker note", title: "has comments", text: "✎" }) : null)
+          el("td", {}, el("span", { class: `chip chip-${status}`, text: hooks.statusText ? hooks.statusText(r, status) : status })),
+          el(
+            "td",
+            { class: "markers" },
+            hooks.rowMarkers ? hooks.rowMarkers(r) : null,
+            warnings ? el("span", { class: "marker warn", title: `${warnings} warning(s)`, text: "⚠" }) : null,
+            r.commented ? el("span", { class: "marker note", title: "has comments", text: "✎" }) : null
+          )
         );
       })
     );
-    const reviewed = rows.filter((r) => r.revision && r.revision.status === "reviewed").length;
-    document.getElementById("progress").textContent = `${reviewed} / ${rows.length} rows reviewed`;
+    if (hooks.progressText) document.getElementById("progress").textContent = hooks.progressText(rows);
+    else {
+      const reviewed = rows.filter((r) => r.revision && r.revision.status === "reviewed").length;
+      document.getElementById("progress").textContent = `${reviewed} / ${rows.length} rows reviewed`;
+    }
   }
 
   // ------------------------------------------------------------ the editor
@@ -162,7 +193,11 @@
     const diffKeys = keys || [];
     const box = el("div", { class: "field", dataset: { path } }, el("label", { class: "field-label", text: label }), control);
     if (hint) box.append(el("p", { class: "hint", text: hint }));
-    if (diffKeys.length && changed(diffKeys) && !readOnly) {
+    if (diffKeys.length && hooks.fieldClass) {
+      const extra = hooks.fieldClass(row(), diffKeys);
+      if (extra) box.classList.add(...extra.split(" "));
+    }
+    if (compareToDraft && diffKeys.length && changed(diffKeys) && !readOnly) {
       box.classList.add("changed");
       box.querySelector(".field-label").append(
         el("span", { class: "badge", text: "changed from draft" }),
@@ -550,14 +585,14 @@
       )
     );
 
-    const warnings = [...(r.draft ? r.draft.warnings : []).map((w) => ["draft", w]), ...(rev() ? rev().warnings : []).map((w) => ["revision", w])];
+    const warnings = [...(compareToDraft && r.draft ? r.draft.warnings : []).map((w) => ["draft", w]), ...(rev() ? rev().warnings : []).map((w) => ["revision", w])];
     const head = el(
       "div",
       { class: "editor-head" },
       el("h2", {}, `Row ${r.row_index} `, el("span", { class: "muted", text: `of ${rows.length}` })),
       el("blockquote", { class: "dialogue", text: r.dialogue_cleaned || "(no words: a nonverbal reaction row)" }),
       warnings.length
-        ? el("ul", { class: "row-warnings" }, ...warnings.map(([src, w]) => el("li", { text: `⚠ ${src === "draft" ? "LLM draft" : "stored"}: ${w.path ? w.path + ": " : ""}${w.message}` })))
+        ? el("ul", { class: "row-warnings" }, ...warnings.map(([src, w]) => el("li", { text: `⚠ ${src === "draft" ? "LLM draft" : DOC_TITLE}: ${w.path ? w.path + ": " : ""}${w.message}` })))
         : null,
       el("ul", { class: "issues", id: "general-issues" })
     );
@@ -568,12 +603,13 @@
           { class: "editor-actions" },
           el("button", { type: "button", id: "save", onclick: () => save({}), text: "Save" }),
           el("button", { type: "button", id: "save-next", class: "primary", onclick: () => save({ next: true }), text: "Save and next" }),
-          el("button", { type: "button", id: "mark-reviewed", onclick: () => markReviewed(), text: rev().status === "reviewed" ? "Reviewed ✓ (reopen)" : "Mark reviewed" }),
-          el("span", { id: "save-state", class: "muted", text: dirty ? "unsaved changes (kept in this browser)" : `saved · version ${rev().version}` }),
+          DOC === "revision" ? el("button", { type: "button", id: "mark-reviewed", onclick: () => markReviewed(), text: rev().status === "reviewed" ? "Reviewed ✓ (reopen)" : "Mark reviewed" }) : null,
+          el("span", { id: "save-state", class: "muted", text: dirty ? "unsaved changes (kept in this browser)" : rev().version ? `saved · version ${rev().version}` : `no ${DOC_TITLE} saved yet` }),
           el("nav", { class: "dim-nav", "aria-label": "dimensions" }, ...SECTIONS.map(([id, title], n) => el("a", { href: `#dim-${id}`, title, onclick: (e) => (e.preventDefault(), jumpTo(n + 1)), text: String(n + 1) })))
         );
     const comments = renderRowComments();
-    editor.replaceChildren(head, actions, ...SECTIONS.map(([id]) => sections[id]), comments);
+    const extra = hooks.beforeSections ? hooks.beforeSections(r, working) : null;
+    editor.replaceChildren(head, actions, ...(extra ? [extra] : []), ...SECTIONS.map(([id]) => sections[id]), comments);
     showIssues();
     if (focusedPath) {
       const again = editor.querySelector(`[data-path="${CSS.escape(focusedPath)}"]:is(input, select, textarea, button)`);
@@ -622,7 +658,7 @@
   async function validateNow() {
     if (readOnly || !rev()) return;
     const target = pos;
-    const res = await api("POST", revisionUrl(rev().id, "validate"), { content: working });
+    const res = await api("POST", docUrl(row(), "validate"), { content: working });
     if (target !== pos || res.status !== 200) return;
     issues = res.json.issues || [];
     showIssues();
@@ -652,17 +688,19 @@
   async function save({ next, reviewed }) {
     if (readOnly) return false;
     const r = row();
-    const body = { content: working, version: r.revision.version };
+    const body = { content: working, version: r[DOC].version };
     if (reviewed !== undefined) body.reviewed = reviewed;
-    const res = await api("PUT", revisionUrl(r.revision.id), body);
+    if (hooks.saveBody) hooks.saveBody(r, body);
+    const res = await api("PUT", docUrl(r), body);
     if (res.status === 200) {
-      r.revision = { ...r.revision, ...res.json };
+      r[DOC] = { ...r[DOC], ...res.json };
+      if (hooks.afterSave) hooks.afterSave(r, res.json);
       dropLocal(r);
       dirty = false;
       issues = [];
       clearBanner();
       renderRowList();
-      if (next && pos < rows.length - 1) openRow(pos + 1, true);
+      if (next && nextVisible(1) !== null) openRow(nextVisible(1), true);
       else renderEditor();
       return true;
     }
@@ -679,7 +717,7 @@
   }
 
   async function markReviewed() {
-    if (readOnly) return;
+    if (readOnly || DOC !== "revision") return;
     const r = row();
     const reopen = r.revision.status === "reviewed" && !dirty;
     if (dirty) return save({ reviewed: true });
@@ -704,7 +742,7 @@
     const r = row();
     const theirs = payload.current;
     const mine = working;
-    const base = r.revision.content; // what this editor started from
+    const base = r[DOC].content; // what this editor started from
     const keys = [...new Set([...Object.keys(theirs.content), ...Object.keys(mine)])].filter((k) => !same(theirs.content[k], mine[k]));
     // Three-way default: keep my value where I changed the field, theirs where only they did.
     const choice = {};
@@ -738,7 +776,7 @@
         keys.forEach((k) => {
           if (choice[k] === "mine") merged[k] = clone(mine[k]);
         });
-        r.revision = { ...r.revision, version: theirs.version, content: theirs.content, status: theirs.status };
+        r[DOC] = { ...r[DOC], version: theirs.version, content: theirs.content, status: theirs.status };
         working = merged;
         dirty = true;
         keepLocally();
@@ -750,7 +788,7 @@
       type: "button",
       text: "Take the saved version, drop mine",
       onclick: () => {
-        r.revision = { ...r.revision, ...theirs };
+        r[DOC] = { ...r[DOC], ...theirs };
         dropLocal(r);
         working = clone(theirs.content);
         dirty = false;
@@ -767,20 +805,52 @@
   }
 
   // ------------------------------------------------------------- navigation
+  // The position of the next (delta 1) or previous (-1) row shown in the list, or null.
+  function nextVisible(delta) {
+    for (let i = pos + delta; i >= 0 && i < rows.length; i += delta) if (visible(rows[i])) return i;
+    return null;
+  }
+  function step(delta) {
+    const i = nextVisible(delta);
+    if (i !== null) openRow(i, true);
+  }
+  // Take the server's copy of the open row's document (after a write made
+  // elsewhere on the page): `keys` take the server's value; any other key the
+  // editor changed keeps the unsaved edit.
+  function adopt(r, serverDoc, keys) {
+    const before = r[DOC];
+    r[DOC] = { ...before, ...serverDoc };
+    if (r === row()) {
+      const next = clone(serverDoc.content);
+      if (dirty) {
+        for (const k of Object.keys(working)) {
+          if (!keys.includes(k) && !same(working[k], before.content[k])) next[k] = clone(working[k]);
+        }
+      }
+      working = next;
+      dirty = !same(working, r[DOC].content);
+      if (dirty) keepLocally();
+      else dropLocal(r);
+      renderEditor();
+      if (dirty) scheduleValidation();
+    }
+    renderRowList();
+  }
+
   function openRow(i, scroll) {
     if (i < 0 || i >= rows.length) return;
     pos = i;
     const r = row();
     issues = [];
-    working = clone(r.revision ? r.revision.content : r.draft ? r.draft.content : {});
+    working = clone(r[DOC] ? r[DOC].content : r.draft ? r.draft.content : {});
     dirty = false;
     const local = localCopy(r);
-    if (local && r.revision && !same(local.content, r.revision.content)) {
+    if (local && r[DOC] && !same(local.content, r[DOC].content)) {
       working = local.content;
       dirty = true;
-      if (local.version !== r.revision.version) {
+      if (local.version !== r[DOC].version) {
         renderEditor();
-        showMerge({ detail: "Unsaved edits from an earlier session were based on an older version of this row.", current: { ...r.revision } });
+        showMerge({ detail: "Unsaved edits from an earlier session were based on an older version of this row.", current: { ...r[DOC] } });
       } else {
         banner(`Restored unsaved edits from ${new Date(local.at).toLocaleString()}.`, "info", [
           el("button", {
@@ -803,12 +873,13 @@
     renderRowList();
     renderEditor();
     if (dirty) scheduleValidation();
-    if (scroll) document.getElementById(`row-${r.row_index}`).scrollIntoView({ block: "nearest" });
+    if (scroll) document.getElementById(`row-${r.row_index}`)?.scrollIntoView({ block: "nearest" });
     if (media && scroll && media.paused) media.currentTime = r.start_time;
   }
 
   // ------------------------------------------------------------- media
   function setupMedia() {
+    if (!document.getElementById("player-box")) return;
     if (!data.clip.media_url) {
       document.getElementById("player-box").append(el("p", { class: "muted", text: "No media for this clip." }));
       return;
@@ -859,10 +930,10 @@
       save({ next: true });
     } else if (e.altKey && e.key === "ArrowDown") {
       e.preventDefault();
-      openRow(pos + 1, true);
+      step(1);
     } else if (e.altKey && e.key === "ArrowUp") {
       e.preventDefault();
-      openRow(pos - 1, true);
+      step(-1);
     } else if (e.altKey && (e.key === "m" || e.key === "M" || e.code === "KeyM")) {
       e.preventDefault();
       markReviewed();
@@ -874,8 +945,8 @@
       else if (inField) e.target.blur();
     } else if (!inField && !e.ctrlKey && !e.metaKey && !e.altKey) {
       const actions = {
-        j: () => openRow(pos + 1, true),
-        k: () => openRow(pos - 1, true),
+        j: () => step(1),
+        k: () => step(-1),
         m: () => markReviewed(),
         p: () => media && (media.paused ? media.play() : media.pause()),
         r: () => replayRow(),
@@ -898,10 +969,12 @@
 
   // ------------------------------------------------------------- clip-level
   function renderCues() {
+    if (!document.getElementById("cue-list")) return;
     document.getElementById("cue-list").replaceChildren(...data.cues.map((c) => el("li", {}, el("span", { class: "muted", text: `${fmtTime(c.start)} ` }), c.speaker ? el("b", { text: `${c.speaker}: ` }) : null, el("span", { text: c.text }))));
   }
   function renderClipComments() {
     const list = document.getElementById("clip-comment-list");
+    if (!list) return;
     list.replaceChildren(...data.comments.filter((c) => c.row === null).map((c) => el("li", {}, el("span", { class: "chip", text: c.kind.replace("_", " ") }), " ", el("span", { text: c.body }), el("span", { class: "muted", text: ` — ${c.author}` }))));
   }
   const clipForm = document.getElementById("clip-comment-form");
@@ -936,11 +1009,29 @@
   });
 
   // ------------------------------------------------------------- start
+  if (hooks.setup) {
+    hooks.setup({
+      el,
+      api,
+      banner,
+      clearBanner,
+      data,
+      rows,
+      adopt,
+      openRow,
+      current: () => ({ row: rows.length ? row() : null, pos, working, dirty }),
+      refresh: () => {
+        renderRowList();
+        if (rows.length) renderEditor();
+      },
+    });
+  }
   setupMedia();
   renderCues();
   renderClipComments();
   const wanted = parseInt((location.hash.match(/^#row-(\d+)$/) || [])[1], 10);
   const startAt = rows.findIndex((r) => r.row_index === wanted);
-  if (rows.length) openRow(startAt >= 0 ? startAt : 0, true);
+  const firstShown = Math.max(rows.findIndex(visible), 0);
+  if (rows.length) openRow(startAt >= 0 ? startAt : firstShown, true);
   else document.getElementById("editor").append(el("p", { class: "empty", text: "This clip has no rows yet." }));
 })();

@@ -1,0 +1,309 @@
+"""Adjudication and assignment API: the operations of the lead's pages, for scripts.
+
+Leads and admins only: any other signed-in user gets 403 on every endpoint
+(the endpoints are a role's tools, not someone's data, so their existence is
+no secret); an anonymous caller gets 403 too.
+"""
+from __future__ import annotations
+
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, inline_serializer
+from rest_framework import serializers, status
+from rest_framework.permissions import BasePermission
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from .. import assignment as assigning
+from .. import selectors as scoped
+from ..models import Assignment, Row
+from ..roles import is_lead
+from ..services import ServiceError
+from ..workspace.services import InvalidDocument
+from . import selectors, services
+from .fields import FIELDS
+
+
+class IsLead(BasePermission):
+    message = "only leads and admins may adjudicate or assign clips"
+
+    def has_permission(self, request, view):
+        return is_lead(request.user)
+
+
+class LeadView(APIView):
+    permission_classes = (IsLead,)
+
+
+def _project(request, slug):
+    return get_object_or_404(scoped.visible_projects(request.user), slug=slug)
+
+
+def _clip(request, clip_id):
+    return selectors.adjudication_clip(request.user, clip_id)
+
+
+def _row(request, row_id) -> Row:
+    # Rows are reached through the clips the caller may see.
+    return get_object_or_404(Row.objects.filter(clip__in=scoped.visible_clips(request.user)).select_related("clip__project"), pk=row_id)
+
+
+def _gold(row: Row) -> dict:
+    return {"row": row.pk, "row_index": row.row_index, **selectors.gold_document(selectors.row_state(row))}
+
+
+def _refused(exc: ServiceError, code=status.HTTP_422_UNPROCESSABLE_ENTITY):
+    return Response({"detail": str(exc)}, status=code)
+
+
+def _conflict(exc: services.GoldConflict):
+    return Response(
+        {"detail": f"the gold of row {exc.row.row_index} was changed elsewhere since you opened it; merge and save again", "current": _gold(exc.row)},
+        status=status.HTTP_409_CONFLICT,
+    )
+
+
+def _invalid(exc: InvalidDocument):
+    return Response({"detail": "the gold was not saved: fix the fields below", "issues": [i.as_dict() for i in exc.issues]}, status=status.HTTP_422_UNPROCESSABLE_ENTITY)
+
+
+FILTER_PARAMS = [
+    OpenApiParameter("disagreements", bool, description="only rows where the coders disagree"),
+    OpenApiParameter("open", bool, description="only rows not adjudicated yet"),
+    OpenApiParameter("field", str, enum=list(FIELDS), description="only rows where this field is disputed"),
+    OpenApiParameter("label", str, description="only rows where a coder or the gold uses this label, as kind:label (utterance:request, strategy:track, relation:pursue_withdraw)"),
+    OpenApiParameter("annotator", str, description="only rows where this coder is outvoted (or there is no majority)"),
+]
+
+
+class ProjectAdjudication(LeadView):
+    @extend_schema(responses=OpenApiResponse(description="clips and rows adjudicated, disagreements left per field, per-clip counters"), summary="Adjudication progress of a project")
+    def get(self, request, slug):
+        project = _project(request, slug)
+        progress = selectors.project_progress(project)
+        proposals = selectors.open_discard_proposals(project)
+        for clip in progress["per_clip"]:
+            clip["discard_proposals"] = proposals.get(clip["id"], 0)
+        return Response(progress)
+
+
+class ClipAdjudication(LeadView):
+    @extend_schema(parameters=FILTER_PARAMS, responses=OpenApiResponse(description="per row: draft, every coder's revision, gold, disputed fields; clip summary"), summary="A clip as the adjudication page shows it")
+    def get(self, request, clip_id):
+        clip = _clip(request, clip_id)
+        return Response(selectors.adjudication_payload(clip, selectors.RowFilter.from_query(request.query_params)))
+
+
+class SaveGoldSerializer(serializers.Serializer):
+    content = serializers.JSONField()
+    version = serializers.IntegerField(min_value=0, help_text="the gold version the edit was based on (0: the row has no gold yet)")
+    notes = serializers.DictField(child=serializers.CharField(allow_blank=True, max_length=services.NOTE_LIMIT), required=False, help_text="a note per field name")
+
+
+class DecideSerializer(serializers.Serializer):
+    field = serializers.ChoiceField(choices=list(FIELDS))
+    source = serializers.CharField(help_text="a coder's username or 'draft' to take that value; 'gold' to keep the current value (e.g. to change the note)")
+    version = serializers.IntegerField(min_value=0)
+    note = serializers.CharField(required=False, allow_blank=True, allow_null=True, max_length=services.NOTE_LIMIT)
+
+
+GOLD_RESPONSES = {
+    200: OpenApiResponse(description="the row's gold: id, version, status (new|open|decided), content, warnings (blocking issues), decisions"),
+    409: OpenApiResponse(description="stale version: the body holds the current gold"),
+    422: OpenApiResponse(description="refused: validation issues with field paths, or the clip is not open for adjudication"),
+}
+
+
+class RowGold(LeadView):
+    @extend_schema(responses=GOLD_RESPONSES, summary="A row's gold (or the document a new gold starts from)")
+    def get(self, request, row_id):
+        return Response(_gold(_row(request, row_id)))
+
+    @extend_schema(request=SaveGoldSerializer, responses=GOLD_RESPONSES, summary="Save the lead's edit of a row's gold (optimistic locking on version)")
+    def put(self, request, row_id):
+        row = _row(request, row_id)
+        data = SaveGoldSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        try:
+            services.save_gold(row.pk, request.user, data.validated_data["content"], data.validated_data["version"], notes=data.validated_data.get("notes"))
+        except services.GoldConflict as exc:
+            return _conflict(exc)
+        except InvalidDocument as exc:
+            return _invalid(exc)
+        except ServiceError as exc:
+            return _refused(exc)
+        return Response(_gold(row))
+
+
+class RowGoldValidate(LeadView):
+    @extend_schema(
+        request=inline_serializer("GoldValidateRequest", {"content": serializers.JSONField()}),
+        responses=inline_serializer("GoldValidateResponse", {"issues": serializers.ListField(child=serializers.DictField())}),
+        summary="Check a gold edit without saving it",
+    )
+    def post(self, request, row_id):
+        row = _row(request, row_id)
+        return Response({"issues": [i.as_dict() for i in services.validate_gold(row, request.data.get("content"))]})
+
+
+class RowGoldDecide(LeadView):
+    @extend_schema(request=DecideSerializer, responses=GOLD_RESPONSES, summary="Decide one field: take a coder's or the draft's value, or keep the gold's, with a note")
+    def post(self, request, row_id):
+        row = _row(request, row_id)
+        data = DecideSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        d = data.validated_data
+        try:
+            services.decide(row.pk, request.user, d["field"], d["source"], d["version"], note=d.get("note"))
+        except services.GoldConflict as exc:
+            return _conflict(exc)
+        except ServiceError as exc:
+            return _refused(exc)
+        return Response(_gold(row))
+
+
+class AcceptUnanimous(LeadView):
+    @extend_schema(request=None, responses={200: inline_serializer("UnanimousResult", {"accepted": serializers.ListField(child=serializers.IntegerField()), "invalid": serializers.DictField(), "already_gold": serializers.IntegerField(), "summary": serializers.CharField()})}, summary="Accept every row on which all coders agree as gold")
+    def post(self, request, clip_id):
+        clip = _clip(request, clip_id)
+        try:
+            result = services.accept_unanimous(clip, request.user)
+        except ServiceError as exc:
+            return _refused(exc)
+        return Response({"accepted": result.accepted, "invalid": result.invalid, "already_gold": result.already_gold, "summary": result.summary})
+
+
+def _clip_state(clip):
+    clip.refresh_from_db()
+    return Response({"clip": clip.pk, "sample_id": clip.sample_id, "state": clip.state, "discard_reason": clip.discard_reason})
+
+
+class MarkAdjudicated(LeadView):
+    @extend_schema(request=None, responses={200: OpenApiResponse(description="the clip's new state"), 422: OpenApiResponse(description="what is still missing")}, summary="Mark a reviewed clip adjudicated")
+    def post(self, request, clip_id):
+        clip = _clip(request, clip_id)
+        try:
+            services.mark_adjudicated(clip, request.user)
+        except ServiceError as exc:
+            return _refused(exc)
+        return _clip_state(clip)
+
+
+class DiscardDecision(LeadView):
+    accept = True
+
+    @extend_schema(request=inline_serializer("DiscardDecision", {"comment": serializers.IntegerField()}), responses={200: OpenApiResponse(description="the clip's state")}, summary="Accept or dismiss a discard proposal")
+    def post(self, request, clip_id):
+        clip = _clip(request, clip_id)
+        try:
+            comment_id = int(request.data.get("comment"))
+        except (TypeError, ValueError):
+            return Response({"detail": "comment: the id of the discard proposal"}, status=status.HTTP_400_BAD_REQUEST)
+        try:
+            (services.accept_discard if self.accept else services.dismiss_discard)(clip, comment_id, request.user)
+        except ServiceError as exc:
+            return _refused(exc)
+        return _clip_state(clip)
+
+
+class RereviewSerializer(serializers.Serializer):
+    annotator = serializers.CharField()
+    message = serializers.CharField(required=False, allow_blank=True, max_length=10_000)
+
+
+class RequestRereview(LeadView):
+    @extend_schema(request=RereviewSerializer, responses={200: OpenApiResponse(description="the reopened assignment and the clip's state")}, summary="Reopen one coder's assignment for a re-review")
+    def post(self, request, clip_id):
+        clip = _clip(request, clip_id)
+        data = RereviewSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        try:
+            assignment = services.request_rereview(clip, data.validated_data["annotator"], request.user, data.validated_data.get("message", ""))
+        except ServiceError as exc:
+            return _refused(exc)
+        clip.refresh_from_db()
+        return Response({"assignment": assignment.pk, "annotator": assignment.annotator.username, "state": assignment.state, "clip_state": clip.state})
+
+
+# --- assignment -------------------------------------------------------------------
+
+
+class AssignSerializer(serializers.Serializer):
+    per_clip = serializers.IntegerField(min_value=1, max_value=50, required=False, help_text="annotators per clip (default: the project's setting)")
+    annotators = serializers.ListField(child=serializers.CharField(), required=False, help_text="usernames (default: every active annotator)")
+    clips = serializers.ListField(child=serializers.CharField(), required=False, help_text="sample ids (default: every assignable clip)")
+    calibration = serializers.IntegerField(min_value=0, required=False, help_text="number of clips (chosen with seed) whose assignments start empty")
+    calibration_clips = serializers.ListField(child=serializers.CharField(), required=False, help_text="sample ids whose assignments start empty")
+    seed = serializers.IntegerField(required=False, default=0)
+
+    def validate(self, attrs):
+        if "calibration" in attrs and "calibration_clips" in attrs:
+            raise serializers.ValidationError("give calibration (a number) or calibration_clips (a list), not both")
+        return attrs
+
+
+def assignment_rows(project) -> list[dict]:
+    return [
+        {"id": a.pk, "clip": a.clip_id, "sample_id": a.clip.sample_id, "annotator": a.annotator.username, "mode": a.mode, "state": a.state, "submitted_at": a.submitted_at}
+        for a in Assignment.objects.filter(clip__project=project).select_related("clip", "annotator").order_by("clip__sample_id", "annotator__username")
+    ]
+
+
+class ProjectAssignments(LeadView):
+    @extend_schema(responses=OpenApiResponse(description="every assignment of the project and each annotator's progress"), summary="Assignments and annotator progress")
+    def get(self, request, slug):
+        project = _project(request, slug)
+        return Response({"assignments": assignment_rows(project), "progress": assigning.annotator_progress(project)})
+
+    @extend_schema(request=AssignSerializer, responses={201: OpenApiResponse(description="created assignments and skipped clips"), 422: OpenApiResponse(description="refused")}, summary="Assign clips in bulk: k per clip, balanced load, optional calibration subset")
+    def post(self, request, slug):
+        project = _project(request, slug)
+        data = AssignSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        d = data.validated_data
+        users = None
+        if d.get("annotators"):
+            users = list(assigning.annotators(project).filter(username__in=d["annotators"]))
+            missing = sorted(set(d["annotators"]) - {u.username for u in users})
+            if missing:
+                return Response({"detail": f"not active annotators: {', '.join(missing)}"}, status=status.HTTP_422_UNPROCESSABLE_ENTITY)
+        clips = None
+        if d.get("clips"):
+            clips = project.clips.filter(sample_id__in=d["clips"])
+            missing = sorted(set(d["clips"]) - set(clips.values_list("sample_id", flat=True)))
+            if missing:
+                return Response({"detail": f"no such clips in {project.slug}: {', '.join(missing[:20])}"}, status=status.HTTP_422_UNPROCESSABLE_ENTITY)
+        calibration = d.get("calibration_clips") if "calibration_clips" in d else d.get("calibration")
+        try:
+            plan = assigning.assign_clips(project, clips=clips, users=users, per_clip=d.get("per_clip"), calibration=calibration, seed=d["seed"], actor=request.user)
+        except ServiceError as exc:
+            return _refused(exc)
+        return Response(
+            {
+                "summary": plan.summary,
+                "created": [{"id": a.pk, "sample_id": a.clip.sample_id, "annotator": a.annotator.username, "mode": a.mode} for a in plan.created],
+                "skipped": plan.skipped,
+            },
+            status=status.HTTP_201_CREATED,
+        )
+
+
+class ReassignSerializer(serializers.Serializer):
+    annotator = serializers.CharField(help_text="username of the new annotator")
+    discard_edits = serializers.BooleanField(default=False, help_text="allow throwing away the previous annotator's edited rows")
+
+
+class Reassign(LeadView):
+    @extend_schema(request=ReassignSerializer, responses={201: OpenApiResponse(description="the new assignment"), 422: OpenApiResponse(description="refused")}, summary="Hand an assignment to another annotator")
+    def post(self, request, assignment_id):
+        assignment = get_object_or_404(Assignment.objects.filter(clip__in=scoped.visible_clips(request.user)).select_related("clip", "annotator"), pk=assignment_id)
+        data = ReassignSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        user = assigning.annotators().filter(username=data.validated_data["annotator"]).first()
+        if user is None:
+            return Response({"detail": f"{data.validated_data['annotator']!r} is not an active annotator"}, status=status.HTTP_422_UNPROCESSABLE_ENTITY)
+        try:
+            new = assigning.reassign(assignment, user, actor=request.user, discard_edits=data.validated_data["discard_edits"])
+        except ServiceError as exc:
+            return _refused(exc)
+        return Response({"id": new.pk, "sample_id": new.clip.sample_id, "annotator": user.username, "mode": new.mode, "state": new.state}, status=status.HTTP_201_CREATED)
+

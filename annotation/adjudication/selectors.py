@@ -1,0 +1,364 @@
+"""Reads for the lead's adjudication: a clip's rows with every source side by
+side, where the coders disagree, what is decided, and the project's progress.
+
+Callers check the role first (``roles.is_lead``); these functions read
+everything, because leads see everything. Every read of a clip is a fixed
+number of queries whatever its number of rows.
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from itertools import groupby
+
+from django.http import Http404
+from django.urls import reverse
+
+from .. import selectors as scoped
+from ..models import Assignment, Clip, ClipState, Comment, CommentKind, Draft, Gold, Project, Revision, Row
+from ..workspace.selectors import clip_media_url, editor_config, media_kind
+from ..workspace.services import relation_keys
+from .fields import (
+    DRAFT,
+    FIELD_TITLES,
+    FIELDS,
+    FieldComparison,
+    compare_row,
+    field_keys,
+    field_value,
+    labels_used,
+    same_value,
+    with_field,
+)
+
+# States in which the gold of a clip may change. An adjudicated clip is closed:
+# a re-review request reopens it (adjudicated -> in_review).
+EDITABLE_STATES = frozenset({ClipState.IN_REVIEW, ClipState.REVIEWED})
+CLOSED_STATES = frozenset({ClipState.ADJUDICATED, ClipState.RELEASED})
+
+
+def adjudication_clip(user, clip_id: int) -> Clip:
+    """The clip, read through the role-scoped selector (a lead sees every clip)."""
+    try:
+        return scoped.visible_clips(user).get(pk=clip_id)
+    except Clip.DoesNotExist:
+        raise Http404("no such clip") from None
+
+
+@dataclass
+class RowState:
+    """One row with every document about it and how the coders compare."""
+
+    row: Row
+    draft: Draft | None
+    revisions: dict[str, Revision]  # by annotator username, sorted
+    gold: Gold | None
+    disputes: dict[str, FieldComparison] = field(default_factory=dict)
+
+    @property
+    def coder_contents(self) -> dict[str, dict]:
+        return {name: r.content for name, r in self.revisions.items()}
+
+    @property
+    def unanimous(self) -> bool:
+        """Every coder gave the same document (and there is at least one coder)."""
+        return bool(self.revisions) and not self.disputes
+
+    @property
+    def undecided(self) -> list[str]:
+        decided = self.gold.decisions if self.gold else {}
+        return [name for name in self.disputes if name not in decided]
+
+    @property
+    def adjudicated(self) -> bool:
+        return self.gold is not None and not self.undecided
+
+    @property
+    def relation_keys(self) -> tuple[str, str, str]:
+        content = self.gold.content if self.gold else self.base()[0]
+        return relation_keys(content, self.row.primary_speaker)
+
+    def labels(self) -> set[str]:
+        out = set()
+        for content in [*self.coder_contents.values(), *([self.gold.content] if self.gold else [])]:
+            out |= labels_used(content, relation_keys(content, self.row.primary_speaker))
+        return out
+
+    def source_value(self, source: str, name: str):
+        """A field's value in one source (a coder's username or ``draft``); KeyError if absent."""
+        if source == DRAFT:
+            if self.draft is None:
+                raise KeyError(source)
+            return field_value(self.draft.content, name)
+        return field_value(self.revisions[source].content, name)
+
+    def same_as(self, name: str, value) -> list[str]:
+        """The sources (coders, then the draft) whose value of the field equals ``value``."""
+        sources = list(self.revisions)
+        if self.draft is not None:
+            sources.append(DRAFT)
+        return [s for s in sources if same_value(name, self.source_value(s, name), value)]
+
+    def base(self) -> tuple[dict, dict]:
+        """What a new gold document starts from, and its layout.
+
+        Fields the coders agree on hold their shared value; disputed fields
+        hold the draft's value (the document everyone started from) until the
+        lead decides them, or the first coder's when there is no draft.
+        """
+        coders = list(self.revisions.values())
+        start = self.draft or (coders[0] if coders else None)
+        if start is None:
+            return {}, {}
+        content = dict(start.content)
+        if coders:
+            for name in FIELDS:
+                if name not in self.disputes:
+                    content = with_field(content, name, field_value(coders[0].content, name))
+        return content, dict(start.layout or {})
+
+
+def row_states(clip: Clip, rows=None) -> list[RowState]:
+    """Every row of the clip (or the given rows) with its sources: four queries."""
+    if rows is None:
+        rows, scope = list(Row.objects.filter(clip=clip).order_by("row_index")), {"row__clip": clip}
+    else:
+        rows = list(rows)
+        scope = {"row_id__in": [r.pk for r in rows]}
+    drafts = {d.row_id: d for d in Draft.objects.filter(**scope)}
+    golds = {g.row_id: g for g in Gold.objects.filter(**scope)}
+    revisions: dict[int, dict[str, Revision]] = defaultdict(dict)
+    for revision in Revision.objects.filter(**scope).select_related("annotator").order_by("annotator__username"):
+        revisions[revision.row_id][revision.annotator.username] = revision
+    states = []
+    for row in rows:
+        state = RowState(row, drafts.get(row.pk), revisions.get(row.pk, {}), golds.get(row.pk))
+        state.disputes = compare_row(state.coder_contents)
+        states.append(state)
+    return states
+
+
+def row_state(row: Row) -> RowState:
+    return row_states(row.clip, [row])[0]
+
+
+# --- filters -------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RowFilter:
+    """Which rows the lead wants to see. Empty means every row."""
+
+    disagreements: bool = False  # only rows where the coders disagree
+    open: bool = False  # only rows not yet adjudicated
+    field: str = ""  # only rows where this field is disputed
+    label: str = ""  # only rows where a coder or the gold uses this label ("kind:label")
+    annotator: str = ""  # only rows where this coder is outvoted (or there is no majority)
+
+    @classmethod
+    def from_query(cls, params) -> RowFilter:
+        truthy = lambda v: str(v).lower() in ("1", "true", "yes", "on")
+        name = params.get("field", "")
+        return cls(
+            disagreements=truthy(params.get("disagreements", "")),
+            open=truthy(params.get("open", "")),
+            field=name if name in FIELD_TITLES else "",
+            label=params.get("label", "")[:100],
+            annotator=params.get("annotator", "")[:150],
+        )
+
+    def as_dict(self) -> dict:
+        return {"disagreements": self.disagreements, "open": self.open, "field": self.field, "label": self.label, "annotator": self.annotator}
+
+    def matches(self, state: RowState) -> bool:
+        if self.disagreements and not state.disputes:
+            return False
+        if self.open and state.adjudicated:
+            return False
+        if self.field and self.field not in state.disputes:
+            return False
+        if self.label and self.label not in state.labels():
+            return False
+        if self.annotator:
+            fields = [state.disputes[self.field]] if self.field in state.disputes else state.disputes.values()
+            if not any(self.annotator in c.outliers for c in fields):
+                return False
+        return True
+
+
+# --- the clip page ---------------------------------------------------------------
+
+
+def gold_document(state: RowState) -> dict:
+    """The gold as the editor edits it: the stored one, or the base a new one starts from.
+
+    ``status``: ``decided`` (gold with every disputed field decided), ``open``
+    (a disputed field is undecided, with or without gold yet) or ``new`` (no
+    gold yet and nothing disputed).
+    """
+    if state.gold is not None:
+        g = state.gold
+        status = "decided" if not state.undecided else "open"
+        return {"id": g.pk, "version": g.version, "status": status, "content": g.content, "warnings": g.warnings, "decisions": g.decisions, "updated_at": g.updated_at.isoformat()}
+    content, _ = state.base()
+    return {"id": None, "version": 0, "status": "open" if state.disputes else "new", "content": content, "warnings": [], "decisions": {}, "updated_at": None}
+
+
+def row_payload(state: RowState, commented: set[int]) -> dict:
+    row = state.row
+    return {
+        "row_id": row.pk,
+        "row_index": row.row_index,
+        "start_time": row.start_time,
+        "end_time": row.end_time,
+        "primary_speaker": row.primary_speaker,
+        "dialogue_cleaned": row.dialogue_cleaned,
+        "relation_keys": list(state.relation_keys),
+        "gold": gold_document(state),
+        "draft": {"content": state.draft.content, "warnings": state.draft.warnings, "source": state.draft.source} if state.draft else None,
+        "coders": {name: {"content": r.content, "status": r.status, "version": r.version} for name, r in state.revisions.items()},
+        "disputed": list(state.disputes),
+        "outliers": {name: c.outliers for name, c in state.disputes.items()},
+        "labels": sorted(state.labels()),
+        "unanimous": state.unanimous,
+        "commented": row.row_index in commented,
+    }
+
+
+def clip_summary(states: list[RowState]) -> dict:
+    disputed_rows = [s for s in states if s.disputes]
+    return {
+        "rows": len(states),
+        "gold_rows": sum(1 for s in states if s.gold is not None),
+        "adjudicated_rows": sum(1 for s in states if s.adjudicated),
+        "disputed_rows": len(disputed_rows),
+        "undecided_fields": sum(len(s.undecided) for s in states),
+        "unanimous_without_gold": sum(1 for s in states if s.unanimous and s.gold is None),
+        "gold_with_issues": sum(1 for s in states if s.gold is not None and s.gold.warnings),
+    }
+
+
+def _row_endpoint(name: str) -> str:
+    """An endpoint URL with ``{row}`` where the row id goes (filled in by the page script)."""
+    return reverse(name, args=[0]).replace("/0/", "/{row}/")
+
+
+def coders_of(clip: Clip) -> list[dict]:
+    return [
+        {"username": a.annotator.username, "mode": a.mode, "state": a.state, "assignment": a.pk}
+        for a in Assignment.objects.filter(clip=clip).select_related("annotator").order_by("annotator__username")
+    ]
+
+
+def adjudication_payload(clip: Clip, row_filter: RowFilter | None = None) -> dict:
+    """Everything the adjudication page (and the API) shows for a clip.
+
+    Six queries whatever the number of rows: the clip's rows, drafts, gold,
+    revisions (with their annotators), assignments and comments; the
+    taxonomy is file data and the project comes joined with the clip.
+    """
+    row_filter = row_filter or RowFilter()
+    states = row_states(clip)
+    comments = list(Comment.objects.filter(clip=clip).select_related("author", "row").order_by("created_at"))
+    comment_list = [
+        {"id": c.pk, "row": c.row.row_index if c.row_id else None, "kind": c.kind, "body": c.body, "author": c.author.username, "created_at": c.created_at.isoformat(), "resolved": c.resolved}
+        for c in comments
+    ]
+    commented = {c["row"] for c in comment_list if c["row"] is not None}
+    coders = coders_of(clip)
+    return {
+        "clip": {
+            "id": clip.pk,
+            "sample_id": clip.sample_id,
+            "scenario": clip.scenario,
+            "participants": clip.participants,
+            "state": clip.state,
+            "duration": clip.duration,
+            "media_url": clip_media_url(clip),
+            "media_kind": media_kind(clip),
+            "project": clip.project.slug,
+            "editable": clip.state in EDITABLE_STATES,
+        },
+        # What the shared row editor (static/workspace/editor.js) edits here.
+        "document": "gold",
+        "document_title": "gold",
+        "compare_to_draft": False,
+        "storage_prefix": "rescue:gold:",
+        "endpoints": {"save": _row_endpoint("api-row-gold"), "validate": _row_endpoint("api-row-gold-validate"), "decide": _row_endpoint("api-row-gold-decide")},
+        "coders": coders,
+        "fields": [{"name": name, "title": FIELD_TITLES[name], "keys": list(field_keys(name))} for name in FIELDS],
+        "rows": [row_payload(s, commented) for s in states if row_filter.matches(s)],
+        "filters": row_filter.as_dict(),
+        "summary": clip_summary(states),
+        "comments": comment_list,
+        "discard_proposals": [c for c in comment_list if c["kind"] == CommentKind.DISCARD_PROPOSAL and not c["resolved"]],
+        "cues": [],
+        "assignment": None,
+        "config": editor_config(clip),
+    }
+
+
+# --- the project's progress -------------------------------------------------------
+
+
+def project_progress(project: Project) -> dict:
+    """Clips and rows adjudicated, and the disagreements left per field.
+
+    Streams the project's revisions row by row (one query per table, however
+    large the project): a row is adjudicated when it has gold and every
+    disputed field has a decision, or when its clip is adjudicated or
+    released (gold imported or generated elsewhere carries no decisions).
+    Discarded clips leave the benchmark and are not counted.
+    """
+    clips = {c["id"]: {**c, "rows": 0, "disputed_rows": 0, "adjudicated_rows": 0, "gold_rows": 0, "undecided_fields": 0, "coders": 0}
+             for c in project.clips.values("id", "sample_id", "state", "scenario").order_by("sample_id")}
+    row_clip = dict(Row.objects.filter(clip__project=project).values_list("id", "clip_id"))
+    decisions = dict(Gold.objects.filter(row__clip__project=project).values_list("row_id", "decisions"))
+    left = {name: 0 for name in FIELDS}
+    coders = defaultdict(set)
+    revisions = (
+        Revision.objects.filter(row__clip__project=project)
+        .order_by("row_id", "annotator__username")
+        .values_list("row_id", "annotator__username", "content")
+        .iterator(chunk_size=2000)
+    )
+    disputes_by_row = {}
+    for row_id, group in groupby(revisions, key=lambda r: r[0]):
+        contents = {name: content for _, name, content in group}
+        coders[row_clip[row_id]].update(contents)
+        disputes_by_row[row_id] = list(compare_row(contents))
+    for row_id, clip_id in row_clip.items():
+        clip = clips[clip_id]
+        clip["rows"] += 1
+        disputed = disputes_by_row.get(row_id, [])
+        clip["disputed_rows"] += bool(disputed)
+        has_gold = row_id in decisions
+        clip["gold_rows"] += has_gold
+        undecided = [name for name in disputed if name not in (decisions.get(row_id) or {})]
+        if clip["state"] in CLOSED_STATES or (has_gold and not undecided):
+            clip["adjudicated_rows"] += 1
+        elif clip["state"] != ClipState.DISCARDED:
+            clip["undecided_fields"] += len(undecided)
+            for name in undecided:
+                left[name] += 1
+    counted = [c for c in clips.values() if c["state"] != ClipState.DISCARDED]
+    for clip_id, names in coders.items():
+        clips[clip_id]["coders"] = len(names)
+    return {
+        "clips": len(counted),
+        "clips_adjudicated": sum(1 for c in counted if c["state"] in CLOSED_STATES),
+        "clips_discarded": len(clips) - len(counted),
+        "rows": sum(c["rows"] for c in counted),
+        "rows_adjudicated": sum(c["adjudicated_rows"] for c in counted),
+        "disagreements_left": left,
+        "disagreements_left_total": sum(left.values()),
+        "per_clip": list(clips.values()),
+    }
+
+
+def open_discard_proposals(project: Project) -> dict[int, int]:
+    """Per clip id: how many discard proposals wait for a lead."""
+    counts: dict[int, int] = defaultdict(int)
+    for clip_id in Comment.objects.filter(clip__project=project, kind=CommentKind.DISCARD_PROPOSAL, resolved=False).values_list("clip_id", flat=True):
+        counts[clip_id] += 1
+    return dict(counts)

@@ -1,0 +1,321 @@
+"""The lead's writes: gold decisions field by field, the unanimous rows in
+bulk, and the clip-level decisions (discard, re-review, adjudicated).
+
+Every gold write carries the version it was based on (0 when the row has no
+gold yet) and is refused with the current state when it is stale, as revision
+saves are. Each decision is recorded twice: in ``Gold.decisions`` (per field:
+source, the sources whose value it equals, note, who, when) for the page and
+the release, and in the gold's history (django-simple-history: who, when,
+from web/api/cli, and a change reason naming the field and the source).
+"""
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+
+from django.db import transaction
+from django.utils import timezone
+from simple_history.utils import bulk_create_with_history
+
+from ..models import Assignment, AssignmentState, Clip, ClipState, Comment, CommentKind, Gold, Row
+from ..schema import Issue
+from ..services import ServiceError, transition
+from ..workspace.services import InvalidDocument, clip_context, mirror_relation, validate_content
+from .fields import DRAFT, FIELD_TITLES, FIELDS, field_value, same_value, with_field
+from .selectors import EDITABLE_STATES, RowState, row_state, row_states
+
+# Sources a decision can record besides a coder's username and "draft".
+EDIT = "edit"  # typed in the gold editor
+CONFIRMED = "confirmed"  # the gold's value kept as it was
+UNANIMOUS = "unanimous"  # every coder gave this value
+KEEP = "gold"  # what a caller passes to decide() to keep the current gold value (e.g. to add a note)
+
+NOTE_LIMIT = 2000
+NOT_AN_OBJECT = Issue("", "the document must be a JSON object", "model_type")
+
+
+class GoldConflict(Exception):
+    """The row's gold changed since the caller read it (``gold`` is the current one)."""
+
+    def __init__(self, row: Row, gold: Gold | None):
+        self.row, self.gold = row, gold
+        version = gold.version if gold else 0
+        super().__init__(f"the gold of row {row.row_index} changed since it was opened (now version {version})")
+
+
+def _lock_row(row_id: int) -> Row:
+    try:
+        return Row.objects.select_for_update().select_related("clip__project").get(pk=row_id)
+    except Row.DoesNotExist:
+        raise ServiceError("no such row") from None
+
+
+def ensure_gold_editable(clip: Clip) -> None:
+    if clip.state in EDITABLE_STATES:
+        return
+    hint = " (request a re-review to reopen it)" if clip.state == ClipState.ADJUDICATED else ""
+    raise ServiceError(f"clip {clip.sample_id} is {clip.state}: its gold can change only while it is in review or reviewed{hint}")
+
+
+def _note(note) -> str:
+    note = (note or "").strip()
+    if len(note) > NOTE_LIMIT:
+        raise ServiceError(f"a decision note is limited to {NOTE_LIMIT} characters")
+    return note
+
+
+def _decision(source: str, user, note: str, same_as: list[str]) -> dict:
+    return {"source": source, "same_as": same_as, "note": note, "by": user.username, "at": timezone.now().isoformat()}
+
+
+def _new_gold(state: RowState, user) -> Gold:
+    """A gold document from the row's base; fields every coder agrees on are decided as unanimous."""
+    content, layout = state.base()
+    decisions = {}
+    if state.revisions:
+        for name in FIELDS:
+            if name not in state.disputes:
+                decisions[name] = _decision(UNANIMOUS, user, "", state.same_as(name, field_value(content, name)))
+    return Gold(row=state.row, content=content, layout=layout, decisions=decisions, version=0)
+
+
+def _check_version(state: RowState, expected_version: int) -> None:
+    current = state.gold.version if state.gold else 0
+    if current != expected_version:
+        raise GoldConflict(state.row, state.gold)
+
+
+def _store(gold: Gold, user, reason: str, ctx=None) -> Gold:
+    # Takes may combine fields that only fail together; the gold keeps its
+    # issues (shown on the row) and "mark adjudicated" waits until none are left.
+    gold.warnings = [i.as_dict() for i in validate_content(gold.row, gold.content, ctx)]
+    gold.version += 1
+    gold.decided_by = user
+    gold._history_user = user
+    gold._change_reason = reason[:100]
+    gold.save()
+    return gold
+
+
+@transaction.atomic
+def decide(row_id: int, user, field_name: str, source: str, expected_version: int, *, note: str | None = None) -> Gold:
+    """Decide one field of a row's gold.
+
+    ``source`` is a coder's username or ``draft`` (take that value) or ``gold``
+    (keep the current value; on a decided field this only updates the note).
+    """
+    if field_name not in FIELD_TITLES:
+        raise ServiceError(f"unknown field {field_name!r} (choose from {', '.join(FIELDS)})")
+    row = _lock_row(row_id)
+    ensure_gold_editable(row.clip)
+    state = row_state(row)
+    _check_version(state, expected_version)
+    gold = state.gold or _new_gold(state, user)
+    decisions = dict(gold.decisions or {})
+    previous = decisions.get(field_name)
+    if source == KEEP:
+        value = field_value(gold.content, field_name)
+        if previous:
+            entry = {**previous, "note": _note(note if note is not None else previous.get("note")), "by": user.username, "at": timezone.now().isoformat()}
+            reason = f"note on {field_name}"
+        else:
+            entry = _decision(CONFIRMED, user, _note(note), [])
+            reason = f"{field_name}: kept as it was"
+    else:
+        try:
+            value = copy.deepcopy(state.source_value(source, field_name))
+        except KeyError:
+            raise ServiceError(f"row {row.row_index} has no value from {source!r} (sources: {', '.join([*state.revisions, *([DRAFT] if state.draft else [])])})") from None
+        gold.content = with_field(gold.content, field_name, value)
+        entry = _decision(source, user, _note(note), [])
+        reason = f"{field_name}: taken from {source}"
+    entry["same_as"] = state.same_as(field_name, value)
+    decisions[field_name] = entry
+    gold.decisions = decisions
+    return _store(gold, user, reason)
+
+
+@transaction.atomic
+def save_gold(row_id: int, user, content: dict, expected_version: int, *, notes: dict | None = None) -> Gold:
+    """Store the lead's edit of a row's gold (strict validation, as an annotator's save).
+
+    Every field whose value changed gets a decision with source ``edit``;
+    a note given for an unchanged field is attached to its decision.
+    """
+    row = _lock_row(row_id)
+    ensure_gold_editable(row.clip)
+    state = row_state(row)
+    _check_version(state, expected_version)
+    if not isinstance(content, dict):
+        raise InvalidDocument([NOT_AN_OBJECT])
+    notes = notes or {}
+    unknown = sorted(set(notes) - set(FIELDS))
+    if unknown:
+        raise ServiceError(f"notes for unknown fields: {', '.join(unknown)}")
+    gold = state.gold or _new_gold(state, user)
+    content = mirror_relation(content, row.primary_speaker, gold.layout or {})
+    issues = validate_content(row, content)
+    if issues:
+        raise InvalidDocument(issues)
+    decisions = dict(gold.decisions or {})
+    changed = []
+    for name in FIELDS:
+        new = field_value(content, name)
+        if not same_value(name, new, field_value(gold.content, name)):
+            decisions[name] = _decision(EDIT, user, _note(notes.get(name)), state.same_as(name, new))
+            changed.append(name)
+        elif name in notes:
+            previous = decisions.get(name)
+            entry = {**previous, "note": _note(notes[name]), "by": user.username, "at": timezone.now().isoformat()} if previous else _decision(CONFIRMED, user, _note(notes[name]), [])
+            entry["same_as"] = state.same_as(name, new)
+            decisions[name] = entry
+    gold.content = content
+    gold.decisions = decisions
+    return _store(gold, user, f"edited: {', '.join(changed) or 'notes'}")
+
+
+def validate_gold(row: Row, content) -> list:
+    """The issues a gold save of ``content`` would be refused with."""
+    if not isinstance(content, dict):
+        return [NOT_AN_OBJECT]
+    gold = getattr(row, "gold", None)
+    layout = gold.layout if gold is not None else {}
+    return validate_content(row, mirror_relation(content, row.primary_speaker, layout or {}))
+
+
+@dataclass
+class UnanimousResult:
+    accepted: list[int] = field(default_factory=list)  # row indices that got gold
+    invalid: dict[int, list[dict]] = field(default_factory=dict)  # row index -> issues (left for the lead)
+    already_gold: int = 0
+
+    @property
+    def summary(self) -> str:
+        text = f"{len(self.accepted)} unanimous row(s) accepted as gold"
+        if self.invalid:
+            text += f"; {len(self.invalid)} unanimous row(s) left for you because they do not validate (rows {', '.join(map(str, sorted(self.invalid)[:15]))})"
+        if self.already_gold:
+            text += f"; {self.already_gold} unanimous row(s) already had gold"
+        return text
+
+
+@transaction.atomic
+def accept_unanimous(clip: Clip, user) -> UnanimousResult:
+    """Give every row on which all coders agree a gold equal to their shared document.
+
+    Rows that already have gold are left alone; a shared document that fails
+    strict validation is not accepted (the lead fixes it in the editor).
+    """
+    clip = Clip.objects.select_for_update().select_related("project").get(pk=clip.pk)
+    ensure_gold_editable(clip)
+    # Lock the rows too, so that no single-row decision creates a gold under us.
+    rows = list(Row.objects.select_for_update().filter(clip=clip).order_by("row_index"))
+    states = row_states(clip, rows)
+    ctx = clip_context(clip, len(states))
+    result = UnanimousResult()
+    new = []
+    for state in states:
+        if not state.unanimous:
+            continue
+        if state.gold is not None:
+            result.already_gold += 1
+            continue
+        first = next(iter(state.revisions.values()))
+        content = copy.deepcopy(first.content)
+        issues = validate_content(state.row, content, ctx)
+        if issues:
+            result.invalid[state.row.row_index] = [i.as_dict() for i in issues]
+            continue
+        decisions = {name: _decision(UNANIMOUS, user, "", state.same_as(name, field_value(content, name))) for name in FIELDS}
+        new.append(Gold(row=state.row, content=content, layout=dict(first.layout or {}), decisions=decisions, decided_by=user))
+        result.accepted.append(state.row.row_index)
+    bulk_create_with_history(new, Gold, default_user=user, default_change_reason="accepted: every coder agreed")
+    return result
+
+
+@transaction.atomic
+def mark_adjudicated(clip: Clip, user) -> Clip:
+    """Close a reviewed clip once every row has gold that passes strict validation and no disagreement is left open."""
+    clip = Clip.objects.select_for_update().select_related("project").get(pk=clip.pk)
+    if clip.state != ClipState.REVIEWED:
+        waiting = list(clip.assignments.exclude(state=AssignmentState.SUBMITTED).values_list("annotator__username", flat=True))
+        why = f"; waiting for {', '.join(sorted(waiting))} to submit" if waiting and clip.state == ClipState.IN_REVIEW else ""
+        raise ServiceError(f"only a reviewed clip can be marked adjudicated; {clip.sample_id} is {clip.state}{why}")
+    states = row_states(clip)
+    ctx = clip_context(clip, len(states))
+    problems = []
+    missing = [s.row.row_index for s in states if s.gold is None]
+    if missing:
+        problems.append(f"{len(missing)} row(s) have no gold (rows {_some(missing)})")
+    undecided = [s.row.row_index for s in states if s.gold is not None and s.undecided]
+    if undecided:
+        problems.append(f"{len(undecided)} row(s) have disagreements not decided yet (rows {_some(undecided)})")
+    invalid = [s.row.row_index for s in states if s.gold is not None and validate_content(s.row, s.gold.content, ctx)]
+    if invalid:
+        problems.append(f"{len(invalid)} row(s) have gold that does not validate (rows {_some(invalid)})")
+    if problems:
+        raise ServiceError("not adjudicated yet: " + "; ".join(problems))
+    return transition(clip, ClipState.ADJUDICATED, actor=user, reason="adjudicated: every row has validated gold")
+
+
+def _some(indices: list[int]) -> str:
+    return ", ".join(map(str, indices[:15])) + ("…" if len(indices) > 15 else "")
+
+
+def _open_proposal(clip: Clip, comment_id: int) -> Comment:
+    comment = Comment.objects.select_for_update().select_related("author").filter(pk=comment_id, clip=clip, kind=CommentKind.DISCARD_PROPOSAL).first()
+    if comment is None:
+        raise ServiceError("no such discard proposal on this clip")
+    if comment.resolved:
+        raise ServiceError("this discard proposal was already decided")
+    return comment
+
+
+def _resolve(comment: Comment, user, reason: str) -> None:
+    comment.resolved = True
+    comment._history_user = user
+    comment._change_reason = reason
+    comment.save()
+
+
+@transaction.atomic
+def accept_discard(clip: Clip, comment_id: int, user) -> Clip:
+    """The clip leaves the benchmark with the proposal's reason kept (and who proposed it)."""
+    clip = Clip.objects.select_for_update().get(pk=clip.pk)
+    comment = _open_proposal(clip, comment_id)
+    transition(clip, ClipState.DISCARDED, actor=user, reason=f"{comment.body} (proposed by {comment.author.username})")
+    for proposal in Comment.objects.filter(clip=clip, kind=CommentKind.DISCARD_PROPOSAL, resolved=False):
+        _resolve(proposal, user, "clip discarded")
+    return clip
+
+
+@transaction.atomic
+def dismiss_discard(clip: Clip, comment_id: int, user) -> Comment:
+    """Keep the clip: the proposal is marked decided (its history says by whom)."""
+    comment = _open_proposal(clip, comment_id)
+    _resolve(comment, user, "discard proposal dismissed")
+    return comment
+
+
+@transaction.atomic
+def request_rereview(clip: Clip, username: str, user, message: str = "") -> Assignment:
+    """Reopen one coder's assignment so they can edit again; the clip goes back to review."""
+    clip = Clip.objects.select_for_update().get(pk=clip.pk)
+    if clip.state in (ClipState.DISCARDED, ClipState.RELEASED):
+        raise ServiceError(f"clip {clip.sample_id} is {clip.state}; it cannot be reviewed again")
+    assignment = Assignment.objects.select_for_update().select_related("annotator").filter(clip=clip, annotator__username=username).first()
+    if assignment is None:
+        raise ServiceError(f"{username} is not assigned to {clip.sample_id}")
+    message = (message or "").strip()
+    if len(message) > 10_000:
+        raise ServiceError("the message is limited to 10,000 characters")
+    assignment.state = AssignmentState.REOPENED
+    assignment._history_user = user
+    assignment._change_reason = "re-review requested"
+    assignment.save()
+    if clip.state in (ClipState.REVIEWED, ClipState.ADJUDICATED):
+        transition(clip, ClipState.IN_REVIEW, actor=user, reason=f"re-review requested from {username}")
+    note = Comment(clip=clip, author=user, kind=CommentKind.COMMENT, body=f"Re-review requested from {username}: {message or '(no message)'}")
+    note._history_user = user
+    note.save()
+    return assignment

@@ -1,0 +1,231 @@
+"""The lead's pages: adjudication (project progress, the clip page) and assignment.
+
+Leads and admins only. Anonymous visitors are sent to the login page; any
+other signed-in user gets 403 on every page (a role's tool, not someone's
+data: there is nothing to hide by answering 404). The clip page embeds its
+data as inert JSON and the shared row editor (static/workspace/editor.js,
+extended by static/adjudication/adjudicate.js) edits the gold through the
+adjudication API; clip-level decisions are plain forms posted here.
+"""
+from __future__ import annotations
+
+from urllib.parse import urlencode
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.db.models import Count, Prefetch
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_POST
+
+from .. import assignment as assigning
+from .. import selectors as scoped
+from ..models import Assignment, ClipState
+from ..roles import is_lead
+from ..services import ServiceError
+from . import selectors, services
+from .fields import FIELD_TITLES, FIELDS
+from .forms import AssignForm, ReassignForm, RereviewForm
+
+
+def _require_lead(request) -> None:
+    if not is_lead(request.user):
+        raise PermissionDenied("Only leads and admins adjudicate and assign clips.")
+
+
+def _project(request, slug):
+    _require_lead(request)
+    return get_object_or_404(scoped.visible_projects(request.user), slug=slug)
+
+
+def _clip(request, clip_id):
+    _require_lead(request)
+    return selectors.adjudication_clip(request.user, clip_id)
+
+
+# --- landing (the nav links) ----------------------------------------------------------
+
+
+@login_required
+def choose_project(request, target: str):
+    """Where the nav's "Adjudicate" / "Assign" links land: straight to the only
+    project, or a list to pick from."""
+    _require_lead(request)
+    projects = list(scoped.visible_projects(request.user).annotate(clip_count=Count("clips")).order_by("slug"))
+    page = {"adjudication": "adjudication-index", "assignments": "assignment-index"}[target]
+    if len(projects) == 1:
+        return redirect(page, slug=projects[0].slug)
+    title = "Adjudicate" if target == "adjudication" else "Assign clips"
+    return render(request, "adjudication/choose_project.html", {"projects": projects, "page": page, "title": title})
+
+
+# --- adjudication -------------------------------------------------------------------
+
+
+@login_required
+def project_adjudication(request, slug):
+    project = _project(request, slug)
+    progress = selectors.project_progress(project)
+    proposals = selectors.open_discard_proposals(project)
+    clips = [{**c, "discard_proposals": proposals.get(c["id"], 0)} for c in progress["per_clip"]]
+    left = [(FIELD_TITLES[name], progress["disagreements_left"][name]) for name in FIELDS]
+    return render(request, "adjudication/index.html", {"project": project, "progress": progress, "clips": clips, "left": left})
+
+
+@login_required
+def clip_adjudication(request, clip_id):
+    clip = _clip(request, clip_id)
+    # Every row goes to the page, which filters in the browser (instantly, and
+    # without losing unsaved edits); the query only sets the filters' start.
+    payload = selectors.adjudication_payload(clip)
+    payload["filters"] = selectors.RowFilter.from_query(request.GET).as_dict()
+    context = {
+        "clip": clip,
+        "payload": payload,
+        "summary": payload["summary"],
+        "coders": payload["coders"],
+        "proposals": payload["discard_proposals"],
+        "editable": payload["clip"]["editable"],
+        "read_only": not payload["clip"]["editable"],
+        "can_mark": clip.state == ClipState.REVIEWED,
+        "can_rereview": clip.state not in (ClipState.DISCARDED, ClipState.RELEASED),
+        "fields": [(name, FIELD_TITLES[name]) for name in FIELDS],
+    }
+    return render(request, "adjudication/clip.html", context)
+
+
+def _back_to_clip(clip, request):
+    """Back to the clip page with the lead's filters (the form's query) and open row."""
+    url = reverse("adjudication-clip", args=[clip.pk])
+    row_filter = selectors.RowFilter.from_query(request.GET).as_dict()
+    query = {k: (1 if v is True else v) for k, v in row_filter.items() if v}
+    if query:
+        url += "?" + urlencode(query)
+    row = request.POST.get("row", "")
+    if row.isdigit():
+        url += f"#row-{row}"
+    return redirect(url)
+
+
+def _clip_action(request, clip_id, action):
+    clip = _clip(request, clip_id)
+    try:
+        text = action(clip)
+    except ServiceError as exc:
+        messages.error(request, str(exc))
+    else:
+        messages.success(request, text)
+    return _back_to_clip(clip, request)
+
+
+@login_required
+@require_POST
+def accept_unanimous(request, clip_id):
+    return _clip_action(request, clip_id, lambda clip: services.accept_unanimous(clip, request.user).summary + ".")
+
+
+@login_required
+@require_POST
+def mark_adjudicated(request, clip_id):
+    def act(clip):
+        services.mark_adjudicated(clip, request.user)
+        return f"{clip.sample_id} is adjudicated."
+
+    return _clip_action(request, clip_id, act)
+
+
+def _comment_id(request) -> int:
+    try:
+        return int(request.POST.get("comment", ""))
+    except ValueError:
+        raise ServiceError("no discard proposal chosen") from None
+
+
+@login_required
+@require_POST
+def accept_discard(request, clip_id):
+    def act(clip):
+        services.accept_discard(clip, _comment_id(request), request.user)
+        return f"{clip.sample_id} was discarded; the proposal's reason is kept with the clip."
+
+    return _clip_action(request, clip_id, act)
+
+
+@login_required
+@require_POST
+def dismiss_discard(request, clip_id):
+    def act(clip):
+        services.dismiss_discard(clip, _comment_id(request), request.user)
+        return "The discard proposal was dismissed; the clip stays."
+
+    return _clip_action(request, clip_id, act)
+
+
+@login_required
+@require_POST
+def request_rereview(request, clip_id):
+    def act(clip):
+        form = RereviewForm(request.POST)
+        if not form.is_valid():
+            raise ServiceError("choose an annotator (and keep the message under 10,000 characters)")
+        services.request_rereview(clip, form.cleaned_data["annotator"], request.user, form.cleaned_data["message"])
+        return f"{form.cleaned_data['annotator']} can edit {clip.sample_id} again."
+
+    return _clip_action(request, clip_id, act)
+
+
+# --- assignment ---------------------------------------------------------------------
+
+
+@login_required
+def project_assignments(request, slug):
+    """Bulk assignment (GET shows the form, POST assigns), reassignment and annotator progress."""
+    project = _project(request, slug)
+    form = AssignForm(request.POST or None, project=project)
+    if request.method == "POST" and form.is_valid():
+        d = form.cleaned_data
+        clips = project.clips.filter(sample_id__in=d["clips"]) if d["clips"] else None
+        try:
+            plan = assigning.assign_clips(
+                project, clips=clips, users=list(d["annotators"]) or None, per_clip=d["per_clip"], calibration=d["calibration"], seed=d["seed"], actor=request.user
+            )
+        except ServiceError as exc:
+            form.add_error(None, str(exc))
+        else:
+            messages.success(request, plan.summary + ".")
+            for line in plan.skipped[:20]:
+                messages.info(request, f"Skipped {line}")
+            return redirect("assignment-index", slug=project.slug)
+    clips = (
+        project.clips.annotate(row_count=Count("rows", distinct=True))
+        .prefetch_related(Prefetch("assignments", queryset=Assignment.objects.select_related("annotator").order_by("annotator__username")))
+        .order_by("sample_id")
+    )
+    context = {
+        "project": project,
+        "form": form,
+        "clips": clips,
+        "progress": assigning.annotator_progress(project),
+        "annotators": list(assigning.annotators(project)),
+    }
+    return render(request, "adjudication/assignments.html", context, status=422 if form.errors else 200)
+
+
+@login_required
+@require_POST
+def reassign(request, assignment_id):
+    _require_lead(request)
+    assignment = get_object_or_404(Assignment.objects.filter(clip__in=scoped.visible_clips(request.user)).select_related("clip__project", "annotator"), pk=assignment_id)
+    form = ReassignForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, "Choose an active annotator to hand the clip to.")
+    else:
+        try:
+            assigning.reassign(assignment, form.cleaned_data["annotator"], actor=request.user, discard_edits=form.cleaned_data["discard_edits"])
+        except ServiceError as exc:
+            messages.error(request, str(exc))
+        else:
+            messages.success(request, f"{assignment.clip.sample_id}: {assignment.annotator.username} → {form.cleaned_data['annotator'].username}.")
+    return redirect("assignment-index", slug=assignment.clip.project.slug)
+

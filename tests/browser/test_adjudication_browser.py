@@ -1,0 +1,153 @@
+"""A lead adjudicates a clip in a real browser: filter to the disagreements, take
+one coder's value, edit another field, accept the unanimous rows, mark the clip
+adjudicated."""
+import pytest
+
+from annotation.adjudication import selectors
+from annotation.models import ClipState, Gold
+
+from ..test_adjudication_services import reviewed_clip
+from .conftest import screenshot
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.browser]
+
+
+@pytest.fixture
+def clip(project, annotator, other_annotator, tmp_path):
+    # Row 1: ann1 says "request", ann2 keeps the draft's "disclosure".
+    # Row 2 (therapist): ann1 hears the tone as "calm", ann2 as "warm".
+    # Row 3: both keep the draft (unanimous).
+    return reviewed_clip(project, tmp_path, [annotator, other_annotator])
+
+
+def gold(clip, index):
+    return Gold.objects.get(row__clip=clip, row__row_index=index)
+
+
+def shown_rows(page):
+    return page.eval_on_selector_all("#row-list tbody tr[id]", "trs => trs.map(t => t.id)")
+
+
+def test_lead_adjudicates_a_clip_from_filter_to_adjudicated(login, live_server, clip, lead):
+    page = login("lead1", "lead-pass-123")
+    page.goto(f"{live_server.url}/projects/{clip.project.slug}/adjudication/")
+    assert "Disagreements left: 2" in page.inner_text("#left-title")
+    page.click(f"text={clip.sample_id}")
+    page.wait_for_selector("#compare")
+
+    # Only the rows the coders disagree on.
+    page.check("#f-disagreements")
+    page.wait_for_selector("#filter-count:has-text('2 of 3 rows')")
+    assert shown_rows(page) == ["row-1", "row-2"]
+    assert "disagreements=1" in page.url
+
+    # Row 1: take ann1's utterance type, with a note.
+    page.click("#row-1")
+    page.wait_for_selector("#editor h2:has-text('Row 1')")
+    disputed = page.locator('#compare tr.disputed[data-field="utterance_type"]')
+    assert disputed.locator("th .chip").inner_text() == "open"
+    disputed.locator("input.decision-note").fill("a direct ask, not a disclosure")
+    disputed.locator("input.decision-note").press("Enter")
+    disputed.locator('button.take[data-source="ann1"]').click()
+    page.wait_for_selector('#compare tr[data-field="utterance_type"] .chip-decided')
+    page.wait_for_selector("#row-1 .chip-decided")
+    assert page.inner_text('#dim-verbal .picker-value') == "request", "the editor below shows the taken value"
+    screenshot(page, "adjudication-clip")
+    decided = gold(clip, 1)
+    assert decided.content["utterance_type"] == "request"
+    assert decided.decisions["utterance_type"] == {**decided.decisions["utterance_type"], "source": "ann1", "by": "lead1", "note": "a direct ask, not a disclosure"}
+
+    # Row 2: neither tone fits; edit it in the gold editor and save.
+    page.keyboard.press("Escape")
+    page.keyboard.press("j")
+    page.wait_for_selector("#editor h2:has-text('Row 2')")
+    assert page.is_visible('.field.disputed.open[data-path="tone_of_voice"]')
+    page.fill('[data-path="tone_of_voice"] input', "calm, then warm")
+    page.press('[data-path="tone_of_voice"] input', "Tab")
+    page.click("#save")
+    page.wait_for_selector("#save-state:has-text('version 1')")
+    page.wait_for_selector("#row-2 .chip-decided")
+    edited = gold(clip, 2)
+    assert edited.content["tone_of_voice"] == "calm, then warm" and edited.decisions["tone_of_voice"]["source"] == "edit"
+
+    # The unanimous row in bulk, then close the clip.
+    page.click("#accept-unanimous")
+    page.wait_for_selector("ul.messages :text('1 unanimous row(s) accepted')")
+    assert page.is_checked("#f-disagreements"), "the filters survive the form"
+    assert gold(clip, 3).decisions["target"]["source"] == "unanimous"
+    page.click("#mark-adjudicated")
+    page.wait_for_selector("ul.messages :text('is adjudicated')")
+    clip.refresh_from_db()
+    assert clip.state == ClipState.ADJUDICATED
+    assert page.is_visible("text=its gold can be read here but not changed")
+    assert page.locator("button.take").count() == 0
+    assert page.errors == []
+
+
+def test_take_keeps_unsaved_edits_of_other_fields(login, live_server, clip, lead):
+    page = login("lead1", "lead-pass-123")
+    page.goto(f"{live_server.url}/adjudication/clips/{clip.pk}/#row-1")
+    page.wait_for_selector("#editor h2:has-text('Row 1')")
+    page.fill('[data-path="tone_of_voice"] input', "flat")
+    page.press('[data-path="tone_of_voice"] input', "Tab")
+    page.locator('#compare button.take[data-field="utterance_type"][data-source="ann2"]').click()
+    page.wait_for_selector('#compare tr[data-field="utterance_type"] .chip-decided')
+    assert page.input_value('[data-path="tone_of_voice"] input') == "flat", "the unsaved edit survived the take"
+    assert page.is_visible("#save-state:has-text('unsaved changes')")
+    page.click("#save")
+    page.wait_for_selector("#save-state:has-text('version 2')")
+    stored = gold(clip, 1)
+    assert stored.content["tone_of_voice"] == "flat" and stored.content["utterance_type"] == "disclosure"
+    assert stored.decisions["utterance_type"]["source"] == "ann2" and stored.decisions["tone_of_voice"]["source"] == "edit"
+    assert page.errors == []
+
+
+def test_a_synthetic_three_coder_clip_reads_well(login, live_server, project, lead):
+    """Realistic data (synthetic: 3 coders with seeded disagreement, family clip when drawn): no script error, every row listed."""
+    from annotation.models import Clip
+    from annotation.synthetic import generate
+
+    generate(project, clips=3, annotators=3, seed=4)
+    Gold.objects.filter(row__clip__project=project).delete()  # as before adjudication
+    Clip.objects.filter(project=project).update(state=ClipState.REVIEWED)
+    clip = max(project.clips.all(), key=lambda c: (len(c.participants), c.rows.count()))
+    page = login("lead1", "lead-pass-123")
+    page.goto(f"{live_server.url}/adjudication/clips/{clip.pk}/?disagreements=1")
+    page.wait_for_selector("#compare")
+    disputed = sum(1 for s in selectors.row_states(clip) if s.disputes)
+    assert len(shown_rows(page)) == disputed > 0
+    page.click("#row-list tbody tr[id] >> nth=2")
+    screenshot(page, "adjudication-synthetic")
+    page.check("#show-all-fields")
+    assert page.locator("#compare tbody tr").count() == 12
+    screenshot(page, "adjudication-synthetic-all-fields")
+    page.uncheck("#show-all-fields")
+    assert page.errors == []
+
+
+def test_lead_assigns_clips_in_bulk_from_the_page(login, live_server, project, lead, annotator, other_annotator, tmp_path):
+    import json
+
+    from annotation.models import Assignment, AssignmentMode
+    from annotation.rescue_format.importer import import_rescue
+
+    from ..factories import couple_clip
+
+    for n in range(3):
+        path = tmp_path / f"{n}.jsonl"
+        path.write_text(json.dumps(couple_clip(sample_id=f"maya_and_tobias/{n:03d}_clip")) + "\n", encoding="utf-8")
+        import_rescue(path, project, as_source="draft")
+    page = login("lead1", "lead-pass-123")
+    page.goto(f"{live_server.url}/assignments/")  # the nav link lands on the only project
+    page.fill("#id_per_clip", "2")
+    page.fill("#id_calibration", "maya_and_tobias/001_clip")
+    page.click("#assign-form button[type=submit]")
+    page.wait_for_selector("ul.messages :text('6 assignments created')")
+    assert Assignment.objects.filter(mode=AssignmentMode.FROM_EMPTY).count() == 2
+    assert "0 / 9" in page.inner_text("#annotator-progress")
+    page.goto(f"{live_server.url}/projects/{project.slug}/adjudication/")
+    screenshot(page, "adjudication-progress")
+    page.goto(f"{live_server.url}/projects/{project.slug}/assignments/")
+    page.locator(".assignee details summary").first.click()
+    screenshot(page, "assignments")
+    assert page.errors == []

@@ -1,0 +1,273 @@
+"""Adjudication as a lead relies on it: disagreements found per field, gold decided
+field by field with every decision audited, unanimous rows in bulk, and the
+clip-level decisions (discard, re-review, adjudicated)."""
+from __future__ import annotations
+
+import json
+import uuid
+
+import pytest
+
+from annotation.adjudication import selectors, services
+from annotation.adjudication.fields import FIELDS, RELATION_FIELD, compare_row
+from annotation.assignment import start_assignment
+from annotation.models import Assignment, AssignmentState, ClipState, Comment, CommentKind, Gold, Revision
+from annotation.rescue_format.importer import import_rescue
+from annotation.services import ServiceError
+from annotation.workspace.services import InvalidDocument, add_comment, save_revision, submit_assignment
+
+from .factories import couple_clip
+
+pytestmark = pytest.mark.django_db
+
+# What each coder changes in the draft, per row index. Row 1: the coders
+# disagree on the utterance type; row 2 (therapist): on the tone of voice;
+# row 3: nobody changes anything (unanimous).
+EDITS = {
+    "ann1": {1: {"utterance_type": "request"}, 2: {"tone_of_voice": "calm"}},
+    "ann2": {2: {"tone_of_voice": "warm"}},
+}
+
+
+def reviewed_clip(project, tmp_path, coders, edits=EDITS, *, doc=None, submit=True):
+    """Import a clip as the LLM draft, give it to ``coders``, apply each coder's edits,
+    mark every row reviewed and (by default) submit: the clip a lead adjudicates."""
+    doc = doc or couple_clip()
+    path = tmp_path / f"{uuid.uuid4().hex}.jsonl"
+    path.write_text(json.dumps(doc) + "\n", encoding="utf-8")
+    import_rescue(path, project, as_source="draft")
+    clip = project.clips.get(sample_id=doc["sample_id"])
+    for user in coders:
+        start_assignment(clip, user)
+    for user in coders:
+        for revision in Revision.objects.filter(row__clip=clip, annotator=user).select_related("row").order_by("row__row_index"):
+            content = {**revision.content, **edits.get(user.username, {}).get(revision.row.row_index, {})}
+            save_revision(revision.pk, user, content, revision.version, reviewed=True)
+        if submit:
+            submit_assignment(Assignment.objects.get(clip=clip, annotator=user), user)
+    clip.refresh_from_db()
+    return clip
+
+
+@pytest.fixture
+def clip(project, tmp_path, annotator, other_annotator):
+    return reviewed_clip(project, tmp_path, [annotator, other_annotator])
+
+
+def state_of(clip, index):
+    return next(s for s in selectors.row_states(clip) if s.row.row_index == index)
+
+
+def gold_of(clip, index) -> Gold:
+    return Gold.objects.get(row__clip=clip, row__row_index=index)
+
+
+# --- finding disagreements ---------------------------------------------------------
+
+
+def test_disagreements_are_found_per_top_level_field(clip):
+    states = {s.row.row_index: s for s in selectors.row_states(clip)}
+    assert list(states[1].disputes) == ["utterance_type"]
+    assert list(states[2].disputes) == ["tone_of_voice"]
+    assert states[3].disputes == {} and states[3].unanimous
+
+
+def test_the_relation_pattern_is_one_field_whatever_key_carries_it():
+    base = {"target": ["Maya"], "relation_cycle_state": "pursue_withdraw", "relation_pattern": None}
+    other = {**base, "relation_cycle_state": "attack_attack"}
+    assert list(compare_row({"a": base, "b": other})) == [RELATION_FIELD]
+    assert RELATION_FIELD in FIELDS and "relation_cycle_state" not in FIELDS and "relation_pattern_reason" not in FIELDS
+
+
+def test_target_order_is_not_a_disagreement():
+    assert compare_row({"a": {"target": ["Maya", "Tobias"]}, "b": {"target": ["Tobias", "Maya"]}}) == {}
+
+
+def test_outvoted_coder_is_named_and_without_majority_everyone_is():
+    three = {"a": {"tone_of_voice": "x"}, "b": {"tone_of_voice": "x"}, "c": {"tone_of_voice": "y"}}
+    assert compare_row(three)["tone_of_voice"].outliers == ["c"]
+    two = {"a": {"tone_of_voice": "x"}, "b": {"tone_of_voice": "y"}}
+    assert compare_row(two)["tone_of_voice"].outliers == ["a", "b"]
+
+
+def test_filters_by_disagreement_field_label_and_annotator(clip):
+    states = selectors.row_states(clip)
+
+    def shown(**kw):
+        return [s.row.row_index for s in states if selectors.RowFilter(**kw).matches(s)]
+
+    assert shown() == [1, 2, 3]
+    assert shown(disagreements=True) == [1, 2]
+    assert shown(field="tone_of_voice") == [2]
+    assert shown(label="utterance:request") == [1]
+    assert shown(label="strategy:track") == [2]
+    assert shown(annotator="ann1", field="utterance_type") == [1]
+    assert shown(open=True) == [1, 2, 3]
+
+
+# --- deciding fields ---------------------------------------------------------------
+
+
+def test_taking_a_coders_value_creates_the_gold_and_records_the_decision(clip, lead):
+    row = state_of(clip, 1).row
+    gold = services.decide(row.pk, lead, "utterance_type", "ann1", 0, note="a clear ask")
+    assert gold.version == 1 and gold.content["utterance_type"] == "request"
+    decision = gold.decisions["utterance_type"]
+    assert decision["source"] == "ann1" and decision["note"] == "a clear ask" and decision["by"] == "lead1" and decision["at"]
+    assert decision["same_as"] == ["ann1"]
+    # Fields every coder agreed on are decided as unanimous; nothing is left open.
+    assert gold.decisions["target"]["source"] == "unanimous"
+    assert state_of(clip, 1).adjudicated
+    history = gold.history.first()
+    assert history.history_user == lead and "utterance_type" in history.history_change_reason
+
+
+def test_taking_the_draft_and_changing_a_note_later(clip, lead):
+    row = state_of(clip, 1).row
+    gold = services.decide(row.pk, lead, "utterance_type", "draft", 0)
+    assert gold.content["utterance_type"] == "disclosure" and gold.decisions["utterance_type"]["same_as"] == ["ann2", "draft"]
+    gold = services.decide(row.pk, lead, "utterance_type", "gold", gold.version, note="the draft was right")
+    assert gold.decisions["utterance_type"]["source"] == "draft" and gold.decisions["utterance_type"]["note"] == "the draft was right"
+    assert gold.content["utterance_type"] == "disclosure"
+
+
+def test_a_stale_decision_is_refused_and_changes_nothing(clip, lead):
+    row = state_of(clip, 1).row
+    services.decide(row.pk, lead, "utterance_type", "ann1", 0)
+    with pytest.raises(services.GoldConflict):
+        services.decide(row.pk, lead, "utterance_type", "ann2", 0)
+    assert gold_of(clip, 1).content["utterance_type"] == "request"
+
+
+def test_unknown_source_or_field_is_refused(clip, lead):
+    row = state_of(clip, 1).row
+    with pytest.raises(ServiceError, match="no value from 'nobody'"):
+        services.decide(row.pk, lead, "utterance_type", "nobody", 0)
+    with pytest.raises(ServiceError, match="unknown field"):
+        services.decide(row.pk, lead, "relation_cycle_state", "ann1", 0)
+
+
+def test_editing_the_gold_records_an_edit_decision_for_changed_fields_only(clip, lead):
+    state = state_of(clip, 2)
+    content = {**selectors.gold_document(state)["content"], "tone_of_voice": "calm and warm"}
+    gold = services.save_gold(state.row.pk, lead, content, 0, notes={"tone_of_voice": "both hold"})
+    assert gold.decisions["tone_of_voice"] == {**gold.decisions["tone_of_voice"], "source": "edit", "note": "both hold", "same_as": []}
+    assert set(gold.decisions) == set(FIELDS), "the other fields were unanimous"
+    assert gold.history.first().history_user == lead
+
+
+def test_an_invalid_gold_edit_is_refused_with_field_paths(clip, lead):
+    state = state_of(clip, 1)
+    content = {**selectors.gold_document(state)["content"], "target": ["Maya"]}
+    with pytest.raises(InvalidDocument) as exc:
+        services.save_gold(state.row.pk, lead, content, 0)
+    assert [(i.path, i.code) for i in exc.value.issues] == [("target[0]", "self_target")]
+    assert not Gold.objects.filter(row=state.row).exists()
+
+
+def test_gold_of_an_adjudicated_clip_cannot_change(clip, lead):
+    services.accept_unanimous(clip, lead)
+    services.decide(state_of(clip, 1).row.pk, lead, "utterance_type", "ann1", 0)
+    services.decide(state_of(clip, 2).row.pk, lead, "tone_of_voice", "ann2", 0)
+    services.mark_adjudicated(clip, lead)
+    with pytest.raises(ServiceError, match="request a re-review"):
+        services.decide(state_of(clip, 1).row.pk, lead, "utterance_type", "ann2", 1)
+
+
+# --- bulk and clip level -------------------------------------------------------------
+
+
+def test_accept_unanimous_gives_gold_to_agreed_rows_only(clip, lead):
+    result = services.accept_unanimous(clip, lead)
+    assert result.accepted == [3] and not result.invalid
+    gold = gold_of(clip, 3)
+    assert gold.content == Revision.objects.get(row=gold.row, annotator__username="ann1").content
+    assert all(d["source"] == "unanimous" for d in gold.decisions.values())
+    assert gold.history.first().history_user == lead
+    again = services.accept_unanimous(clip, lead)
+    assert again.accepted == [] and again.already_gold == 1
+
+
+def test_mark_adjudicated_needs_gold_on_every_row_and_no_open_disagreement(clip, lead):
+    with pytest.raises(ServiceError, match="3 row\\(s\\) have no gold"):
+        services.mark_adjudicated(clip, lead)
+    services.accept_unanimous(clip, lead)
+    services.save_gold(state_of(clip, 1).row.pk, lead, {**selectors.gold_document(state_of(clip, 1))["content"], "tone_of_voice": "x"}, 0)
+    with pytest.raises(ServiceError, match="not decided yet \\(rows 1\\)"):
+        services.mark_adjudicated(clip, lead)
+    services.decide(state_of(clip, 1).row.pk, lead, "utterance_type", "ann1", 1)
+    services.decide(state_of(clip, 2).row.pk, lead, "tone_of_voice", "ann1", 0)
+    services.mark_adjudicated(clip, lead)
+    clip.refresh_from_db()
+    assert clip.state == ClipState.ADJUDICATED
+    assert clip.history.first().history_user == lead
+
+
+def test_mark_adjudicated_refuses_gold_that_does_not_validate(clip, lead):
+    services.accept_unanimous(clip, lead)
+    for index, name in ((1, "utterance_type"), (2, "tone_of_voice")):
+        services.decide(state_of(clip, index).row.pk, lead, name, "ann1", 0)
+    Gold.objects.filter(row__clip=clip, row__row_index=3).update(content={**gold_of(clip, 3).content, "target": []})
+    with pytest.raises(ServiceError, match="does not validate \\(rows 3\\)"):
+        services.mark_adjudicated(clip, lead)
+
+
+def test_mark_adjudicated_waits_for_every_coder(project, tmp_path, annotator, other_annotator, lead):
+    clip = reviewed_clip(project, tmp_path, [annotator, other_annotator], submit=False)
+    with pytest.raises(ServiceError, match="waiting for ann1, ann2"):
+        services.mark_adjudicated(clip, lead)
+
+
+def test_accepting_a_discard_proposal_keeps_its_reason(clip, lead, annotator):
+    proposal = add_comment(clip, annotator, "speaker labels are wrong from 2:10", kind=CommentKind.DISCARD_PROPOSAL)
+    services.accept_discard(clip, proposal.pk, lead)
+    clip.refresh_from_db()
+    assert clip.state == ClipState.DISCARDED and clip.discarded_by == lead
+    assert clip.discard_reason.startswith("speaker labels are wrong from 2:10") and "ann1" in clip.discard_reason
+    proposal.refresh_from_db()
+    assert proposal.resolved
+    with pytest.raises(ServiceError, match="already decided"):
+        services.accept_discard(clip, proposal.pk, lead)
+
+
+def test_dismissing_a_discard_proposal_keeps_the_clip(clip, lead, annotator):
+    proposal = add_comment(clip, annotator, "too short", kind=CommentKind.DISCARD_PROPOSAL)
+    services.dismiss_discard(clip, proposal.pk, lead)
+    clip.refresh_from_db()
+    proposal.refresh_from_db()
+    assert clip.state == ClipState.REVIEWED and proposal.resolved
+
+
+def test_rereview_reopens_the_assignment_and_the_annotator_can_edit_again(clip, lead, annotator):
+    assignment = services.request_rereview(clip, "ann1", lead, "row 2: check the tone")
+    assert assignment.state == AssignmentState.REOPENED
+    clip.refresh_from_db()
+    assert clip.state == ClipState.IN_REVIEW
+    assert Comment.objects.filter(clip=clip, author=lead, body__contains="row 2: check the tone").exists()
+    revision = Revision.objects.get(row__clip=clip, row__row_index=2, annotator=annotator)
+    save_revision(revision.pk, annotator, {**revision.content, "tone_of_voice": "warm"}, revision.version, reviewed=True)
+    submit_assignment(Assignment.objects.get(clip=clip, annotator=annotator), annotator)
+    clip.refresh_from_db()
+    assert clip.state == ClipState.REVIEWED
+    assert "tone_of_voice" not in state_of(clip, 2).disputes, "the re-review settled the disagreement"
+
+
+def test_rereview_of_someone_not_assigned_is_refused(clip, lead):
+    with pytest.raises(ServiceError, match="not assigned"):
+        services.request_rereview(clip, "lead1", lead)
+
+
+# --- progress -------------------------------------------------------------------------
+
+
+def test_project_progress_counts_rows_and_open_disagreements_per_field(clip, lead):
+    progress = selectors.project_progress(clip.project)
+    assert progress["clips"] == 1 and progress["clips_adjudicated"] == 0
+    assert progress["rows"] == 3 and progress["rows_adjudicated"] == 0
+    assert progress["disagreements_left"]["utterance_type"] == 1 and progress["disagreements_left"]["tone_of_voice"] == 1
+    assert progress["disagreements_left_total"] == 2
+    services.accept_unanimous(clip, lead)
+    services.decide(state_of(clip, 1).row.pk, lead, "utterance_type", "ann1", 0)
+    progress = selectors.project_progress(clip.project)
+    assert progress["rows_adjudicated"] == 2 and progress["disagreements_left_total"] == 1
+    assert progress["per_clip"][0]["coders"] == 2 and progress["per_clip"][0]["disputed_rows"] == 2
