@@ -7,4 +7,7 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "rescue_annot.settings")
 
 app = Celery("rescue_annot")
 app.config_from_object("django.conf:settings", namespace="CELERY")
-app.autodiscover_tasks(related_name="celery_tasks")
+# The project app and each capability package keep their tasks in `celery_tasks`.
+app.autodiscover_tasks(
+    ["annotation", "annotation.agreement", "annotation.preannotate", "annotation.releases"], related_name="celery_tasks"
+)

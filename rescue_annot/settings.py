@@ -211,6 +211,10 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
 }
 
+# --- Agreement ----------------------------------------------------------------
+# Scopes up to this many rows are computed inside the request; larger ones on a worker.
+AGREEMENT_SYNC_MAX_ROWS = env.int("AGREEMENT_SYNC_MAX_ROWS", default=1500)
+
 # --- Releases ---------------------------------------------------------------
 RELEASES_ROOT = Path(env.str("RELEASES_ROOT", default=str(VAR_DIR / "releases")))
 

@@ -1,3 +1,13 @@
 """URL patterns of the agreement capability, included by rescue_annot/urls.py."""
-web_urlpatterns: list = []  # pages, mounted at /
-api_urlpatterns: list = []  # endpoints, mounted at /api/v1/
+
+from django.urls import path
+
+from . import api, views
+
+web_urlpatterns = [  # pages, mounted at /
+    path("projects/<slug:slug>/agreement/", views.dashboard, name="agreement-dashboard"),
+]
+api_urlpatterns = [  # endpoints, mounted at /api/v1/
+    path("projects/<slug:slug>/agreement/", api.AgreementReportView.as_view(), name="api-agreement"),
+    path("projects/<slug:slug>/agreement/status/", api.AgreementStatusView.as_view(), name="api-agreement-status"),
+]

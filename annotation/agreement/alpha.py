@@ -1,0 +1,177 @@
+"""Krippendorff's alpha for one coder-by-unit matrix, from its coincidence matrix.
+
+Alpha = 1 - D_o / D_e over the coincidence matrix o_ck (Krippendorff 2011,
+"Computing Krippendorff's Alpha-Reliability"). The coincidences are summed
+per pair of coders with ``np.bincount`` (cost: coders^2 x units, independent
+of the number of distinct values), which keeps alpha fast for target sets
+with ~90 distinct values, where the ``krippendorff`` package's dense
+units x values x values tensor takes about 0.1 s per figure. The package is
+the reference: ``library_alpha`` calls it on the same matrix, the tests
+require equality on every level (the published examples, the synthetic
+project, MASI through the package's distance-callable argument), and
+``bench/bench_agreement.py`` times both.
+
+The same matrix gives the bootstrap (``bootstrap``), the observed agreement,
+the majority share and the confusion heatmaps.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import krippendorff
+import numpy as np
+
+# --- distances --------------------------------------------------------------------
+
+
+def masi_distance(a, b) -> float:
+    """MASI distance between two sets (Passonneau 2006): 1 - Jaccard * monotonicity.
+
+    Monotonicity is 1 for equal sets, 2/3 when one contains the other, 1/3 when
+    they overlap otherwise, and 0 when they are disjoint.
+    """
+    a, b = set(a), set(b)
+    if a == b:
+        return 0.0
+    common = len(a & b)
+    if not common:
+        return 1.0
+    jaccard = common / len(a | b)
+    monotonicity = 2 / 3 if a <= b or b <= a else 1 / 3
+    return 1.0 - jaccard * monotonicity
+
+
+def distance_matrix(level: str, domain: list) -> np.ndarray:
+    """delta^2 between every two values of ``domain`` at a level of measurement."""
+    n = len(domain)
+    if level == "nominal":
+        return 1.0 - np.eye(n)
+    if level == "interval":
+        v = np.asarray(domain, dtype=float)
+        return (v[:, None] - v[None, :]) ** 2
+    if level == "masi":
+        out = np.zeros((n, n))
+        for i in range(n):
+            for j in range(i + 1, n):
+                out[i, j] = out[j, i] = masi_distance(domain[i], domain[j])
+        return out
+    raise ValueError(f"unknown level of measurement {level!r}")
+
+
+# --- the pairable part of a matrix ---------------------------------------------------
+
+
+@dataclass
+class Pairable:
+    """What alpha is computed on: units with values from 2+ coders, and their coincidences."""
+
+    o: np.ndarray  # coincidences among the values present (present x present)
+    present: np.ndarray  # positions of those values in the full domain
+    units: int
+    values: int  # n.., the number of pairable values
+    pairs: int  # sum over units of m_u (m_u - 1) / 2: the bootstrap's draws per resample
+    coders: int  # coders with at least one pairable value
+
+
+def pairable(codes: np.ndarray, n_values: int) -> Pairable:
+    """Coincidences of ``codes`` (coders x units, -1 missing, else a position in a domain of ``n_values``)."""
+    valid = codes >= 0
+    m = valid.sum(axis=0)
+    keep = m >= 2
+    if not keep.any():
+        return Pairable(np.zeros((0, 0)), np.zeros(0, dtype=int), 0, 0, 0, 0)
+    codes, valid, m = codes[:, keep], valid[:, keep], m[keep]
+    weight = 1.0 / (m - 1)
+    o = np.zeros(n_values * n_values)
+    # Each ordered pair of values from two different coders of a unit adds 1 / (m_u - 1).
+    for i in range(len(codes)):
+        for j in range(len(codes)):
+            if i == j:
+                continue
+            both = valid[i] & valid[j]
+            if both.any():
+                o += np.bincount(
+                    codes[i][both] * n_values + codes[j][both], weights=weight[both], minlength=n_values * n_values
+                )
+    o = o.reshape(n_values, n_values)
+    present = np.flatnonzero(o.sum(axis=0) > 0)
+    return Pairable(
+        o=o[np.ix_(present, present)],
+        present=present,
+        units=int(keep.sum()),
+        values=int(m.sum()),
+        pairs=int((m * (m - 1) // 2).sum()),
+        coders=int(valid.any(axis=1).sum()),
+    )
+
+
+# --- alpha ----------------------------------------------------------------------------
+
+
+@dataclass
+class Alpha:
+    """Alpha of a ``Pairable`` (None when undefined, with the reason)."""
+
+    alpha: float | None
+    reason: str | None
+    data: Pairable
+    delta: np.ndarray | None = None
+
+    @property
+    def observed_agreement(self) -> float | None:
+        """Share of pairs of values within units that match exactly: trace(o) / n.."""
+        if not self.data.units:
+            return None
+        return float(np.trace(self.data.o) / self.data.o.sum())
+
+
+def compute_alpha(data: Pairable, delta: np.ndarray, only_value: str = "") -> Alpha:
+    """Alpha from coincidences and the distances ``delta`` between the values present.
+
+    Undefined (alpha None, with the reason) when no unit is pairable or when a
+    single value occurs (D_e = 0): a reason, never a crash or a made-up number.
+    """
+    if data.units == 0:
+        return Alpha(None, "no unit has values from two or more coders, so there is nothing to compare", data)
+    if len(data.present) == 1:
+        return Alpha(
+            None,
+            f"all {data.values} pairable values are {only_value!r}: with a single value there is no variation, "
+            "so alpha is 0/0 (undefined), although observed agreement is 100%",
+            data,
+        )
+    o = data.o
+    n = o.sum()
+    totals = o.sum(axis=0)
+    expected = (np.outer(totals, totals) - np.diag(totals)) / (n - 1)
+    alpha = 1.0 - (o * delta).sum() / (expected * delta).sum()
+    return Alpha(float(alpha), None, data, delta)
+
+
+# --- the reference ---------------------------------------------------------------------
+
+
+def library_alpha(codes: np.ndarray, domain: list, level: str) -> float:
+    """The ``krippendorff`` package's alpha on the same coder-by-unit matrix (-1 = missing).
+
+    Nominal values go in as their positions, interval values as numbers, and
+    target sets (MASI) as positions with a distance callable.
+    """
+    if level == "interval":
+        values = np.asarray(domain, dtype=float)
+        data = np.where(codes >= 0, values[np.maximum(codes, 0)], np.nan)
+        return float(krippendorff.alpha(reliability_data=data, level_of_measurement="interval"))
+    data = np.where(codes >= 0, codes, np.nan).astype(float)
+    if level == "nominal":
+        return float(krippendorff.alpha(reliability_data=data, level_of_measurement="nominal"))
+    present = np.unique(codes[codes >= 0])
+    delta = distance_matrix(level, [domain[i] for i in present])
+
+    def lookup(v1, v2, i1, i2, n_v, dtype=np.float64):
+        # The package passes positions within the value domain it was given.
+        return delta[i1, i2].astype(dtype)
+
+    return float(
+        krippendorff.alpha(reliability_data=data, value_domain=present.astype(float), level_of_measurement=lookup)
+    )

@@ -1,0 +1,113 @@
+"""``/api/v1/projects/{slug}/agreement/``: the agreement report for scripts (leads only).
+
+``GET`` returns the cached report (200), computes it on the spot for a small
+scope, or starts a background job and answers 202 with its progress; poll
+``.../agreement/status/`` (which never starts anything) or the same URL.
+``POST`` is the same, and also starts again after a failed job.
+"""
+
+from __future__ import annotations
+
+from django.shortcuts import get_object_or_404
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import permissions, status
+from rest_framework.exceptions import ValidationError
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from .. import selectors
+from ..roles import is_lead
+from ..taxonomy import SCENARIOS
+from . import services
+from .report import MAX_RESAMPLES, MIN_RESAMPLES
+
+
+class IsLead(permissions.BasePermission):
+    message = "Agreement figures are for leads."
+
+    def has_permission(self, request, view):
+        return is_lead(request.user)
+
+
+PARAMETERS = [
+    OpenApiParameter("scenario", str, enum=list(SCENARIOS), description="Only clips of this scenario (default: all)."),
+    OpenApiParameter(
+        "resamples",
+        int,
+        description=f"Bootstrap resamples per figure ({MIN_RESAMPLES:,}-{MAX_RESAMPLES:,}; default 1,000).",
+    ),
+    OpenApiParameter("seed", int, description="Bootstrap seed (default 0): the same seed gives the same intervals."),
+]
+RESPONSES = {
+    200: OpenApiResponse(OpenApiTypes.OBJECT, description='{"status": "ready", "fingerprint": ..., "report": {...}}'),
+    202: OpenApiResponse(
+        OpenApiTypes.OBJECT, description='{"status": "queued"|"running", "job": {...progress}}: poll again'
+    ),
+    400: OpenApiResponse(OpenApiTypes.OBJECT, description="A parameter is invalid."),
+    500: OpenApiResponse(
+        OpenApiTypes.OBJECT, description='{"status": "failed", "job": {..., "error": ...}}: POST to try again'
+    ),
+}
+
+
+def _job(job) -> dict | None:
+    if job is None:
+        return None
+    return {
+        "id": job.pk,
+        "state": job.state,
+        "progress_done": job.progress_done,
+        "progress_total": job.progress_total,
+        "error": job.error,
+    }
+
+
+def state_response(state: services.ReportState, *, with_report: bool = True) -> Response:
+    body = {"status": state.status, "fingerprint": state.fingerprint, "job": _job(state.job)}
+    if state.status == "ready":
+        if with_report:
+            body["report"] = state.report.report
+        return Response(body)
+    if state.status == "failed":
+        return Response(body, status=status.HTTP_500_INTERNAL_SERVER_ERROR)
+    return Response(body, status=status.HTTP_202_ACCEPTED)
+
+
+class _AgreementBase(APIView):
+    permission_classes = (permissions.IsAuthenticated, IsLead)
+
+    def project_and_params(self, request, slug):
+        project = get_object_or_404(selectors.visible_projects(request.user), slug=slug)
+        try:
+            return project, services.Params.from_query(request.query_params)
+        except ValueError as exc:
+            raise ValidationError({"detail": str(exc)}) from None
+
+
+class AgreementReportView(_AgreementBase):
+    @extend_schema(summary="Agreement report of a project", parameters=PARAMETERS, responses=RESPONSES)
+    def get(self, request, slug):
+        project, params = self.project_and_params(request, slug)
+        return state_response(services.report_state(project, params, user=request.user))
+
+    @extend_schema(
+        summary="Compute the agreement report (again after a failure)",
+        parameters=PARAMETERS,
+        request=None,
+        responses=RESPONSES,
+    )
+    def post(self, request, slug):
+        project, params = self.project_and_params(request, slug)
+        return state_response(services.report_state(project, params, user=request.user, retry=True))
+
+
+class AgreementStatusView(_AgreementBase):
+    @extend_schema(
+        summary="Where the agreement report stands (never starts a computation)",
+        parameters=PARAMETERS,
+        responses=RESPONSES,
+    )
+    def get(self, request, slug):
+        project, params = self.project_and_params(request, slug)
+        return state_response(services.report_state(project, params, user=request.user, start=False), with_report=False)

@@ -1,0 +1,231 @@
+"""Cached agreement reports: computed once per state of the data, on a worker when large.
+
+A report is stored in ``AgreementReport`` under a fingerprint: a SHA-256 of
+everything it depends on (the clips and rows in scope, every revision's id,
+version and update time, every draft's id and update time, the assignments
+with their modes, the parameters and the report version). Any edit changes
+the fingerprint, so a stored report is never served for data it was not
+computed from, and nothing has to be invalidated by hand.
+
+Small scopes are computed inside the request; larger ones start a Celery job
+(``Job`` row with progress) and the page and API show its progress until the
+report is stored.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from dataclasses import dataclass
+from urllib.parse import urlencode
+
+from django.conf import settings
+from django.db import transaction
+
+from .. import jobs
+from ..models import AgreementReport, Assignment, Draft, Job, JobState, Project, Revision, Row
+from ..taxonomy import SCENARIOS
+from .celery_tasks import compute_report_task
+from .extract import scope_clips, scope_sample_ids
+from .report import REPORT_VERSION, build_report, check_resamples
+
+JOB_KIND = "agreement"
+# Up to this many rows in scope the report is computed inside the request (about a second).
+SYNC_MAX_ROWS = getattr(settings, "AGREEMENT_SYNC_MAX_ROWS", 1500)
+
+
+@dataclass(frozen=True)
+class Params:
+    """What a report is computed for; JSON-ready so that a job can carry it."""
+
+    scenario: str | None = None
+    clips: tuple[str, ...] | None = None  # sample ids
+    resamples: int = 1000
+    seed: int = 0
+
+    def as_dict(self) -> dict:
+        return {
+            "scenario": self.scenario,
+            "clips": list(self.clips) if self.clips is not None else None,
+            "resamples": self.resamples,
+            "seed": self.seed,
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict) -> Params:
+        clips = d.get("clips")
+        return cls(
+            d.get("scenario"), tuple(clips) if clips is not None else None, d.get("resamples", 1000), d.get("seed", 0)
+        )
+
+    @classmethod
+    def from_query(cls, query) -> Params:
+        """From request parameters (``scenario``, ``resamples``, ``seed``); ValueError with a message for the user."""
+        scenario = (query.get("scenario") or "").strip() or None
+        if scenario is not None and scenario not in SCENARIOS:
+            raise ValueError(f"scenario must be one of {', '.join(SCENARIOS)}, got {scenario!r}")
+        numbers = {}
+        for name, default in (("resamples", 1000), ("seed", 0)):
+            raw = (query.get(name) or "").strip()
+            try:
+                numbers[name] = int(raw) if raw else default
+            except ValueError:
+                raise ValueError(f"{name} must be a whole number, got {raw!r}") from None
+        if numbers["seed"] < 0:
+            raise ValueError("seed must be 0 or more")
+        check_resamples(numbers["resamples"])
+        return cls(scenario, None, numbers["resamples"], numbers["seed"])
+
+    def query(self) -> str:
+        """The request parameters that give these params back (clips are not a request parameter)."""
+        parts = {"scenario": self.scenario or "", "resamples": self.resamples, "seed": self.seed}
+        return urlencode({k: v for k, v in parts.items() if v not in ("", None)})
+
+    def build(self, project: Project, progress=None) -> dict:
+        return build_report(
+            project,
+            scenario=self.scenario,
+            clips=self.clips,
+            resamples=self.resamples,
+            seed=self.seed,
+            progress=progress,
+        )
+
+
+@dataclass
+class ReportState:
+    status: str  # "ready", "queued", "running", "failed"
+    fingerprint: str
+    report: AgreementReport | None = None
+    job: Job | None = None
+
+
+def _feed(digest, rows) -> None:
+    for row in rows:
+        digest.update("\x1f".join(map(str, row)).encode())
+        digest.update(b"\x1e")
+
+
+def fingerprint(project: Project, params: Params) -> str:
+    """Digest of everything a report of ``project`` with ``params`` depends on."""
+    check_resamples(params.resamples)
+    clips = scope_clips(project, scenario=params.scenario, clips=params.clips)
+    digest = hashlib.sha256()
+    _feed(
+        digest,
+        [
+            (
+                "agreement report",
+                REPORT_VERSION,
+                project.slug,
+                params.scenario,
+                scope_sample_ids(params.clips),
+                params.resamples,
+                params.seed,
+            )
+        ],
+    )
+    _feed(digest, clips.order_by("id").values_list("id", "sample_id", "scenario"))
+    _feed(
+        digest,
+        Row.objects.filter(clip__in=clips).order_by("id").values_list("id", "clip_id", "row_index", "primary_speaker"),
+    )
+    _feed(
+        digest,
+        Assignment.objects.filter(clip__in=clips)
+        .order_by("id")
+        .values_list("id", "clip_id", "annotator_id", "annotator__username", "mode"),
+    )
+    _feed(
+        digest,
+        Revision.objects.filter(row__clip__in=clips)
+        .order_by("id")
+        .values_list("id", "row_id", "annotator_id", "version", "updated_at"),
+    )
+    _feed(digest, Draft.objects.filter(row__clip__in=clips).order_by("id").values_list("id", "row_id", "updated_at"))
+    return digest.hexdigest()
+
+
+def cached_report(project: Project, fp: str) -> AgreementReport | None:
+    return AgreementReport.objects.filter(project=project, fingerprint=fp).order_by("-created_at", "-id").first()
+
+
+def store_report(project: Project, params: Params, fp: str, report: dict) -> AgreementReport:
+    """Keep ``report`` under ``fp``; older reports of the same scope are dropped (they can never match again)."""
+    scope = params.as_dict()
+    with transaction.atomic():
+        stale = [r.pk for r in AgreementReport.objects.filter(project=project).only("pk", "scope") if r.scope == scope]
+        AgreementReport.objects.filter(pk__in=stale).delete()
+        return AgreementReport.objects.create(project=project, scope=scope, fingerprint=fp, report=report)
+
+
+def compute_and_store(project: Project, params: Params, progress=None) -> AgreementReport | None:
+    """Compute and store; None when the data changed while computing (the result would be mislabelled)."""
+    fp = fingerprint(project, params)
+    report = params.build(project, progress)
+    if fingerprint(project, params) != fp:
+        return None
+    return store_report(project, params, fp, report)
+
+
+def _latest_job(fp: str) -> Job | None:
+    return Job.objects.filter(kind=JOB_KIND, key=f"{JOB_KIND}:{fp}").order_by("-created_at", "-id").first()
+
+
+def report_state(
+    project: Project, params: Params, *, user=None, start: bool = True, retry: bool = False, sync: bool | None = None
+) -> ReportState:
+    """Where the report for ``params`` stands, computing or starting it when needed.
+
+    ``start=False`` only looks. ``retry`` starts again after a failed job.
+    ``sync`` forces (True) or forbids (False) computing in this process;
+    by default scopes up to SYNC_MAX_ROWS rows are computed here.
+    """
+    fp = fingerprint(project, params)
+    stored = cached_report(project, fp)
+    if stored is not None:
+        return ReportState("ready", fp, report=stored)
+    job = _latest_job(fp)
+    if job is not None and job.state in (JobState.QUEUED, JobState.RUNNING):
+        return ReportState(job.state, fp, job=job)
+    if job is not None and job.state == JobState.FAILED and not retry:
+        return ReportState("failed", fp, job=job)
+    if not start:
+        return ReportState("missing", fp, job=job)
+    if sync is None:
+        sync = (
+            Row.objects.filter(clip__in=scope_clips(project, scenario=params.scenario, clips=params.clips)).count()
+            <= SYNC_MAX_ROWS
+        )
+    if sync:
+        stored = compute_and_store(project, params)
+        if stored is not None:
+            return ReportState("ready", fp, report=stored)
+        return report_state(project, params, user=user, start=False)
+    job = start_job(project, params, fp, user=user)
+    # With eager tasks (no broker) the job has already run by now.
+    job.refresh_from_db()
+    stored = cached_report(project, fp)
+    if stored is not None:
+        return ReportState("ready", fp, report=stored, job=job)
+    return ReportState("failed" if job.state == JobState.FAILED else job.state, fp, job=job)
+
+
+def start_job(project: Project, params: Params, fp: str, *, user=None) -> Job:
+    job = Job.objects.create(
+        kind=JOB_KIND, project=project, key=f"{JOB_KIND}:{fp}", params=params.as_dict(), created_by=user
+    )
+    return jobs.enqueue(job, compute_report_task)
+
+
+def throttled_progress(job_id: int, every: float = 0.5):
+    """A progress callback that writes the Job row at most every ``every`` seconds (and at the end)."""
+    last = [0.0]
+
+    def report(done: int, total: int) -> None:
+        now = time.monotonic()
+        if done >= total or now - last[0] >= every:
+            last[0] = now
+            jobs.report_progress(job_id, done, total)
+
+    return report

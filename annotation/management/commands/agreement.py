@@ -1,0 +1,149 @@
+"""Print a project's inter-annotator agreement as a table; optionally write the full report as JSON.
+
+    manage.py agreement --project rescue2
+    manage.py agreement --project rescue2 --scenario family --json out/agreement.json
+    manage.py agreement --project rescue2 --clips alan_and_evelyn/001_x alan_and_evelyn/002_y --resamples 5000 --seed 7
+
+Computed in this process (no worker needed) and stored in the report cache,
+so the dashboard and the API serve it without computing it again.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from django.core.management.base import CommandError
+
+from ...agreement import services
+from ...agreement.extract import ScopeError
+from ...agreement.report import MAX_RESAMPLES, MIN_RESAMPLES
+from ...taxonomy import SCENARIOS
+from ._base import AuditedCommand
+
+COLUMNS = (
+    "field",
+    "level",
+    "alpha",
+    "95% interval",
+    "P<.800",
+    "P<.667",
+    "units",
+    "coders",
+    "pairable",
+    "agree",
+    "majority",
+    "α+LLM",
+    "changed",
+)
+
+
+def _num(x, digits: int = 3) -> str:
+    return "–" if x is None else f"{x:.{digits}f}"
+
+
+def _pct(x) -> str:
+    return "–" if x is None else f"{x:.0%}"
+
+
+def slice_table(report: dict, entry: dict) -> tuple[list[tuple[str, ...]], list[str]]:
+    """Rows of the table for one slice, and the notes (undefined figures, rare values) under it."""
+    rows, notes = [], []
+    for m in report["measures"]:
+        item = entry["measures"][m["key"]]
+        f, llm, changed = item["humans"], item["with_llm"], item["changed_from_draft"]
+        interval = f"[{_num(f['ci95'][0])}, {_num(f['ci95'][1])}]" if f["ci95"] else "–"
+        alpha = _num(f["alpha"]) if f["defined"] else "undefined"
+        majority = f"{f['majority_value']} {_pct(f['majority_share'])}" if f["majority_value"] is not None else "–"
+        rows.append(
+            (
+                m["key"],
+                m["level"],
+                alpha,
+                interval,
+                _num(f["p_alpha_below_0_800"]),
+                _num(f["p_alpha_below_0_667"]),
+                str(f["units"]),
+                str(f["coders"]),
+                str(f["pairable_values"]),
+                _pct(f["observed_agreement"]),
+                majority,
+                _num(llm["alpha"]) if llm else "–",
+                _pct(changed["share"]) if changed else "–",
+            )
+        )
+        if f["undefined_reason"]:
+            notes.append(f"{m['key']}: undefined: {f['undefined_reason']}")
+        if f["rare_values_note"]:
+            notes.append(f"{m['key']}: {f['rare_values_note']}")
+    return rows, notes
+
+
+def format_table(rows: list[tuple[str, ...]]) -> str:
+    widths = [max(len(str(r[i])) for r in [COLUMNS, *rows]) for i in range(len(COLUMNS))]
+    lines = ["  ".join(str(c).ljust(w) for c, w in zip(row, widths)).rstrip() for row in [COLUMNS, *rows]]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+class Command(AuditedCommand):
+    help = "Krippendorff's alpha per field with bootstrap intervals, for a project (all coders, pairs, the LLM draft)."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--project", required=True, help="project slug")
+        parser.add_argument("--scenario", choices=SCENARIOS, help="only clips of this scenario")
+        parser.add_argument(
+            "--clips", nargs="+", metavar="SAMPLE_ID", help="only these clips (sample ids; commas also separate)"
+        )
+        parser.add_argument("--json", type=Path, metavar="PATH", help="also write the full report here as JSON")
+        parser.add_argument(
+            "--resamples",
+            type=int,
+            default=1000,
+            help=f"bootstrap resamples per figure ({MIN_RESAMPLES:,}-{MAX_RESAMPLES:,}, default 1,000)",
+        )
+        parser.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+
+    def handle(self, *args, **options):
+        project = self.get_project(options["project"])
+        clips = None
+        if options["clips"]:
+            clips = tuple(sorted({c.strip() for arg in options["clips"] for c in arg.split(",") if c.strip()}))
+        if options["seed"] < 0:
+            raise CommandError("--seed must be 0 or more")
+        params = services.Params(options["scenario"], clips, options["resamples"], options["seed"])
+        try:
+            state = services.report_state(project, params, sync=True)
+        except (ScopeError, ValueError) as exc:
+            raise CommandError(str(exc)) from None
+        if state.status != "ready":
+            raise CommandError("the revisions changed while the report was computed; run the command again")
+        report = state.report.report
+
+        out = self.stdout
+        c = report["counts"]
+        out.write(
+            f"Agreement for {report['project']}: {c['clips']} clips, {c['rows']} rows, {c['annotators']} annotators, "
+            f"{c['revisions']} revisions ({c['assignments']['anchored']} anchored, "
+            f"{c['assignments']['calibration']} calibration assignments)"
+        )
+        out.write(f"Intervals: Krippendorff's bootstrap, {params.resamples} resamples, seed {params.seed}.")
+        for entry in report["slices"]:
+            where = "all scenarios" if entry["scenario"] == "all" else f"{entry['scenario']} clips"
+            title = f"{entry['mode']} assignments, {where}"
+            out.write("")
+            if entry["empty"]:
+                out.write(f"== {title}: {entry['reason']}")
+                continue
+            out.write(
+                f"== {title} ({entry['clips']} clips, {entry['rows']} rows; "
+                f"annotators: {', '.join(entry['annotators'])})"
+            )
+            rows, notes = slice_table(report, entry)
+            out.write(format_table(rows))
+            for note in notes:
+                out.write(f"  * {note}")
+        if options["json"]:
+            options["json"].parent.mkdir(parents=True, exist_ok=True)
+            options["json"].write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+            out.write(f"\nFull report written to {options['json']}")

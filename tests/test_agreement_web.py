@@ -1,0 +1,196 @@
+"""The agreement dashboard and API: leads only, cached until revisions change, background jobs for large projects."""
+
+from __future__ import annotations
+
+import os
+import re
+
+import pytest
+from rest_framework.authtoken.models import Token
+
+from annotation.agreement import services
+from annotation.models import AgreementReport, Assignment, Job, JobState, Revision
+
+from .conftest import require, wait_for
+from .test_agreement_builders import annotators, coded_client_content, make_clip
+
+BROKER = bool(os.environ.get("CELERY_BROKER_URL"))
+
+
+def _small_project(project, draft=True):
+    a, b = annotators("web", 2)
+    contents = {a: [coded_client_content(v) for v in (0, 1, 2, 3)], b: [coded_client_content(v) for v in (0, 1, 2, 1)]}
+    return (
+        make_clip(
+            project, "web/001", contents, draft=[coded_client_content(v) for v in (0, 1, 2, 2)] if draft else None
+        ),
+        a,
+        b,
+    )
+
+
+@pytest.mark.django_db
+class TestWhoMaySee:
+    def test_anonymous_users_are_sent_to_login_and_refused_by_the_api(self, client, project):
+        response = client.get(f"/projects/{project.slug}/agreement/")
+        assert response.status_code == 302 and response["Location"].startswith("/accounts/login/")
+        assert client.get(f"/api/v1/projects/{project.slug}/agreement/").status_code in (401, 403)
+
+    def test_annotators_of_the_project_get_403_on_page_and_api(self, client, project):
+        _clip, a, _ = _small_project(project)
+        client.force_login(a)
+        assert client.get(f"/projects/{project.slug}/agreement/").status_code == 403
+        assert client.get(f"/api/v1/projects/{project.slug}/agreement/").status_code == 403
+        assert client.get(f"/api/v1/projects/{project.slug}/agreement/status/").status_code == 403
+        assert not AgreementReport.objects.exists()  # nothing was computed for them
+
+    def test_annotators_of_other_projects_get_404_on_the_page(self, client, project, annotator):
+        _small_project(project)
+        client.force_login(annotator)
+        assert client.get(f"/projects/{project.slug}/agreement/").status_code == 404
+
+
+@pytest.mark.django_db
+class TestLeads:
+    def test_page_shows_the_table_and_inline_svg_plots_without_external_assets(self, client, lead, project):
+        _small_project(project)
+        client.force_login(lead)
+        response = client.get(f"/projects/{project.slug}/agreement/")
+        assert response.status_code == 200
+        page = response.content.decode()
+        assert "Utterance type" in page and "web1" in page and "LLM draft" in page
+        assert "Krippendorff" in page and "Hayes &amp; Krippendorff 2007" in page
+        assert page.count('src="data:image/svg+xml;base64,') >= 3
+        assert not re.search(r'(src|href)="(https?:)?//', page)  # no CDN, no external asset
+        assert "<script>" not in page  # no inline script blocks
+
+    def test_undefined_figures_show_their_reason(self, client, lead, project):
+        a, b = annotators("one", 2)
+        content = coded_client_content(0)
+        make_clip(project, "one/001", {a: [content] * 3, b: [content] * 3})
+        client.force_login(lead)
+        page = client.get(f"/projects/{project.slug}/agreement/").content.decode()
+        assert "undefined</b>: all 6 pairable values are &#x27;disclosure&#x27;" in page
+
+    def test_low_alpha_from_a_rare_value_is_flagged_with_the_majority_share(self, client, lead, project):
+        a, b = annotators("rare", 2)
+        mostly = [coded_client_content(0)] * 18
+        make_clip(
+            project,
+            "rare/001",
+            {
+                a: [*mostly, coded_client_content(1), coded_client_content(0)],
+                b: [*mostly, coded_client_content(0), coded_client_content(1)],
+            },
+        )
+        client.force_login(lead)
+        page = client.get(f"/projects/{project.slug}/agreement/").content.decode()
+        # 38 of 40 values are "disclosure": observed agreement 90%, alpha below zero.
+        assert "disclosure (95%)" in page and "unevenly spread" in page and "observed agreement (90%)" in page
+
+    def test_api_returns_the_report_and_validates_parameters(self, client, lead, project):
+        _small_project(project)
+        client.force_login(lead)
+        response = client.get(f"/api/v1/projects/{project.slug}/agreement/?resamples=1000&seed=3")
+        assert response.status_code == 200
+        body = response.json()
+        assert body["status"] == "ready" and body["report"]["parameters"]["seed"] == 3
+        assert body["report"]["summary"][2]["field"] == "utterance_type"
+        assert client.get(f"/api/v1/projects/{project.slug}/agreement/?resamples=10").status_code == 400
+        assert client.get(f"/api/v1/projects/{project.slug}/agreement/?scenario=zoo").status_code == 400
+        assert client.get(f"/projects/{project.slug}/agreement/?seed=-1").status_code == 400
+        assert client.get("/api/v1/projects/nope/agreement/").status_code == 404
+
+    def test_token_clients_get_the_report_too(self, client, lead, project):
+        _small_project(project)
+        token = Token.objects.create(user=lead)
+        response = client.get(f"/api/v1/projects/{project.slug}/agreement/", HTTP_AUTHORIZATION=f"Token {token.key}")
+        assert response.status_code == 200 and response.json()["status"] == "ready"
+
+    def test_report_is_cached_until_a_revision_changes(self, client, lead, project):
+        _clip, a, _ = _small_project(project)
+        client.force_login(lead)
+        first = client.get(f"/api/v1/projects/{project.slug}/agreement/").json()
+        again = client.get(f"/api/v1/projects/{project.slug}/agreement/").json()
+        assert AgreementReport.objects.count() == 1 and again["fingerprint"] == first["fingerprint"]
+        revision = Revision.objects.filter(annotator=a).order_by("row__row_index").last()
+        revision.content = coded_client_content(1)
+        revision.version += 1
+        revision.save()
+        changed = client.get(f"/api/v1/projects/{project.slug}/agreement/").json()
+        assert changed["fingerprint"] != first["fingerprint"]
+        assert changed["report"]["slices"][0]["measures"]["utterance_type"]["humans"]["alpha"] == 1.0
+        assert AgreementReport.objects.count() == 1  # the stale report of the same scope is gone
+
+    def test_assignment_mode_changes_the_fingerprint(self, project):
+        clip, a, _ = _small_project(project)
+        params = services.Params()
+        before = services.fingerprint(project, params)
+        Assignment.objects.filter(clip=clip, annotator=a).update(mode="from_empty")
+        assert services.fingerprint(project, params) != before
+        assert services.fingerprint(project, services.Params(seed=1)) != services.fingerprint(project, params)
+
+
+@pytest.mark.django_db
+@pytest.mark.skipif(
+    BROKER, reason="with a broker, jobs run on the real worker (see test_large_project_is_computed_by_the_real_worker)"
+)
+def test_large_project_computes_on_a_job_and_shows_progress(
+    client, lead, project, monkeypatch, django_capture_on_commit_callbacks
+):
+    _small_project(project)
+    monkeypatch.setattr(services, "SYNC_MAX_ROWS", 0)
+    client.force_login(lead)
+    with django_capture_on_commit_callbacks(execute=False) as callbacks:
+        response = client.get(f"/projects/{project.slug}/agreement/")
+    assert response.status_code == 200
+    page = response.content.decode()
+    assert 'id="agreement-progress"' in page and "<progress" in page and "agreement/agreement.js" in page
+    job = Job.objects.get(kind="agreement")
+    assert job.state == JobState.QUEUED
+    status = client.get(f"/api/v1/projects/{project.slug}/agreement/status/").json()
+    assert status["status"] == "queued" and status["job"]["id"] == job.pk
+    for callback in callbacks:  # the commit: the (eager) task runs
+        callback()
+    job.refresh_from_db()
+    assert job.state == JobState.SUCCEEDED and job.progress_done == job.progress_total > 0
+    assert client.get(f"/api/v1/projects/{project.slug}/agreement/").status_code == 200
+
+
+@pytest.mark.django_db
+@pytest.mark.skipif(BROKER, reason="eager tasks only without a broker")
+def test_a_failed_job_is_shown_and_can_be_started_again(
+    client, lead, project, monkeypatch, django_capture_on_commit_callbacks
+):
+    _small_project(project)
+    monkeypatch.setattr(services, "SYNC_MAX_ROWS", 0)
+    real = services.Params.build
+    monkeypatch.setattr(services.Params, "build", lambda self, project, progress=None: 1 / 0)
+    client.force_login(lead)
+    with django_capture_on_commit_callbacks(execute=True):
+        client.get(f"/api/v1/projects/{project.slug}/agreement/")
+    response = client.get(f"/api/v1/projects/{project.slug}/agreement/")
+    assert response.status_code == 500 and "ZeroDivisionError" in response.json()["job"]["error"]
+    assert "Try again" in client.get(f"/projects/{project.slug}/agreement/").content.decode()
+    monkeypatch.setattr(services.Params, "build", real)
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post(f"/projects/{project.slug}/agreement/", {"resamples": "1000", "seed": "0"})
+    assert client.get(f"/api/v1/projects/{project.slug}/agreement/").status_code == 200
+
+
+@pytest.mark.services
+@pytest.mark.django_db(transaction=True)
+def test_large_project_is_computed_by_the_real_worker(celery_worker_process, client, lead, project, monkeypatch):
+    require(BROKER, "CELERY_BROKER_URL is not set")
+    _small_project(project)
+    monkeypatch.setattr(services, "SYNC_MAX_ROWS", 0)
+    client.force_login(lead)
+    response = client.get(f"/api/v1/projects/{project.slug}/agreement/")
+    assert response.status_code in (200, 202)  # 200 only if the worker was already done
+    job = Job.objects.get(kind="agreement")
+    wait_for(lambda: Job.objects.get(pk=job.pk).state in (JobState.SUCCEEDED, JobState.FAILED), timeout=90)
+    job.refresh_from_db()
+    assert job.state == JobState.SUCCEEDED, job.error
+    assert job.progress_done == job.progress_total > 0
+    body = client.get(f"/api/v1/projects/{project.slug}/agreement/").json()
+    assert body["status"] == "ready" and body["report"]["counts"]["rows"] == 4
