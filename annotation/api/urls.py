@@ -5,7 +5,7 @@ from ..ingest.api import ProjectClipsView
 from . import views
 
 router = DefaultRouter()
-router.register("projects", views.ProjectViewSet, basename="project")
+router.register("projects", views.ProjectViewSet, basename="api-project")
 
 urlpatterns = [
     # GET lists the clips the caller may see; POST (leads) ingests transcripts.
