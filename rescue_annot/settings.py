@@ -228,6 +228,8 @@ LOGGING = {
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
+    # django-axes logs every successful login at INFO; only lockouts matter.
+    "loggers": {"axes": {"level": "WARNING"}},
 }
 
 if PRODUCTION:
