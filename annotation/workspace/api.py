@@ -6,6 +6,7 @@ else is a 404, never a 403 that would confirm it exists.
 """
 from __future__ import annotations
 
+from django.http import Http404
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
 from rest_framework import serializers, status
@@ -13,7 +14,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from .. import selectors as scoped
-from ..models import Assignment, CommentKind, Row
+from ..models import Assignment, CommentKind, Revision, Row
 from ..services import ServiceError
 from . import selectors, services
 
@@ -115,12 +116,20 @@ class RevisionDetail(APIView):
         },
         summary="Save my revision of a row (optimistic locking on version)",
     )
+    def _ensure_mine(self, request, revision_id):
+        # Before looking at the body: someone else's revision is a 404 whatever is sent.
+        if not Revision.objects.filter(pk=revision_id, annotator=request.user).exists():
+            raise Http404("no such revision")
+
     def put(self, request, revision_id: int):
-        revision = self._get(request, revision_id)
+        self._ensure_mine(request, revision_id)
         data = SaveRevisionSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         try:
-            result = services.save_revision(revision.pk, request.user, data.validated_data["content"], data.validated_data["version"], reviewed=data.validated_data["reviewed"])
+            # The service reads only the caller's own revisions: anyone else's is a 404.
+            result = services.save_revision(revision_id, request.user, data.validated_data["content"], data.validated_data["version"], reviewed=data.validated_data["reviewed"])
+        except Revision.DoesNotExist:
+            raise Http404("no such revision") from None
         except services.VersionConflict as exc:
             return Response(_conflict(exc), status=status.HTTP_409_CONFLICT)
         except services.InvalidDocument as exc:
@@ -148,11 +157,13 @@ class RevisionValidate(RevisionDetail):
 class RevisionReview(RevisionDetail):
     @extend_schema(request=ReviewSerializer, responses={200: RevisionSerializer, 409: OpenApiResponse(description="stale version"), 422: OpenApiResponse(description="the row does not validate")}, summary="Mark a row reviewed, or reopen it")
     def post(self, request, revision_id: int):
-        revision = self._get(request, revision_id)
+        self._ensure_mine(request, revision_id)
         data = ReviewSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         try:
-            revision = services.set_reviewed(revision.pk, request.user, data.validated_data["version"], data.validated_data["reviewed"])
+            revision = services.set_reviewed(revision_id, request.user, data.validated_data["version"], data.validated_data["reviewed"])
+        except Revision.DoesNotExist:
+            raise Http404("no such revision") from None
         except services.VersionConflict as exc:
             return Response(_conflict(exc), status=status.HTTP_409_CONFLICT)
         except services.InvalidDocument as exc:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from django.db import transaction
+from django.db.models import Count, OuterRef, Subquery
 from django.utils import timezone
 
 from ..models import (
@@ -89,17 +90,46 @@ def validate_content(row: Row, content: dict, ctx: ClipContext | None = None) ->
     return report.issues
 
 
+def _locked_revision(revision_id: int, user) -> Revision:
+    """The caller's revision, locked for the save, with what the checks need in the same query.
+
+    Only the revision row is locked (``of=self``): locking its clip and project
+    too would queue every save of a project behind the previous one.
+    Raises Revision.DoesNotExist for anyone else's revision.
+    """
+    my_assignment = Assignment.objects.filter(clip_id=OuterRef("row__clip_id"), annotator=user)
+    row_count = Row.objects.filter(clip_id=OuterRef("row__clip_id")).order_by().values("clip_id").annotate(n=Count("id")).values("n")
+    revision = (
+        Revision.objects.select_for_update(of=("self",))
+        .select_related("row__clip__project")
+        .annotate(assignment_state=Subquery(my_assignment.values("state")[:1]), clip_row_count=Subquery(row_count))
+        .get(pk=revision_id, annotator=user)
+    )
+    if revision.assignment_state is None:
+        raise ServiceError("this clip is not assigned to you")
+    if revision.assignment_state == AssignmentState.SUBMITTED:
+        raise ServiceError("this clip was submitted; ask a lead to reopen it before editing")
+    return revision
+
+
+def _store(revision: Revision, user) -> None:
+    revision.version += 1
+    revision._history_user = user
+    revision.save(update_fields=["content", "warnings", "status", "version", "updated_at"])
+    if revision.assignment_state == AssignmentState.ASSIGNED:  # the first save starts the assignment
+        Assignment.objects.filter(clip_id=revision.row.clip_id, annotator=user, state=AssignmentState.ASSIGNED).update(state=AssignmentState.IN_PROGRESS)
+
+
 @transaction.atomic
 def save_revision(revision_id: int, user, content: dict, expected_version: int, *, reviewed: bool | None = None) -> SaveResult:
     """Validate and store an annotator's edit of one row."""
-    revision = Revision.objects.select_for_update().select_related("row__clip__project").get(pk=revision_id, annotator=user)
-    _ensure_editable(revision)
+    revision = _locked_revision(revision_id, user)
     if revision.version != expected_version:
         raise VersionConflict(revision)
     if not isinstance(content, dict):
         raise InvalidDocument([Issue("", "the document must be a JSON object", "model_type")])
     content = mirror_relation(content, revision.row.primary_speaker, revision.layout or {})
-    issues = validate_content(revision.row, content)
+    issues = validate_content(revision.row, content, clip_context(revision.row.clip, revision.clip_row_count))
     if issues:
         raise InvalidDocument(issues)
     changed = content != revision.content
@@ -109,42 +139,23 @@ def save_revision(revision_id: int, user, content: dict, expected_version: int, 
         revision.status = RevisionStatus.REVIEWED
     elif reviewed is False or (changed and revision.status == RevisionStatus.UNTOUCHED):
         revision.status = RevisionStatus.EDITED
-    revision.version += 1
-    revision._history_user = user
-    revision.save()
-    _touch_assignment(revision)
+    _store(revision, user)
     return SaveResult(revision, changed)
 
 
 @transaction.atomic
 def set_reviewed(revision_id: int, user, expected_version: int, reviewed: bool = True) -> Revision:
     """Mark a row reviewed (its current content must pass validation) or reopen it."""
-    revision = Revision.objects.select_for_update().select_related("row__clip__project").get(pk=revision_id, annotator=user)
-    _ensure_editable(revision)
+    revision = _locked_revision(revision_id, user)
     if revision.version != expected_version:
         raise VersionConflict(revision)
     if reviewed:
-        issues = validate_content(revision.row, revision.content)
+        issues = validate_content(revision.row, revision.content, clip_context(revision.row.clip, revision.clip_row_count))
         if issues:
             raise InvalidDocument(issues)
     revision.status = RevisionStatus.REVIEWED if reviewed else RevisionStatus.EDITED
-    revision.version += 1
-    revision._history_user = user
-    revision.save()
-    _touch_assignment(revision)
+    _store(revision, user)
     return revision
-
-
-def _ensure_editable(revision: Revision) -> None:
-    assignment = Assignment.objects.filter(clip=revision.row.clip_id, annotator=revision.annotator_id).first()
-    if assignment is None:
-        raise ServiceError("this clip is not assigned to you")
-    if assignment.state == AssignmentState.SUBMITTED:
-        raise ServiceError("this clip was submitted; ask a lead to reopen it before editing")
-
-
-def _touch_assignment(revision: Revision) -> None:
-    Assignment.objects.filter(clip=revision.row.clip_id, annotator=revision.annotator_id, state=AssignmentState.ASSIGNED).update(state=AssignmentState.IN_PROGRESS)
 
 
 @transaction.atomic
