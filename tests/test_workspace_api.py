@@ -237,3 +237,17 @@ def test_annotators_see_what_leads_wrote_but_not_other_annotators(assigned, anno
     add_comment(assigned, annotator, "my own note")
     bodies = {c["body"] for c in api_for(annotator).get(f"/api/v1/clips/{assigned.pk}/comments/").json()}
     assert bodies == {"Please re-check rows 2-3: the target is the couple.", "my own note"}
+
+
+def test_a_save_that_loses_the_race_is_a_conflict_not_an_overwrite(assigned, annotator):
+    from annotation.workspace import services
+
+    stale = services._revision_for_save(my_revision(assigned, annotator).pk, annotator)
+    services.save_revision(stale.pk, annotator, {**stale.content, "tone_of_voice": "winner"}, 1)
+    stale.content = {**stale.content, "tone_of_voice": "loser"}
+    with pytest.raises(services.VersionConflict):
+        services._store(stale, annotator, 1)
+    current = my_revision(assigned, annotator)
+    assert current.content["tone_of_voice"] == "winner" and current.version == 2
+    history = list(current.history.order_by("history_date").values_list("history_type", "version"))
+    assert history == [("+", 1), ("~", 2)], "one audit record per write"

@@ -90,18 +90,17 @@ def validate_content(row: Row, content: dict, ctx: ClipContext | None = None) ->
     return report.issues
 
 
-def _locked_revision(revision_id: int, user) -> Revision:
-    """The caller's revision, locked for the save, with what the checks need in the same query.
+def _revision_for_save(revision_id: int, user) -> Revision:
+    """The caller's revision with what the checks need, in one query.
 
-    Only the revision row is locked (``of=self``): locking its clip and project
-    too would queue every save of a project behind the previous one.
+    No row lock: the UPDATE in ``_store`` only succeeds on the version that was
+    read (optimistic locking), so concurrent saves of a project never queue.
     Raises Revision.DoesNotExist for anyone else's revision.
     """
     my_assignment = Assignment.objects.filter(clip_id=OuterRef("row__clip_id"), annotator=user)
     row_count = Row.objects.filter(clip_id=OuterRef("row__clip_id")).order_by().values("clip_id").annotate(n=Count("id")).values("n")
     revision = (
-        Revision.objects.select_for_update(of=("self",))
-        .select_related("row__clip__project")
+        Revision.objects.select_related("row__clip__project")
         .annotate(assignment_state=Subquery(my_assignment.values("state")[:1]), clip_row_count=Subquery(row_count))
         .get(pk=revision_id, annotator=user)
     )
@@ -112,10 +111,20 @@ def _locked_revision(revision_id: int, user) -> Revision:
     return revision
 
 
-def _store(revision: Revision, user) -> None:
-    revision.version += 1
-    revision._history_user = user
-    revision.save(update_fields=["content", "warnings", "status", "version", "updated_at"])
+def _store(revision: Revision, user, expected_version: int) -> None:
+    """Write the revision if it is still at ``expected_version``, and its history record.
+
+    One conditional UPDATE and one history INSERT (simple-history's own bulk
+    API, so the audit record is the same as a model save would write).
+    """
+    now = timezone.now()
+    written = Revision.objects.filter(pk=revision.pk, annotator=user, version=expected_version).update(
+        content=revision.content, warnings=revision.warnings, status=revision.status, version=expected_version + 1, updated_at=now
+    )
+    if not written:  # another save won the race since we read the row
+        raise VersionConflict(Revision.objects.select_related("row").get(pk=revision.pk))
+    revision.version, revision.updated_at = expected_version + 1, now
+    Revision.history.bulk_history_create([revision], update=True, default_user=user, default_date=now)
     if revision.assignment_state == AssignmentState.ASSIGNED:  # the first save starts the assignment
         Assignment.objects.filter(clip_id=revision.row.clip_id, annotator=user, state=AssignmentState.ASSIGNED).update(state=AssignmentState.IN_PROGRESS)
 
@@ -123,7 +132,7 @@ def _store(revision: Revision, user) -> None:
 @transaction.atomic
 def save_revision(revision_id: int, user, content: dict, expected_version: int, *, reviewed: bool | None = None) -> SaveResult:
     """Validate and store an annotator's edit of one row."""
-    revision = _locked_revision(revision_id, user)
+    revision = _revision_for_save(revision_id, user)
     if revision.version != expected_version:
         raise VersionConflict(revision)
     if not isinstance(content, dict):
@@ -139,14 +148,14 @@ def save_revision(revision_id: int, user, content: dict, expected_version: int, 
         revision.status = RevisionStatus.REVIEWED
     elif reviewed is False or (changed and revision.status == RevisionStatus.UNTOUCHED):
         revision.status = RevisionStatus.EDITED
-    _store(revision, user)
+    _store(revision, user, expected_version)
     return SaveResult(revision, changed)
 
 
 @transaction.atomic
 def set_reviewed(revision_id: int, user, expected_version: int, reviewed: bool = True) -> Revision:
     """Mark a row reviewed (its current content must pass validation) or reopen it."""
-    revision = _locked_revision(revision_id, user)
+    revision = _revision_for_save(revision_id, user)
     if revision.version != expected_version:
         raise VersionConflict(revision)
     if reviewed:
@@ -154,7 +163,7 @@ def set_reviewed(revision_id: int, user, expected_version: int, reviewed: bool =
         if issues:
             raise InvalidDocument(issues)
     revision.status = RevisionStatus.REVIEWED if reviewed else RevisionStatus.EDITED
-    _store(revision, user)
+    _store(revision, user, expected_version)
     return revision
 
 
