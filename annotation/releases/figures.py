@@ -1,0 +1,197 @@
+"""PNG figures of a release, drawn from ``stats.json`` with matplotlib's Agg backend.
+
+Drawn on bare ``Figure`` objects (no pyplot global state) under matplotlib's
+default style. PNG bytes are deterministic for a given matplotlib
+installation: the ``Software`` text chunk is dropped and Agg writes no
+creation time.
+
+A large freeze draws them in a child process (``Drawing``): matplotlib holds
+the GIL while it renders, so a thread would not run beside the rest of the
+freeze, while a process uses another core. If the child fails, the figures
+are drawn in this process instead (same bytes).
+"""
+from __future__ import annotations
+
+import base64
+import io
+import json
+import logging
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Self
+
+from matplotlib import style
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.collections import PolyCollection
+from matplotlib.figure import Figure
+
+from .labels import NOT_ANNOTATED
+from .splits import SPLITS
+
+PNG_METADATA = {"Software": None}
+DPI = 90
+# Fast zlib level: figures are small, and a freeze should not wait on compression.
+PIL_OPTIONS = {"compress_level": 3}
+SPLIT_COLOURS = {"train": "#1f5fa8", "validation": "#9a5b00", "test": "#2e7d32"}
+PANELS = (
+    ("relation_pattern", "Relation pattern (rows)"),
+    ("support_strategy", "Support strategy (therapist rows)"),
+    ("utterance_type", "Utterance type (client rows)"),
+)
+
+
+def _png(fig: Figure) -> bytes:
+    FigureCanvasAgg(fig)
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=DPI, metadata=PNG_METADATA, pil_kwargs=PIL_OPTIONS)
+    return buf.getvalue()
+
+
+def _bars(ax, positions, widths, height: float, colour: str) -> PolyCollection:
+    """Horizontal bars as one collection: much cheaper to draw than a patch per bar."""
+    verts = [[(0, y - height / 2), (w, y - height / 2), (w, y + height / 2), (0, y + height / 2)] for y, w in zip(positions, widths)]
+    bars = PolyCollection(verts, facecolors=colour, edgecolors="none")
+    ax.add_collection(bars)
+    return bars
+
+
+def label_distribution_figure(distributions: dict, scenario: str) -> bytes:
+    """Share of each label within each split, one panel per closed field."""
+    # Fixed margins rather than a layout engine: one draw instead of two.
+    fig = Figure(figsize=(14, 5.5))
+    axes = fig.subplots(1, len(PANELS))
+    fig.subplots_adjust(left=0.12, right=0.99, top=0.86, bottom=0.1, wspace=0.55)
+    handles = []
+    for ax, (field, title) in zip(axes, PANELS):
+        per_split = distributions[field][scenario]
+        labels = [k for k in per_split["all"] if k != NOT_ANNOTATED]
+        height = 0.8 / len(SPLITS)
+        totals, longest = {}, 0.0
+        handles = []
+        for n, split in enumerate(SPLITS):
+            counts = per_split[split]
+            total = totals[split] = sum(counts.get(k, 0) for k in labels)
+            shares = [counts.get(k, 0) / total if total else 0 for k in labels]
+            longest = max([longest, *shares])
+            handles.append(_bars(ax, [i + (n - 1) * height for i in range(len(labels))], shares, height, SPLIT_COLOURS[split]))
+        ax.set_xlim(0, max(longest, 0.05) * 1.05)
+        ax.set_ylim(len(labels) - 0.5, -0.5)
+        ax.set_yticks(range(len(labels)), labels, fontsize=8)
+        ax.set_title(title, fontsize=10)
+        ax.text(1.0, -0.09, "  ".join(f"{s} n={n}" for s, n in totals.items()), transform=ax.transAxes, ha="right", va="top", fontsize=7)
+    fig.legend(handles, SPLITS, loc="upper right", ncols=len(SPLITS), fontsize=8, frameon=False)
+    fig.suptitle(f"Label distributions, {scenario} clips (share of each label within a split)", x=0.02, ha="left")
+    return _png(fig)
+
+
+def transition_figure(matrix: dict, scenario: str) -> bytes:
+    """Row-normalised relation-pattern transition matrix (self-transitions excluded)."""
+    labels, values, counts = matrix["labels"], matrix["row_normalised"], matrix["counts"]
+    fig = Figure(figsize=(8, 7))
+    ax = fig.subplots()
+    fig.subplots_adjust(left=0.33, right=0.97, top=0.9, bottom=0.26)
+    image = ax.imshow(values, cmap="Blues", vmin=0, vmax=1)
+    ax.set_xticks(range(len(labels)), labels, rotation=45, ha="right", fontsize=8)
+    ax.set_yticks(range(len(labels)), [f"{label} (n={sum(row)})" for label, row in zip(labels, counts)], fontsize=8)
+    for i, row in enumerate(values):
+        for j, v in enumerate(row):
+            if i != j:
+                ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=7, color="white" if v > 0.6 else "black")
+    ax.set_xlabel("next labelled row")
+    ax.set_ylabel("labelled row")
+    ax.set_title(f"Relation-pattern transitions, {scenario} clips\n(consecutive labelled rows, self-transitions excluded, row-normalised)", fontsize=10)
+    fig.colorbar(image, ax=ax, shrink=0.8)
+    return _png(fig)
+
+
+def release_figures(stats: dict) -> dict[str, bytes]:
+    """{relative path: PNG bytes} from ``stats`` (its label distributions and transitions)."""
+    out = {}
+    distributions = stats["label_distributions"]
+    # Defaults, whatever another module of this process may have set.
+    with style.context("default"):
+        for scenario in distributions["relation_pattern"]:
+            out[f"figures/label_distributions_{scenario}.png"] = label_distribution_figure(distributions, scenario)
+        for scenario, matrix in stats["relation_pattern_transitions"].items():
+            out[f"figures/relation_transitions_{scenario}.png"] = transition_figure(matrix, scenario)
+    return out
+
+
+log = logging.getLogger(__name__)
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
+
+
+# Starting the child costs about half a second (Python and matplotlib imports),
+# which it spends while the freeze reads the gold: worth it for large releases.
+CHILD_MIN_ROWS = 2000
+
+
+class Drawing:
+    """The release figures, drawn in a child process for releases of ``rows`` rows or more.
+
+    Start it first (the child imports matplotlib while the freeze reads the
+    database), ``send(stats)`` once the label counts are known, ``result()``
+    to wait for the PNGs. As a context manager, leaving the block ends the
+    child. Without a child, ``result()`` draws in this process.
+    """
+
+    def __init__(self, *, rows: int):
+        self.stats: dict | None = None
+        self.proc = None
+        self.input: Path | None = None
+        if rows < CHILD_MIN_ROWS:
+            return
+        try:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", __name__],
+                cwd=PROJECT_ROOT,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                env={**os.environ, "MPLBACKEND": "Agg"},
+            )
+        except OSError as exc:
+            log.warning("cannot start a process to draw the release figures (%s); drawing them here", exc)
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.communicate()
+        if self.input is not None:
+            self.input.unlink(missing_ok=True)
+
+    def send(self, stats: dict) -> None:
+        """Hand over what to draw (``stats`` or ``stats.figure_data(...)``)."""
+        self.stats = stats
+        if self.proc is None:
+            return
+        # Through a file, so that the pipe never has to hold the data.
+        with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False, encoding="utf-8") as fh:
+            json.dump({k: stats[k] for k in ("label_distributions", "relation_pattern_transitions")}, fh)
+        self.input = Path(fh.name)
+        stdin, self.proc.stdin = self.proc.stdin, None  # communicate() must not touch it once closed
+        try:
+            stdin.write(str(self.input).encode("utf-8") + b"\n")
+            stdin.close()
+        except OSError:  # the child is gone; result() says why and draws here
+            pass
+
+    def result(self) -> dict[str, bytes]:
+        if self.proc is not None:
+            out, err = self.proc.communicate()
+            if self.proc.returncode == 0:
+                return {path: base64.b64decode(data) for path, data in json.loads(out).items()}
+            log.warning("the figure process failed (%s); drawing the figures here", err.decode("utf-8", "replace")[-2000:])
+        return release_figures(self.stats)
+
+
+if __name__ == "__main__":  # the child of Drawing: a JSON file's path on stdin, {path: base64 PNG} on stdout
+    source = Path(sys.stdin.readline().strip())
+    drawn = release_figures(json.loads(source.read_text(encoding="utf-8")))
+    sys.stdout.write(json.dumps({path: base64.b64encode(data).decode("ascii") for path, data in drawn.items()}))

@@ -1,0 +1,388 @@
+"""Freezing a release: from the project's gold to an immutable folder and record.
+
+``build_release`` is everything but the writes: it reads the gold of the
+releasable clips and returns the release's files as bytes plus the manifest.
+It is deterministic: the same database state and inputs give the same bytes
+(no clock readings in the files, no unordered iteration, fixed JSON spelling). ``freeze`` writes
+the folder (read-only, atomically), creates the ``Release`` record and moves
+the released clips to state ``released``; ``reproduce`` rebuilds a recorded
+release from its recorded inputs and clip list, to show it is reproducible.
+
+Which clips: those in state ``adjudicated`` or ``released`` (never
+``discarded``) whose every row has gold. Clips already ``released`` by an
+earlier version are included again: a new version is the whole benchmark,
+not a delta. Freezing moves the included ``adjudicated`` clips to
+``released`` through ``services.transition`` (audited); a lead who reopens one
+moves it back to ``adjudicated``. A release records its clip list, so the
+state change never affects what an existing release holds.
+"""
+from __future__ import annotations
+
+import gc
+import json
+import re
+import time
+from collections import Counter
+from collections.abc import Callable
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from importlib.metadata import version as package_version
+from pathlib import Path
+
+from django.db import transaction
+from django.db.models import Count, Max
+
+from tasks.instances import InstanceWriter, build_instances
+from tasks.rules import ALL_TASKS, DEFAULT_PARAMETERS, RULE_VERSION, RuleParameters
+
+from ..models import Assignment, Clip, ClipState, Draft, DraftSource, Gold, Project, Release, Revision, Row
+from ..rescue_format.exporter import dumps_clip, release_clip, release_row
+from ..services import ServiceError, transition
+from .agreement_report import agreement_document
+from .card import LICENCE_TEXT, CardInputs, render_card
+from .croissant import build_croissant
+from .figures import Drawing
+from .manifest import FORMAT, MANIFEST, Verification, dumps_json, file_entries, remove_tree, sha256, write_tree
+from .splits import SPLITS, ClipInfo, assign_splits, parse_ratios
+from .stats import compute_stats, figure_data
+
+RELEASABLE_STATES = (ClipState.ADJUDICATED, ClipState.RELEASED)
+VERSION_PATTERN = re.compile(r"^[0-9A-Za-z][0-9A-Za-z._+-]{0,39}$")
+# Path segments the release pages use next to version numbers.
+RESERVED_VERSIONS = frozenset({"diff", "jobs", "freeze"})
+# Provenance keys that describe a pre-annotation run rather than one row.
+DRAFT_DETAIL_KEYS = ("provider", "model", "model_version", "prompt_version", "generator")
+STAGES = ("collect", "splits", "data", "tasks", "stats", "agreement", "figures", "card", "croissant", "manifest")
+
+Progress = Callable[[int, int, str], None]
+
+
+class FreezeError(ServiceError):
+    """The release cannot be frozen as asked (message for the user)."""
+
+
+def check_version(version: str) -> str:
+    if not isinstance(version, str) or not VERSION_PATTERN.match(version) or ".." in version:
+        raise FreezeError(f"version {version!r} must be 1–40 letters, digits, dots, dashes, underscores or plus signs, e.g. 1.0.0")
+    if version.lower() in RESERVED_VERSIONS:
+        raise FreezeError(f"{version!r} cannot be a version name")
+    return version
+
+
+def releasable_clips(project: Project):
+    return project.clips.filter(state__in=RELEASABLE_STATES)
+
+
+@dataclass
+class BuiltRelease:
+    files: dict[str, bytes]
+    manifest: dict
+    clip_ids: list[str]
+    skipped: list[str]  # releasable clips left out because some row has no gold
+    rows: int
+    timings: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def inputs(self) -> dict:
+        return self.manifest["inputs"]
+
+
+def read_gold_clips(selection) -> tuple[list[dict], list[Clip], list[str]]:
+    """The clips of ``selection`` with gold on every row, as release dicts sorted by
+    sample id (rows through the exporter's ``release_row``, so key order is what
+    import preserved), their Clip objects, and the sample ids left out. Two queries.
+    """
+    candidates = list(selection.annotate(row_count=Count("rows", distinct=True), gold_count=Count("rows__gold", distinct=True)).order_by("sample_id"))
+    complete = [c for c in candidates if c.row_count and c.row_count == c.gold_count]
+    skipped = [c.sample_id for c in candidates if not (c.row_count and c.row_count == c.gold_count)]
+    by_clip: dict[int, list[dict]] = {c.pk: [] for c in complete}
+    gold = (
+        Gold.objects.filter(row__clip_id__in=list(by_clip))
+        .order_by("row__clip_id", "row__row_index")
+        .values_list("row__clip_id", "row__start_time", "row__end_time", "row__primary_speaker", "row__dialogue_cleaned", "row__row_index", "content", "layout")
+    )
+    for clip_id, start, end, speaker, dialogue, index, content, layout in gold.iterator(chunk_size=2000):
+        skeleton = {"start_time": start, "end_time": end, "primary_speaker": speaker, "dialogue_cleaned": dialogue, "row_index": index}
+        by_clip[clip_id].append(release_row(skeleton, content, layout))
+    return [release_clip(c, by_clip[c.pk]) for c in complete], complete, skipped
+
+
+def _data_as_of(clip_pks: list[int]) -> str:
+    """The date (UTC) of the latest gold change among the released rows."""
+    latest = Gold.objects.filter(row__clip_id__in=clip_pks).aggregate(latest=Max("updated_at"))["latest"]
+    return latest.date().isoformat() if latest else "1970-01-01"
+
+
+def collect_provenance(project: Project, clip_pks: list[int]) -> dict:
+    """How the released rows were made, from the database (counts only, sorted)."""
+    # Grouped in the database by source and the run-level provenance keys.
+    grouped = (
+        Draft.objects.filter(row__clip_id__in=clip_pks)
+        .values("source", *(f"provenance__{k}" for k in DRAFT_DETAIL_KEYS))
+        .annotate(n=Count("id"))
+        .order_by()
+    )
+    drafts: Counter = Counter()
+    for entry in grouped:
+        details = tuple((k, str(entry[f"provenance__{k}"])) for k in DRAFT_DETAIL_KEYS if entry[f"provenance__{k}"] not in (None, ""))
+        drafts[entry["source"], details] += entry["n"]
+    synthetic = any(source == DraftSource.SYNTHETIC for source, _ in drafts)
+    labels = dict(DraftSource.choices)
+    per_clip = Counter(n for n in Assignment.objects.filter(clip_id__in=clip_pks).values("clip_id").annotate(n=Count("id")).values_list("n", flat=True))
+    modes = dict(Assignment.objects.filter(clip_id__in=clip_pks).values_list("mode").annotate(n=Count("id")).order_by("mode"))
+    not_released = dict(project.clips.exclude(pk__in=clip_pks).values_list("state").annotate(n=Count("id")).order_by("state"))
+    return {
+        "note": "From the platform's database at freeze time, not recomputable from the files.",
+        "synthetic": synthetic,
+        "drafts": [
+            {"source": labels.get(source, source), "details": dict(details), "rows": n}
+            for (source, details), n in sorted(drafts.items(), key=lambda kv: (-kv[1], kv[0]))
+        ],
+        "annotators": Revision.objects.filter(row__clip_id__in=clip_pks).values("annotator").distinct().count(),
+        "annotators_per_clip": {str(n): per_clip[n] for n in sorted(per_clip)},
+        "assignment_modes": modes,
+        "adjudicators": Gold.objects.filter(row__clip_id__in=clip_pks, decided_by__isnull=False).values("decided_by").distinct().count(),
+        "project_clips_not_released": not_released,
+    }
+
+
+def build_release(
+    project: Project,
+    *,
+    version: str,
+    seed: int,
+    ratios=(0.7, 0.1, 0.2),
+    clip_ids: list[str] | None = None,
+    data_as_of: str | None = None,
+    params: RuleParameters = DEFAULT_PARAMETERS,
+    progress: Progress | None = None,
+) -> BuiltRelease:
+    """Every file of the release, as bytes, with the manifest. Writes nothing.
+
+    ``clip_ids`` rebuilds a recorded clip list instead of selecting the
+    releasable clips; ``data_as_of`` replaces the date read from the gold.
+    """
+    check_version(version)
+    ratios = parse_ratios(ratios)
+    selection = project.clips.filter(sample_id__in=clip_ids) if clip_ids is not None else releasable_clips(project)
+    # The drawing process starts first: it imports matplotlib while the gold is read.
+    # The cyclic garbage collector pauses: the many live rows and strings make
+    # its full passes slow, and nothing built here needs it.
+    with _gc_paused(), Drawing(rows=Row.objects.filter(clip__in=selection).count()) as drawing:
+        return _build(project, selection, version=version, seed=seed, ratios=ratios, clip_ids=clip_ids, data_as_of=data_as_of, params=params, progress=progress, drawing=drawing)
+
+
+@contextmanager
+def _gc_paused():
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def _build(project, selection, *, version, seed, ratios, clip_ids, data_as_of, params, progress, drawing) -> BuiltRelease:
+    """``build_release`` once the drawing process runs."""
+    timings: dict[str, float] = {}
+    clock = [time.perf_counter()]
+
+    def stage(name: str) -> None:
+        now = time.perf_counter()
+        timings[name] = round(now - clock[0], 4)
+        clock[0] = now
+        if progress:
+            progress(STAGES.index(name) + 1, len(STAGES), name)
+
+    clips, clip_objs, skipped = read_gold_clips(selection)
+    if clip_ids is not None and len(clips) != len(clip_ids):
+        missing = sorted(set(clip_ids) - {c["sample_id"] for c in clips})
+        raise FreezeError(f"{len(missing)} recorded clips no longer exist or lack gold: {', '.join(missing[:10])}")
+    if not clips:
+        raise FreezeError(f"project {project.slug} has no adjudicated clip with gold on every row; nothing to release")
+    lines = [dumps_clip(c) for c in clips]
+    clip_pks = [c.pk for c in clip_objs]
+    stage("collect")
+
+    splits = assign_splits([ClipInfo(c["sample_id"], c["scenario"], len(c["rows"])) for c in clips], seed=seed, ratios=ratios)
+    stage("splits")
+
+    # The figures need only the label counts: hand them to the drawing process
+    # now, and build everything else meanwhile.
+    drawn_from = figure_data(clips, splits, project.taxonomy_version)
+    drawing.send(drawn_from)
+
+    files: dict[str, bytes] = {"data/all.jsonl": "".join(line + "\n" for line in lines).encode("utf-8")}
+    for split in SPLITS:
+        files[f"data/{split}.jsonl"] = "".join(line + "\n" for c, line in zip(clips, lines) if splits[c["sample_id"]] == split).encode("utf-8")
+    stage("data")
+
+    instances = build_instances(clips, splits, seed=seed, taxonomy_version=project.taxonomy_version, params=params)
+    writer = InstanceWriter({c["sample_id"]: c for c in clips})
+    for task in ALL_TASKS:
+        for split in SPLITS:
+            files[f"tasks/{task}/{split}.jsonl"] = writer.jsonl(i for i in instances[task] if i.split == split).encode("utf-8")
+    stage("tasks")
+
+    inputs = {
+        "project": project.slug,
+        "seed": seed,
+        "split_ratios": dict(zip(SPLITS, ratios)),
+        "split_unit": "relationship group, stratified by scenario, balanced by rows",
+        "taxonomy_version": project.taxonomy_version,
+        "rule_version": RULE_VERSION,
+        "rule_parameters": params.as_dict(),
+        "source": "gold",
+        "clip_selection": "clips in state adjudicated or released (not discarded) with gold on every row",
+        "data_as_of": data_as_of or _data_as_of(clip_pks),
+        # PNG bytes are reproducible with the same plotting library only.
+        "figures_drawn_with": f"matplotlib {package_version('matplotlib')}",
+    }
+    stats = compute_stats(
+        clips, splits, instances, taxonomy_version=project.taxonomy_version, provenance=collect_provenance(project, clip_pks), figures_input=drawn_from
+    )
+    files["stats.json"] = dumps_json(stats)
+    stage("stats")
+
+    agreement = agreement_document(project, [c["sample_id"] for c in clips])
+    files["agreement.json"] = _sorted_json(agreement)
+    stage("agreement")
+
+    files.update(drawing.result())
+    stage("figures")
+
+    files["README.md"] = render_card(
+        CardInputs(project_name=project.name, project_slug=project.slug, version=version, inputs=inputs, stats=stats, agreement=agreement, files=files)
+    ).encode("utf-8")
+    stage("card")
+
+    files["croissant.json"] = dumps_json(
+        build_croissant(
+            files=files,
+            name=f"{project.name} {version}",
+            description=(
+                f"Annotated couple- and family-therapy dialogue: {len(clips)} clips, {sum(len(c['rows']) for c in clips)} rows "
+                "annotated along six dimensions, with instances of six benchmark tasks (intervention timing, relation "
+                "pattern, support target, support strategy, emotion, viewpoint). See README.md."
+            ),
+            version=version,
+            license_text=LICENCE_TEXT,
+            date_published=inputs["data_as_of"],
+            cite_as=_citation(project, version, inputs["data_as_of"]),
+            rai={
+                "dataCollection": "Clips of therapy sessions, transcribed and segmented into interaction rows.",
+                "dataAnnotationProtocol": "LLM pre-annotation, blind revision by several annotators, adjudication by a lead; see README.md.",
+                "dataUseCases": "Benchmarking models on relational understanding and therapist-support decisions in multi-party therapy dialogue.",
+                "dataLimitations": "Scenario imbalance (few family clips), long-tailed labels, text only; see README.md.",
+                "personalSensitiveInformation": "Therapy dialogue about relationships and emotions; do not use to identify or assess the people in the clips.",
+            },
+        )
+    )
+    stage("croissant")
+
+    manifest = {
+        "format": FORMAT,
+        "release": {"project": project.slug, "name": project.name, "version": version},
+        "inputs": inputs,
+        "clips": [
+            {"sample_id": c["sample_id"], "scenario": c["scenario"], "split": splits[c["sample_id"]], "rows": len(c["rows"]), "sha256": sha256(line.encode("utf-8"))}
+            for c, line in zip(clips, lines)
+        ],
+        "tasks": {task: {"rule_version": RULE_VERSION, **stats["tasks"][task]["counts"]} for task in ALL_TASKS},
+        "files": file_entries(files),
+    }
+    files[MANIFEST] = dumps_json(manifest)
+    stage("manifest")
+    return BuiltRelease(files, manifest, [c["sample_id"] for c in clips], skipped, sum(len(c["rows"]) for c in clips), timings)
+
+
+def _sorted_json(value) -> bytes:
+    """JSON whose key order cannot depend on where the dict came from (e.g. jsonb)."""
+    return (json.dumps(value, indent=2, ensure_ascii=False, sort_keys=True) + "\n").encode("utf-8")
+
+
+def _citation(project: Project, version: str, date: str) -> str:
+    key = re.sub(r"[^A-Za-z0-9]+", "_", f"{project.slug}_{version}")
+    return f"@misc{{{key}, title = {{{project.name}, release {version}}}, year = {{{date[:4]}}}, note = {{Frozen benchmark release {version}}}}}"
+
+
+def freeze(
+    project: Project,
+    *,
+    version: str,
+    seed: int,
+    ratios=(0.7, 0.1, 0.2),
+    out_dir: str | Path,
+    user=None,
+    params: RuleParameters = DEFAULT_PARAMETERS,
+    progress: Progress | None = None,
+) -> tuple[Release, BuiltRelease]:
+    """Build, write (read-only, atomically) and record a new release."""
+    check_version(version)
+    if Release.objects.filter(project=project, version=version).exists():
+        raise FreezeError(f"release {version} of {project.slug} already exists; a new version is a new release")
+    out_dir = Path(out_dir).resolve()
+    if out_dir.exists():
+        raise FreezeError(f"{out_dir} already exists; a release folder is never overwritten")
+    built = build_release(project, version=version, seed=seed, ratios=ratios, params=params, progress=progress)
+    written = False
+    try:
+        with transaction.atomic():
+            release = Release.objects.create(
+                project=project,
+                version=version,
+                seed=seed,
+                split_ratios=[built.inputs["split_ratios"][s] for s in SPLITS],
+                path=str(out_dir),
+                manifest=built.manifest,
+                created_by=user if getattr(user, "is_authenticated", False) else None,
+            )
+            for clip in Clip.objects.filter(project=project, sample_id__in=built.clip_ids, state=ClipState.ADJUDICATED).order_by("sample_id"):
+                transition(clip, ClipState.RELEASED, actor=user if getattr(user, "is_authenticated", False) else None, reason=f"frozen in release {version}")
+            write_tree(built.files, out_dir)  # last, so that a failed write rolls the record back
+            written = True
+    except BaseException:
+        if written:  # the commit itself failed after the folder was written
+            remove_tree(out_dir)
+        raise
+    return release, built
+
+
+def reproduce(release: Release, out_dir: str | Path, *, progress: Progress | None = None) -> tuple[BuiltRelease, Verification]:
+    """Rebuild ``release`` from its recorded inputs and clip list into ``out_dir``
+    (not recorded), and compare every file with the recorded manifest."""
+    inputs = release.manifest["inputs"]
+    params = RuleParameters(**inputs["rule_parameters"])
+    if inputs["taxonomy_version"] != release.project.taxonomy_version:
+        raise FreezeError(f"release {release.version} used taxonomy {inputs['taxonomy_version']}; the project now uses {release.project.taxonomy_version}")
+    if inputs["rule_version"] != RULE_VERSION:
+        raise FreezeError(f"release {release.version} was built with task rules {inputs['rule_version']}; this platform has {RULE_VERSION}")
+    built = build_release(
+        release.project,
+        version=release.version,
+        seed=release.seed,
+        ratios=release.split_ratios,  # a list: the manifest's dict may come back from jsonb in another key order
+        clip_ids=[c["sample_id"] for c in release.manifest["clips"]],
+        data_as_of=inputs["data_as_of"],
+        params=params,
+        progress=progress,
+    )
+    write_tree(built.files, Path(out_dir))
+    result = Verification(Path(out_dir))
+    recorded = release.manifest.get("files", {})
+    for rel in sorted((set(recorded) | set(built.files)) - {MANIFEST}):
+        if rel not in built.files:
+            result.missing.append(rel)
+        elif rel not in recorded:
+            result.extra.append(rel)
+        else:
+            result.checked += 1
+            if sha256(built.files[rel]) != recorded[rel]["sha256"]:
+                result.changed.append(rel)
+    if built.manifest != release.manifest:
+        result.problems.append(f"{MANIFEST} differs from the release's database record")
+    original = Path(release.path) / MANIFEST
+    if original.is_file() and original.read_bytes() != built.files[MANIFEST]:
+        result.problems.append(f"{MANIFEST} differs from the one in {release.path}")
+    return built, result

@@ -1,0 +1,267 @@
+"""``stats.json``: what a reader needs to judge the release, computed from its files.
+
+Every number here can be recomputed from ``data/`` and ``tasks/`` alone
+(the ``provenance`` section, which comes from the database, is the
+exception and says so). Values are rounded to 4 decimals, keys come in a
+fixed order, and nothing depends on when the release was made.
+"""
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Iterable
+from itertools import pairwise
+
+import numpy as np
+
+from tasks.baselines import MajorityBaseline, itp_shortcut
+from tasks.instances import Instance
+from tasks.metrics import scorer_for
+from tasks.rules import ALL_TASKS
+
+from ..schema import relation_label
+from ..taxonomy import SCENARIOS, THERAPIST, load_taxonomy
+from .labels import NO_PATTERN, NO_STRATEGY, NOT_ANNOTATED
+from .splits import SPLITS, group_of
+
+ALL = "all"
+DIGITS = 4
+
+
+def _round(value: float) -> float:
+    return round(float(value), DIGITS)
+
+
+def scenarios_of(clips: Iterable[dict]) -> list[str]:
+    present = {c["scenario"] for c in clips}
+    return [s for s in SCENARIOS if s in present] + sorted(present - set(SCENARIOS))
+
+
+def clip_duration(clip: dict) -> float:
+    """Seconds from 0 to the end of the clip's last row."""
+    return max((r["end_time"] for r in clip["rows"]), default=0.0)
+
+
+def corpus_table(clips: list[dict], splits: dict[str, str]) -> dict:
+    """{scenario | all: {split | all: {clips, groups, rows, duration_seconds}}}."""
+    cells: dict[tuple[str, str], dict] = defaultdict(lambda: {"clips": 0, "groups": set(), "rows": 0, "duration_seconds": 0.0})
+    for clip in clips:
+        for scenario in (clip["scenario"], ALL):
+            for split in (splits[clip["sample_id"]], ALL):
+                cell = cells[scenario, split]
+                cell["clips"] += 1
+                cell["groups"].add(group_of(clip["sample_id"]))
+                cell["rows"] += len(clip["rows"])
+                cell["duration_seconds"] += clip_duration(clip)
+    out = {}
+    for scenario in [*scenarios_of(clips), ALL]:
+        out[scenario] = {}
+        for split in (*SPLITS, ALL):
+            cell = cells.get((scenario, split)) or {"clips": 0, "groups": set(), "rows": 0, "duration_seconds": 0.0}
+            out[scenario][split] = {
+                "clips": cell["clips"],
+                "groups": len(cell["groups"]),
+                "rows": cell["rows"],
+                "duration_seconds": _round(cell["duration_seconds"]),
+            }
+    return out
+
+
+def _row_values(field: str, clip: dict, row: dict) -> list:
+    speaker = row["primary_speaker"]
+    if field == "utterance_type":
+        return [row["utterance_type"]] if speaker != THERAPIST else []
+    if field == "support_strategy":
+        if speaker != THERAPIST:
+            return []
+        strategies = row.get("support_strategy") or []
+        return [strategies[0]["strategy_type"] if strategies else NO_STRATEGY]
+    if field == "relation_pattern":
+        label = relation_label(row)
+        return [NOT_ANNOTATED if label is None else NO_PATTERN if label == "" else label]
+    if field == "intensity":
+        return [e["intensity"] for e in row.get("internal_emotion") or []]
+    raise ValueError(field)
+
+
+# Closed fields and what is counted for each.
+LABEL_FIELDS = {
+    "relation_pattern": "every row, by the label under the key the row carries (relation_pattern, or relation_cycle_state on therapist rows of imported clips)",
+    "support_strategy": "therapist rows, by the first strategy's type",
+    "utterance_type": "client rows",
+    "intensity": "every internal_emotion entry, by intensity (0–10)",
+}
+
+
+def _label_order(field: str, scenario: str, taxonomy_version: str) -> list:
+    if field == "intensity":
+        return list(range(11))
+    if scenario not in SCENARIOS:
+        return []
+    tax = load_taxonomy(scenario, taxonomy_version)
+    if field == "relation_pattern":
+        return [x.label for x in tax.relation_patterns] + [NO_PATTERN, NOT_ANNOTATED]
+    if field == "support_strategy":
+        return [x.label for x in tax.support_strategies] + [NO_STRATEGY]
+    return [x.label for x in tax.utterance_types]
+
+
+def label_distributions(clips: list[dict], splits: dict[str, str], taxonomy_version: str) -> dict:
+    """{field: {scenario: {split | all: {label: count}}}}, every label of the scenario listed."""
+    counts: dict[tuple[str, str, str], Counter] = defaultdict(Counter)
+    for clip in clips:
+        split = splits[clip["sample_id"]]
+        for row in clip["rows"]:
+            for field in LABEL_FIELDS:
+                for value in _row_values(field, clip, row):
+                    counts[field, clip["scenario"], split][value] += 1
+                    counts[field, clip["scenario"], ALL][value] += 1
+    out = {}
+    for field in LABEL_FIELDS:
+        out[field] = {}
+        for scenario in scenarios_of(clips):
+            order = _label_order(field, scenario, taxonomy_version)
+            out[field][scenario] = {}
+            for split in (*SPLITS, ALL):
+                c = counts.get((field, scenario, split), Counter())
+                extra = sorted((k for k in c if k not in order), key=str)
+                out[field][scenario][split] = {str(k): c[k] for k in [*order, *extra]}
+    return out
+
+
+def transition_matrices(clips: list[dict], taxonomy_version: str) -> dict:
+    """Relation-pattern transitions between consecutive labelled rows of a clip.
+
+    Rows without a label of the scenario (null, "" or unknown) are skipped;
+    self-transitions are excluded; each row of the matrix is normalised to 1
+    (a label never followed by another gives a row of zeros).
+    """
+    out = {}
+    for scenario in scenarios_of(clips):
+        if scenario not in SCENARIOS:
+            continue
+        labels = [x.label for x in load_taxonomy(scenario, taxonomy_version).relation_patterns]
+        index = {label: i for i, label in enumerate(labels)}
+        counts = np.zeros((len(labels), len(labels)), dtype=int)
+        for clip in clips:
+            if clip["scenario"] != scenario:
+                continue
+            sequence = [label for label in (relation_label(r) for r in clip["rows"]) if label in index]
+            for a, b in pairwise(sequence):
+                if a != b:
+                    counts[index[a], index[b]] += 1
+        totals = counts.sum(axis=1, keepdims=True)
+        normalised = np.divide(counts, totals, out=np.zeros(counts.shape), where=totals != 0)
+        out[scenario] = {
+            "labels": labels,
+            "counts": counts.tolist(),
+            "row_normalised": [[_round(v) for v in row] for row in normalised],
+        }
+    return out
+
+
+def _gold_key(task: str, inst: Instance):
+    if task == "er":
+        return inst.gold["intensity"]
+    if task == "vp":
+        return len(inst.gold)
+    if task == "stp":
+        return "group label" if inst.gold not in inst.participants else "a participant"
+    return inst.gold
+
+
+def task_counts(instances: dict[str, list[Instance]], clips: list[dict]) -> dict:
+    """{task: {scenario | all: {split | all: {instances, clips}}, gold: {...}}}."""
+    scenarios = [*scenarios_of(clips), ALL]
+    out = {}
+    for task, items in instances.items():
+        cells: dict[tuple[str, str], list] = defaultdict(lambda: [0, set()])
+        gold = Counter()
+        for inst in items:
+            for scenario in (inst.scenario, ALL):
+                for split in (inst.split, ALL):
+                    cells[scenario, split][0] += 1
+                    cells[scenario, split][1].add(inst.clip_id)
+            gold[_gold_key(task, inst)] += 1
+        table = {
+            scenario: {split: {"instances": cells[scenario, split][0], "clips": len(cells[scenario, split][1])} for split in (*SPLITS, ALL)}
+            for scenario in scenarios
+        }
+        out[task] = {
+            "counts": table,
+            "gold_distribution": {str(k): gold[k] for k in sorted(gold, key=lambda k: (-gold[k], str(k)))},
+        }
+    return out
+
+
+def _scoring_view(inst: Instance) -> dict:
+    return {**inst.head(), **inst.tail()}
+
+
+def baseline_table(instances: dict[str, list[Instance]], clips_by_id: dict[str, dict], taxonomy_version: str) -> dict:
+    """Majority (fitted on train), uniform random (expected) and, for ITP, the
+    one-rule shortcut, with their metric values on each split."""
+    out = {}
+    for task, items in instances.items():
+        scorer = scorer_for(task, taxonomy_version)
+        views = [_scoring_view(i) for i in items]
+        train = [v for v in views if v["split"] == "train"]
+        majority = MajorityBaseline(task, train)
+        per_split = {}
+        for split in SPLITS:
+            part = [v for v in views if v["split"] == split]
+            entry = {"instances": len(part)}
+            if part:
+                if majority.fitted:
+                    entry["majority"] = _rounded(scorer.values(scorer.matrix(part, [majority.predict(v) for v in part])))
+                else:
+                    entry["majority"] = None
+                entry["random"] = _rounded(scorer.values(scorer.random_matrix(part)))
+                if task == "itp":
+                    shortcut = [itp_shortcut(clips_by_id[v["clip_id"]]["rows"][v["row_index"] - 1]["target"]) for v in part]
+                    entry["shortcut"] = _rounded(scorer.values(scorer.matrix(part, shortcut)))
+            per_split[split] = entry
+        out[task] = {
+            "primary_metric": scorer.primary,
+            "metrics": list(scorer.metric_names),
+            "majority_rule": majority.describe(),
+            "random_rule": "uniform over the instance's candidates (expected value, not a sample)",
+            **({"shortcut_rule": "yes exactly when the current row is addressed to the therapist"} if task == "itp" else {}),
+            "splits": per_split,
+        }
+    return out
+
+
+def _rounded(values: dict[str, float]) -> dict[str, float]:
+    return {k: _round(v) for k, v in values.items()}
+
+
+def compute_stats(
+    clips: list[dict],
+    splits: dict[str, str],
+    instances: dict[str, list[Instance]],
+    *,
+    taxonomy_version: str,
+    provenance: dict,
+    figures_input: dict | None = None,
+) -> dict:
+    """Everything of ``stats.json``; ``figures_input`` is ``figure_data(...)`` when already computed."""
+    clips_by_id = {c["sample_id"]: c for c in clips}
+    ordered = {t: instances[t] for t in ALL_TASKS if t in instances}
+    drawn = figures_input or figure_data(clips, splits, taxonomy_version)
+    return {
+        "corpus": corpus_table(clips, splits),
+        "label_fields": LABEL_FIELDS,
+        "label_distributions": drawn["label_distributions"],
+        "relation_pattern_transitions": drawn["relation_pattern_transitions"],
+        "tasks": task_counts(ordered, clips),
+        "baselines": baseline_table(ordered, clips_by_id, taxonomy_version),
+        "provenance": provenance,
+    }
+
+
+def figure_data(clips: list[dict], splits: dict[str, str], taxonomy_version: str) -> dict:
+    """The part of the statistics the figures are drawn from (needs no task instances)."""
+    return {
+        "label_distributions": label_distributions(clips, splits, taxonomy_version),
+        "relation_pattern_transitions": transition_matrices(clips, taxonomy_version),
+    }

@@ -1,0 +1,304 @@
+"""Task instances built from released clips, by the rules of spec/TASKS.md.
+
+Input: clips in the release format (the dicts of ``data/all.jsonl``). Output:
+per task, a list of :class:`Instance` in clip order then row order. Every
+instance carries a stable id (``<task>:<sample_id>:<row_index>``), its clip id,
+row index, scenario, split, the context rows before its decision point (never
+a later row; see ``rules.CONTEXT_INCLUDES_ROW``), task inputs and the gold.
+
+Sampling (ITP balancing, ER and VP caps) draws from a ``random.Random`` seeded
+with ``<seed>/<task>/<sample_id>``: the same clip gives the same instances
+whatever else the release holds.
+"""
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from annotation.schema import relation_label, relation_label_key
+from annotation.taxonomy import THERAPIST, Taxonomy, load_taxonomy
+
+from .rules import (
+    ALL_TASKS,
+    CONTEXT_INCLUDES_ROW,
+    CONTEXT_KEYS,
+    DEFAULT_PARAMETERS,
+    NO,
+    RPP_ANY_SPEAKER,
+    YES,
+    RuleParameters,
+)
+
+
+@dataclass
+class Instance:
+    id: str
+    task: str
+    clip_id: str
+    row_index: int
+    scenario: str
+    split: str
+    participants: list[str]
+    context_end: int  # the context is the clip's rows 1..context_end
+    inputs: dict = field(default_factory=dict)  # task inputs besides the context (candidates, target, speaker)
+    gold: Any = None
+
+    def head(self) -> dict:
+        return {
+            "id": self.id,
+            "task": self.task,
+            "clip_id": self.clip_id,
+            "row_index": self.row_index,
+            "scenario": self.scenario,
+            "split": self.split,
+            "participants": self.participants,
+        }
+
+    def tail(self) -> dict:
+        return {**self.inputs, "gold": self.gold}
+
+    def as_dict(self, clip: dict) -> dict:
+        """The instance as its JSONL line holds it (``clip`` is its release clip)."""
+        return {**self.head(), "context": [context_row(r) for r in clip["rows"][: self.context_end]], **self.tail()}
+
+
+def context_row(row: dict) -> dict:
+    return {k: row[k] for k in CONTEXT_KEYS}
+
+
+@dataclass(frozen=True)
+class ClipView:
+    """What the builders need of a clip."""
+
+    sample_id: str
+    scenario: str
+    participants: list[str]
+    rows: list[dict]
+    taxonomy: Taxonomy
+
+    @classmethod
+    def of(cls, clip: dict, taxonomy_version: str) -> ClipView:
+        return cls(clip["sample_id"], clip["scenario"], list(clip["participants"]), clip["rows"], load_taxonomy(clip["scenario"], taxonomy_version))
+
+    @property
+    def group_label(self) -> str:
+        return self.taxonomy.group_label
+
+    def is_client(self, row: dict) -> bool:
+        """Spoken by a person in the room other than the therapist (not the group label)."""
+        return row["primary_speaker"] not in (THERAPIST, self.group_label)
+
+
+# A builder yields (row_index, inputs, gold) for one clip.
+Builder = Callable[[ClipView, random.Random, RuleParameters], Iterator[tuple[int, dict, Any]]]
+
+
+def _sample(rng: random.Random, items: list, k: int) -> list:
+    """At most ``k`` of ``items``, uniformly, kept in their original (row) order."""
+    if len(items) <= k:
+        return items
+    return [items[i] for i in sorted(rng.sample(range(len(items)), k))]
+
+
+def build_itp(clip: ClipView, rng: random.Random, params: RuleParameters):
+    """Boundaries after a non-therapist row: ``yes`` if the therapist speaks next,
+    ``no`` if another non-therapist row follows; balanced per clip by sampling
+    the larger class down; clips lacking either class give nothing."""
+    positives, negatives = [], []
+    for current, following in zip(clip.rows, clip.rows[1:]):
+        if current["primary_speaker"] == THERAPIST:
+            continue
+        (positives if following["primary_speaker"] == THERAPIST else negatives).append(current["row_index"])
+    k = min(len(positives), len(negatives))
+    if k == 0:
+        return
+    keep = set(_sample(rng, positives, k)) | set(_sample(rng, negatives, k))
+    positive_set = set(positives)
+    for index in sorted(keep):
+        yield index, {}, YES if index in positive_set else NO
+
+
+def build_rpp(clip: ClipView, rng: random.Random, params: RuleParameters):
+    """Rows whose ``relation_cycle_state`` is a label of the scenario (the public
+    release's therapist rows; "" = no clear pattern is left out)."""
+    labels = clip.taxonomy.relation_labels
+    candidates = [x.label for x in clip.taxonomy.relation_patterns]
+    for row in clip.rows:
+        label = row.get("relation_cycle_state")
+        if isinstance(label, str) and label in labels:
+            yield row["row_index"], {"candidates": candidates}, label
+
+
+def build_rpp_any_speaker(clip: ClipView, rng: random.Random, params: RuleParameters):
+    """Variant: every row with a label under either key (the row's own key first)."""
+    labels = clip.taxonomy.relation_labels
+    candidates = [x.label for x in clip.taxonomy.relation_patterns]
+    for row in clip.rows:
+        own = relation_label_key(row)
+        other = "relation_pattern" if own == "relation_cycle_state" else "relation_cycle_state"
+        label = relation_label(row) or row.get(other)
+        if isinstance(label, str) and label in labels:
+            yield row["row_index"], {"candidates": candidates}, label
+
+
+def resolve_target(targets, participants: list[str], group_label: str) -> str | None:
+    """One candidate for a target list: a single participant or the group label;
+    a list naming every participant is the whole group. Anything else: None."""
+    if not isinstance(targets, list) or not targets:
+        return None
+    if len(targets) == 1 and (targets[0] in participants or targets[0] == group_label):
+        return targets[0]
+    if len(targets) > 1 and len(participants) > 1 and sorted(set(targets)) == sorted(participants):
+        return group_label
+    return None
+
+
+def support_target(row: dict, clip: ClipView) -> str | None:
+    """The first strategy's target, else the row's own target; resolved or None."""
+    strategies = row.get("support_strategy") or []
+    first = strategies[0] if strategies else None
+    targets = first["target"] if first and first.get("target") else row.get("target")
+    return resolve_target(targets, clip.participants, clip.group_label)
+
+
+def build_stp(clip: ClipView, rng: random.Random, params: RuleParameters):
+    """Therapist rows whose support target resolves to a participant or the group."""
+    candidates = [*clip.participants, clip.group_label]
+    for row in clip.rows:
+        if row["primary_speaker"] != THERAPIST:
+            continue
+        target = support_target(row, clip)
+        if target is not None:
+            yield row["row_index"], {"candidates": candidates}, target
+
+
+def build_ssp(clip: ClipView, rng: random.Random, params: RuleParameters):
+    """Like STP, and the first strategy's type is in the scenario's set (target given)."""
+    labels = clip.taxonomy.strategy_labels
+    candidates = [x.label for x in clip.taxonomy.support_strategies]
+    for row in clip.rows:
+        if row["primary_speaker"] != THERAPIST or not row.get("support_strategy"):
+            continue
+        strategy = row["support_strategy"][0].get("strategy_type")
+        target = support_target(row, clip)
+        if target is not None and strategy in labels:
+            yield row["row_index"], {"target": target, "candidates": candidates}, strategy
+
+
+def _valid_intensity(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= 10
+
+
+def build_er(clip: ClipView, rng: random.Random, params: RuleParameters):
+    """Client rows with the speaker's own emotion entry (valid intensity) and
+    enough words; the earliest candidates of the clip are skipped, then at most
+    ``er_max_per_clip`` are sampled."""
+    found = []
+    for row in clip.rows:
+        if not clip.is_client(row) or len(row["dialogue_cleaned"].split()) < params.er_min_words:
+            continue
+        speaker = row["primary_speaker"]
+        entry = next((e for e in row.get("internal_emotion") or [] if e.get("person") == speaker and _valid_intensity(e.get("intensity"))), None)
+        if entry is not None:
+            found.append((row["row_index"], speaker, entry))
+    for index, speaker, entry in _sample(rng, found[params.er_skip_earliest :], params.er_max_per_clip):
+        yield index, {"speaker": speaker}, {"emotion_description": entry["emotion_description"], "intensity": entry["intensity"]}
+
+
+def build_vp(clip: ClipView, rng: random.Random, params: RuleParameters):
+    """Client rows with at least one viewpoint held by the speaker, with a
+    target and a text; at most ``vp_max_per_clip`` sampled per clip."""
+    found = []
+    for row in clip.rows:
+        if not clip.is_client(row):
+            continue
+        speaker = row["primary_speaker"]
+        views = [
+            {"source": v["source"], "target": v["target"], "viewpoint": v["viewpoint"]}
+            for v in row.get("viewpoints_attitudes") or []
+            if v.get("source") == speaker and (v.get("target") or "").strip() and (v.get("viewpoint") or "").strip()
+        ]
+        if views:
+            found.append((row["row_index"], speaker, views))
+    everyone = [*clip.participants, THERAPIST, clip.group_label]
+    for index, speaker, views in _sample(rng, found, params.vp_max_per_clip):
+        yield index, {"speaker": speaker, "candidates": [p for p in everyone if p != speaker]}, views
+
+
+BUILDERS: dict[str, Builder] = {
+    "itp": build_itp,
+    "rpp": build_rpp,
+    "stp": build_stp,
+    "ssp": build_ssp,
+    "er": build_er,
+    "vp": build_vp,
+    RPP_ANY_SPEAKER: build_rpp_any_speaker,
+}
+
+
+def instances_for_clip(task: str, clip: ClipView, *, split: str, seed: int, params: RuleParameters = DEFAULT_PARAMETERS) -> list[Instance]:
+    rng = random.Random(f"{seed}/{task}/{clip.sample_id}")
+    shift = 0 if CONTEXT_INCLUDES_ROW[task] else 1
+    return [
+        Instance(
+            id=f"{task}:{clip.sample_id}:{index}",
+            task=task,
+            clip_id=clip.sample_id,
+            row_index=index,
+            scenario=clip.scenario,
+            split=split,
+            participants=clip.participants,
+            context_end=index - shift,
+            inputs=inputs,
+            gold=gold,
+        )
+        for index, inputs, gold in BUILDERS[task](clip, rng, params)
+    ]
+
+
+def build_instances(
+    clips: Iterable[dict],
+    splits: dict[str, str],
+    *,
+    seed: int,
+    taxonomy_version: str = "1",
+    params: RuleParameters = DEFAULT_PARAMETERS,
+    tasks: Iterable[str] = ALL_TASKS,
+) -> dict[str, list[Instance]]:
+    """Every task's instances over ``clips`` (release dicts), split by ``splits`` (sample id -> split)."""
+    views = [ClipView.of(c, taxonomy_version) for c in clips]
+    return {
+        task: [inst for view in views for inst in instances_for_clip(task, view, split=splits[view.sample_id], seed=seed, params=params)]
+        for task in tasks
+    }
+
+
+class InstanceWriter:
+    """Serialises instances to JSONL lines, each context row encoded once per clip.
+
+    A line is exactly ``json.dumps(instance.as_dict(clip), ensure_ascii=False)``;
+    the context is spliced in from pre-encoded rows because the same rows recur
+    in many instances of a clip.
+    """
+
+    def __init__(self, clips_by_id: dict[str, dict]):
+        self.clips = clips_by_id
+        self._rows: dict[str, list[str]] = {}
+
+    def _encoded_rows(self, clip_id: str) -> list[str]:
+        encoded = self._rows.get(clip_id)
+        if encoded is None:
+            encoded = self._rows[clip_id] = [json.dumps(context_row(r), ensure_ascii=False) for r in self.clips[clip_id]["rows"]]
+        return encoded
+
+    def line(self, inst: Instance) -> str:
+        head = json.dumps(inst.head(), ensure_ascii=False)
+        tail = json.dumps(inst.tail(), ensure_ascii=False)
+        context = ", ".join(self._encoded_rows(inst.clip_id)[: inst.context_end])
+        return f'{head[:-1]}, "context": [{context}], {tail[1:]}'
+
+    def jsonl(self, instances: Iterable[Instance]) -> str:
+        return "".join(self.line(inst) + "\n" for inst in instances)

@@ -1,0 +1,275 @@
+"""Task metrics as sums of per-instance statistics.
+
+Every metric of spec/TASKS.md is a function of sums of per-instance counts
+(F1 from true/false positives, Recall@k from hits, MRR from reciprocal ranks,
+macro-F1 from per-class counts, intensity match from per-instance scores). A
+:class:`Scorer` turns (instance, prediction) into such a vector and sums into
+metric values; the bootstrap then only has to resample sums.
+
+An instance without a usable prediction (``None``) is scored as wrong: the
+opposite answer for ITP, no hit for rankings, the lowest intensity score (1),
+nothing recovered for VP. It is never left out of the denominator.
+
+Instances are mappings with ``gold``, ``scenario``, ``participants`` and the
+task inputs (``candidates``, ``speaker``, ``target``); 0/0 counts as 0.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from annotation.taxonomy import SCENARIOS, THERAPIST, load_taxonomy
+
+from .rules import NO, RPP_ANY_SPEAKER, YES
+
+
+def _ratio(num, den):
+    num, den = np.asarray(num, dtype=float), np.asarray(den, dtype=float)
+    return np.divide(num, den, out=np.zeros(np.broadcast(num, den).shape), where=den != 0)
+
+
+class Scorer:
+    task: str
+    stat_names: tuple[str, ...]
+    primary: str
+    metric_names: tuple[str, ...]
+
+    def stats(self, inst: Mapping, pred: Any) -> list[float]:
+        raise NotImplementedError
+
+    def random_stats(self, inst: Mapping) -> list[float]:
+        """Expected statistics of a uniform random prediction (exact, no sampling)."""
+        raise NotImplementedError
+
+    def summarise(self, sums: np.ndarray) -> dict[str, np.ndarray]:
+        """Metric values from summed statistics (last axis = statistics)."""
+        raise NotImplementedError
+
+    def matrix(self, instances: Sequence[Mapping], predictions: Sequence[Any]) -> np.ndarray:
+        return np.array([self.stats(i, p) for i, p in zip(instances, predictions)], dtype=float).reshape(len(instances), len(self.stat_names))
+
+    def random_matrix(self, instances: Sequence[Mapping]) -> np.ndarray:
+        return np.array([self.random_stats(i) for i in instances], dtype=float).reshape(len(instances), len(self.stat_names))
+
+    def values(self, matrix: np.ndarray) -> dict[str, float]:
+        return {k: float(v) for k, v in self.summarise(matrix.sum(axis=0)).items()}
+
+
+class TimingScorer(Scorer):
+    """ITP: precision, recall and F1 of ``yes`` (plus accuracy)."""
+
+    task = "itp"
+    stat_names = ("tp", "fp", "fn", "tn")
+    primary = "f1"
+    metric_names = ("f1", "precision", "recall", "accuracy")
+
+    def stats(self, inst, pred):
+        gold = inst["gold"]
+        if pred is None:  # scored as the wrong answer
+            pred = NO if gold == YES else YES
+        return [gold == YES and pred == YES, gold == NO and pred == YES, gold == YES and pred == NO, gold == NO and pred == NO]
+
+    def random_stats(self, inst):
+        return [0.5, 0, 0.5, 0] if inst["gold"] == YES else [0, 0.5, 0, 0.5]
+
+    def summarise(self, sums):
+        tp, fp, fn, tn = (sums[..., i] for i in range(4))
+        return {
+            "f1": _ratio(2 * tp, 2 * tp + fp + fn),
+            "precision": _ratio(tp, tp + fp),
+            "recall": _ratio(tp, tp + fn),
+            "accuracy": _ratio(tp + tn, tp + fp + fn + tn),
+        }
+
+
+class RankingScorer(Scorer):
+    """STP and SSP: Recall@1..3 and MRR of the gold in a top-3 ranking."""
+
+    stat_names = ("hit1", "hit2", "hit3", "rr", "n")
+    primary = "mrr"
+    metric_names = ("recall@1", "recall@2", "recall@3", "mrr")
+
+    def __init__(self, task: str):
+        self.task = task
+
+    def stats(self, inst, pred):
+        ranked = list(pred or [])[:3]
+        rank = ranked.index(inst["gold"]) + 1 if inst["gold"] in ranked else None
+        if rank is None:
+            return [0, 0, 0, 0, 1]
+        return [rank <= 1, rank <= 2, rank <= 3, 1 / rank, 1]
+
+    def random_stats(self, inst):
+        k = len(inst["candidates"])
+        return [min(1, k) / k, min(2, k) / k, min(3, k) / k, sum(1 / (r * k) for r in range(1, min(3, k) + 1)), 1]
+
+    def summarise(self, sums):
+        n = sums[..., 4]
+        return {
+            "recall@1": _ratio(sums[..., 0], n),
+            "recall@2": _ratio(sums[..., 1], n),
+            "recall@3": _ratio(sums[..., 2], n),
+            "mrr": _ratio(sums[..., 3], n),
+        }
+
+
+def relation_label_space(taxonomy_version: str = "1") -> list[str]:
+    """Every relation-pattern label of every scenario, in taxonomy order, once."""
+    out: list[str] = []
+    for scenario in SCENARIOS:
+        for label in load_taxonomy(scenario, taxonomy_version).relation_patterns:
+            if label.label not in out:
+                out.append(label.label)
+    return out
+
+
+class PatternScorer(Scorer):
+    """RPP: top-1 accuracy and macro-F1 over the labels that occur (plus Recall@3)."""
+
+    primary = "accuracy"
+    metric_names = ("accuracy", "macro_f1", "recall@3")
+
+    def __init__(self, task: str = "rpp", taxonomy_version: str = "1"):
+        self.task = task
+        self.labels = relation_label_space(taxonomy_version)
+        self.index = {label: i for i, label in enumerate(self.labels)}
+        self.stat_names = ("correct", "hit3", "n", *(f"{kind}:{label}" for kind in ("tp", "fp", "fn") for label in self.labels))
+
+    def _empty(self) -> list[float]:
+        return [0.0] * len(self.stat_names)
+
+    def _cell(self, kind: str, label: str) -> int:
+        return 3 + ("tp", "fp", "fn").index(kind) * len(self.labels) + self.index[label]
+
+    def stats(self, inst, pred):
+        out = self._empty()
+        gold = inst["gold"]
+        ranked = list(pred or [])[:3]
+        top = ranked[0] if ranked else None
+        out[2] = 1
+        out[1] = float(gold in ranked)
+        if top == gold:
+            out[0] = 1
+            out[self._cell("tp", gold)] = 1
+        else:
+            out[self._cell("fn", gold)] = 1
+            if top in self.index:
+                out[self._cell("fp", top)] = 1
+        return out
+
+    def random_stats(self, inst):
+        out = self._empty()
+        gold, candidates = inst["gold"], inst["candidates"]
+        p = 1 / len(candidates)
+        out[0], out[1], out[2] = p, min(3, len(candidates)) * p, 1
+        out[self._cell("tp", gold)] = p
+        out[self._cell("fn", gold)] = 1 - p
+        for label in candidates:
+            if label != gold:
+                out[self._cell("fp", label)] = p
+        return out
+
+    def summarise(self, sums):
+        n = sums[..., 2]
+        size = len(self.labels)
+        tp = sums[..., 3 : 3 + size]
+        fp = sums[..., 3 + size : 3 + 2 * size]
+        fn = sums[..., 3 + 2 * size : 3 + 3 * size]
+        f1 = _ratio(2 * tp, 2 * tp + fp + fn)
+        present = (tp + fp + fn) > 0
+        macro = _ratio((f1 * present).sum(axis=-1), present.sum(axis=-1))
+        return {"accuracy": _ratio(sums[..., 0], n), "macro_f1": macro, "recall@3": _ratio(sums[..., 1], n)}
+
+
+def intensity_match(pred: float, gold: int) -> float:
+    return max(1.0, 5.0 - abs(pred - gold))
+
+
+class EmotionScorer(Scorer):
+    """ER, rule-based part: intensity match = max(1, 5 − |pred − gold|), a 1–5 score."""
+
+    task = "er"
+    stat_names = ("score", "exact", "n")
+    primary = "intensity_match"
+    metric_names = ("intensity_match", "exact_intensity")
+
+    def stats(self, inst, pred):
+        gold = inst["gold"]["intensity"]
+        if pred is None:
+            return [1.0, 0, 1]
+        return [intensity_match(pred, gold), float(pred == gold), 1]
+
+    def random_stats(self, inst):
+        gold = inst["gold"]["intensity"]
+        return [sum(intensity_match(p, gold) for p in range(11)) / 11, 1 / 11, 1]
+
+    def summarise(self, sums):
+        return {"intensity_match": _ratio(sums[..., 0], sums[..., 2]), "exact_intensity": _ratio(sums[..., 1], sums[..., 2])}
+
+
+class ViewpointScorer(Scorer):
+    """VP, rule-based part: how many gold viewpoints' source, target and
+    (source, target) pair the prediction recovers, and the precision of its pairs."""
+
+    task = "vp"
+    stat_names = ("gold", "source_hit", "target_hit", "pair_hit", "predicted_pairs", "correct_pairs")
+    primary = "pair_recovery"
+    metric_names = ("pair_recovery", "source_recovery", "target_recovery", "pair_precision")
+
+    def stats(self, inst, pred):
+        gold = inst["gold"]
+        pred = pred or []
+        sources = {p["source"] for p in pred}
+        targets = {p["target"] for p in pred}
+        pairs = {(p["source"], p["target"]) for p in pred}
+        gold_pairs = {(g["source"], g["target"]) for g in gold}
+        return [
+            len(gold),
+            sum(g["source"] in sources for g in gold),
+            sum(g["target"] in targets for g in gold),
+            sum((g["source"], g["target"]) in pairs for g in gold),
+            len(pairs),
+            len(pairs & gold_pairs),
+        ]
+
+    @staticmethod
+    def people(inst) -> tuple[list[str], list[str]]:
+        """(possible sources, every entity) of the instance's clip."""
+        everyone = [inst["speaker"], *inst["candidates"]]
+        persons = [p for p in everyone if p in inst["participants"] or p == THERAPIST]
+        return persons, everyone
+
+    def random_stats(self, inst):
+        # One viewpoint: a uniform source among the people, a uniform target among the others.
+        persons, everyone = self.people(inst)
+        total = np.zeros(len(self.stat_names))
+        for source in persons:
+            targets = [t for t in everyone if t != source]
+            for target in targets:
+                total += np.array(self.stats(inst, [{"source": source, "target": target}])) / (len(persons) * len(targets))
+        return list(total)
+
+    def summarise(self, sums):
+        gold = sums[..., 0]
+        return {
+            "pair_recovery": _ratio(sums[..., 3], gold),
+            "source_recovery": _ratio(sums[..., 1], gold),
+            "target_recovery": _ratio(sums[..., 2], gold),
+            "pair_precision": _ratio(sums[..., 5], sums[..., 4]),
+        }
+
+
+def scorer_for(task: str, taxonomy_version: str = "1") -> Scorer:
+    if task == "itp":
+        return TimingScorer()
+    if task in ("rpp", RPP_ANY_SPEAKER):
+        return PatternScorer(task, taxonomy_version)
+    if task in ("stp", "ssp"):
+        return RankingScorer(task)
+    if task == "er":
+        return EmotionScorer()
+    if task == "vp":
+        return ViewpointScorer()
+    raise ValueError(f"unknown task {task!r}")

@@ -1,0 +1,181 @@
+"""Releases on the web and through the API: leads list, freeze (on a worker), download and compare
+releases; annotators reach none of it."""
+import io
+import json
+import os
+import stat
+import zipfile
+
+import pytest
+from django.urls import reverse
+
+from annotation.models import Assignment, Job, JobState, Release
+from annotation.releases.freeze import freeze
+from annotation.rescue_format.importer import import_rescue
+
+from .conftest import wait_for
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def releases_root(tmp_path, settings):
+    settings.RELEASES_ROOT = tmp_path / "releases"
+    return settings.RELEASES_ROOT
+
+
+@pytest.fixture
+def sample_project(project, sample_path):
+    import_rescue(sample_path, project)
+    return project
+
+
+@pytest.fixture
+def frozen(sample_project, lead, releases_root):
+    release, _ = freeze(sample_project, version="1.0.0", seed=1, out_dir=releases_root / sample_project.slug / "1.0.0", user=lead)
+    return release
+
+
+@pytest.fixture
+def eager():
+    """Run dispatched tasks in-process (the embedded default), also when CI configured a broker."""
+    from rescue_annot.celery import app
+
+    was = app.conf.task_always_eager
+    app.conf.task_always_eager = True
+    yield
+    app.conf.task_always_eager = was
+
+
+def test_leads_see_releases_with_their_manifest_and_a_zip_link(client, lead, frozen, sample_project):
+    client.force_login(lead)
+    page = client.get(reverse("releases-list", args=[sample_project.slug])).content.decode()
+    assert "1.0.0" in page and reverse("releases-download", args=[sample_project.slug, "1.0.0"]) in page
+    detail = client.get(reverse("releases-detail", args=[sample_project.slug, "1.0.0"])).content.decode()
+    assert "Files intact" in detail and frozen.manifest["files"]["data/all.jsonl"]["sha256"] in detail
+    listed = client.get(f"/api/v1/projects/{sample_project.slug}/releases/").json()
+    assert [r["version"] for r in listed] == ["1.0.0"] and listed[0]["manifest"] == frozen.manifest
+    assert listed[0]["download_url"].endswith(f"/api/v1/projects/{sample_project.slug}/releases/1.0.0/download/")
+
+
+def test_the_zip_download_is_the_release_folder_byte_for_byte_and_always_the_same(client, lead, frozen, sample_project):
+    client.force_login(lead)
+    url = reverse("releases-download", args=[sample_project.slug, "1.0.0"])
+    first = b"".join(client.get(url).streaming_content)
+    second = b"".join(client.get(f"/api/v1/projects/{sample_project.slug}/releases/1.0.0/download/").streaming_content)
+    assert first == second
+    with zipfile.ZipFile(io.BytesIO(first)) as zf:
+        names = zf.namelist()
+        assert names == sorted(names) and f"{sample_project.slug}-1.0.0/manifest.json" in names
+        folder = frozen.path
+        for name in names:
+            rel = name.split("/", 1)[1]
+            with open(os.path.join(folder, rel), "rb") as fh:
+                assert zf.read(name) == fh.read()
+        assert {zi.date_time for zi in zf.infolist()} == {(1980, 1, 1, 0, 0, 0)}
+
+
+def test_a_damaged_release_folder_is_not_served(client, lead, frozen, sample_project):
+    os.chmod(frozen.path, stat.S_IRWXU)
+    os.chmod(os.path.join(frozen.path, "stats.json"), stat.S_IRWXU)
+    os.remove(os.path.join(frozen.path, "stats.json"))
+    client.force_login(lead)
+    page = client.get(reverse("releases-download", args=[sample_project.slug, "1.0.0"]))
+    assert page.status_code == 409 and b"missing: stats.json" in page.content
+    api = client.get(f"/api/v1/projects/{sample_project.slug}/releases/1.0.0/download/")
+    assert api.status_code == 409 and api.json()["missing"] == ["stats.json"]
+
+
+def test_a_lead_freezes_from_the_page_and_the_job_records_progress(client, lead, sample_project, eager, django_capture_on_commit_callbacks, releases_root):
+    client.force_login(lead)
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(reverse("releases-freeze", args=[sample_project.slug]), {"version": "2.0.0", "seed": "4", "splits": "0.6,0.2,0.2"})
+    assert response.status_code == 302
+    job = Job.objects.get(kind="freeze_release")
+    assert job.state == JobState.SUCCEEDED, job.error
+    assert job.progress_done == job.progress_total > 1 and job.result["clips"] == 14
+    release = Release.objects.get(project=sample_project, version="2.0.0")
+    assert (release.seed, release.split_ratios, release.created_by) == (4, [0.6, 0.2, 0.2], lead)
+    assert release.path == str(releases_root / sample_project.slug / "2.0.0")
+    page = client.get(reverse("releases-list", args=[sample_project.slug])).content.decode()
+    assert "2.0.0" in page and "succeeded" in page
+
+
+def test_the_freeze_form_explains_what_is_wrong(client, lead, sample_project):
+    client.force_login(lead)
+    for data, message in (
+        ({"version": "bad version", "seed": "1"}, "must be 1–40 letters"),
+        ({"version": "3.0.0", "seed": "x"}, "seed must be a whole number"),
+        ({"version": "3.0.0", "seed": "1", "splits": "0.5,0.5"}, "split ratios"),
+    ):
+        page = client.post(reverse("releases-freeze", args=[sample_project.slug]), data, follow=True).content.decode()
+        assert message in page
+    assert not Job.objects.exists()
+
+
+def test_the_api_starts_a_freeze_and_reports_its_job(client, lead, sample_project):
+    client.force_login(lead)
+    started = client.post(f"/api/v1/projects/{sample_project.slug}/releases/", {"version": "1.0.0", "seed": 2, "splits": [0.7, 0.1, 0.2]}, content_type="application/json")
+    assert started.status_code == 202
+    body = started.json()
+    assert body["state"] == "queued" and body["params"] == {"version": "1.0.0", "seed": 2, "ratios": [0.7, 0.1, 0.2]}
+    status = client.get(body["status_url"]).json()
+    assert status["id"] == body["id"]
+    twice = client.post(f"/api/v1/projects/{sample_project.slug}/releases/", {"version": "1.0.0", "seed": 2}, content_type="application/json")
+    assert twice.status_code == 400 and "already under way" in twice.json()["detail"]
+
+
+def test_compare_page_and_api_list_what_changed(client, lead, frozen, sample_project, releases_root):
+    from annotation.models import ClipState, Gold
+    from annotation.services import transition
+
+    clip = sample_project.clips.order_by("sample_id").first()
+    transition(transition(clip, ClipState.ADJUDICATED, actor=lead), ClipState.IN_REVIEW, actor=lead)
+    gold = Gold.objects.filter(row__clip__sample_id="alexes_and_casimar/001_s03e04_ct09_segment07", row__row_index=1).get()
+    gold.content = {**gold.content, "utterance_type": "withdrawal"}
+    gold.save()
+    freeze(sample_project, version="1.1.0", seed=1, out_dir=releases_root / sample_project.slug / "1.1.0", user=lead)
+    client.force_login(lead)
+    page = client.get(reverse("releases-diff", args=[sample_project.slug]), {"a": "1.0.0", "b": "1.1.0"}).content.decode()
+    assert clip.sample_id in page and "utterance_type" in page and "withdrawal" in page
+    diff = client.get(f"/api/v1/projects/{sample_project.slug}/releases/diff/", {"a": "1.0.0", "b": "1.1.0"}).json()
+    assert diff["clips_removed"] == [clip.sample_id]
+    assert [c["sample_id"] for c in diff["clips_changed"]] == ["alexes_and_casimar/001_s03e04_ct09_segment07"]
+    assert diff["label_changes"]["utterance_type"]["changes"][0]["to"] == "withdrawal"
+
+
+def test_annotators_reach_no_release_page_or_endpoint(client, annotator, other_annotator, frozen, sample_project):
+    Assignment.objects.create(clip=sample_project.clips.first(), annotator=annotator)
+    slug = sample_project.slug
+    pages = [
+        reverse("releases-list", args=[slug]),
+        reverse("releases-detail", args=[slug, "1.0.0"]),
+        reverse("releases-download", args=[slug, "1.0.0"]),
+        reverse("releases-diff", args=[slug]) + "?a=1.0.0&b=1.0.0",
+    ]
+    endpoints = [f"/api/v1/projects/{slug}/releases/{p}" for p in ("", "1.0.0/", "1.0.0/download/", "diff/?a=1.0.0&b=1.0.0", "jobs/1/")]
+    client.force_login(annotator)  # assigned to a clip of the project: may see it, not its releases
+    assert {client.get(url).status_code for url in pages} == {403}
+    assert client.post(reverse("releases-freeze", args=[slug]), {"version": "9.0.0", "seed": 1}).status_code == 403
+    assert {client.get(url).status_code for url in endpoints} == {403}
+    assert client.post(f"/api/v1/projects/{slug}/releases/", {"version": "9.0.0", "seed": 1}, content_type="application/json").status_code == 403
+    client.force_login(other_annotator)  # not even the project
+    assert {client.get(url).status_code for url in pages} == {404}
+    client.logout()
+    assert all(client.get(url).status_code == 302 for url in pages)
+    assert {client.get(url).status_code for url in endpoints} <= {401, 403}
+    assert not Job.objects.exists() and Release.objects.count() == 1
+
+
+@pytest.mark.services
+@pytest.mark.django_db(transaction=True)
+def test_a_freeze_started_through_the_api_runs_on_a_real_worker(celery_worker_process, client, lead, sample_project, releases_root):
+    client.force_login(lead)
+    started = client.post(f"/api/v1/projects/{sample_project.slug}/releases/", {"version": "1.0.0", "seed": 5}, content_type="application/json")
+    assert started.status_code == 202
+    job = wait_for(lambda: Job.objects.filter(pk=started.json()["id"], state__in=[JobState.SUCCEEDED, JobState.FAILED]).first(), timeout=120)
+    assert job.state == JobState.SUCCEEDED, job.error
+    assert job.celery_task_id, "dispatched through the broker, not run in-process"
+    assert job.progress_done == job.progress_total and job.result["rows"] == 406
+    release = Release.objects.get(project=sample_project, version="1.0.0")
+    assert json.loads((releases_root / sample_project.slug / "1.0.0" / "manifest.json").read_text()) == release.manifest

@@ -1,0 +1,214 @@
+"""Metrics, baselines, bootstrap and `manage.py evaluate` on hand-made predictions with known values."""
+import io
+import json
+
+import numpy as np
+import pytest
+from django.core.management import CommandError, call_command
+
+from tasks import bootstrap
+from tasks.baselines import MajorityBaseline, itp_shortcut
+from tasks.metrics import scorer_for
+from tasks.predictions import parse_predictions
+
+approx = pytest.approx
+
+
+def values(task, instances, predictions):
+    scorer = scorer_for(task)
+    return scorer.values(scorer.matrix(instances, predictions))
+
+
+def test_itp_precision_recall_and_f1_on_yes_with_a_missing_prediction_counted_wrong():
+    gold = [{"gold": g} for g in ("yes", "yes", "no", "no", "yes")]
+    got = values("itp", gold, ["yes", "no", "yes", "no", None])
+    # tp 1; fn 2 (a "no" and the missing one); fp 1; tn 1
+    assert got == approx({"precision": 1 / 2, "recall": 1 / 3, "f1": 0.4, "accuracy": 2 / 5})
+
+
+def test_ranking_recall_at_k_and_mrr():
+    inst = [{"gold": "A", "candidates": ["A", "B", "C"]}] * 5
+    got = values("stp", inst, [["A", "B"], ["B", "A"], ["B", "C", "A"], ["B", "C"], None])
+    assert got == approx({"recall@1": 1 / 5, "recall@2": 2 / 5, "recall@3": 3 / 5, "mrr": (1 + 1 / 2 + 1 / 3) / 5})
+
+
+def test_uniform_random_baseline_is_the_exact_expectation():
+    scorer = scorer_for("ssp")
+    three = [{"gold": "A", "candidates": ["A", "B", "C"]}]
+    assert scorer.values(scorer.random_matrix(three)) == approx({"recall@1": 1 / 3, "recall@2": 2 / 3, "recall@3": 1.0, "mrr": (1 + 1 / 2 + 1 / 3) / 3})
+    itp = scorer_for("itp")
+    assert itp.values(itp.random_matrix([{"gold": "yes"}, {"gold": "no"}])) == approx({"precision": 0.5, "recall": 0.5, "f1": 0.5, "accuracy": 0.5})
+    er = scorer_for("er")
+    # gold 5: |p - 5| for p = 0..10 gives scores 1,1,2,3,4,5,4,3,2,1,1
+    assert er.values(er.random_matrix([{"gold": {"intensity": 5}}]))["intensity_match"] == approx(27 / 11)
+
+
+def test_rpp_accuracy_and_macro_f1_over_the_labels_that_occur():
+    inst = [{"gold": g, "scenario": "couple"} for g in ("pursue_withdraw", "pursue_withdraw", "attack_attack", "mixed_transition")]
+    preds = [["pursue_withdraw"], ["attack_attack", "pursue_withdraw"], ["attack_attack"], None]
+    got = values("rpp", inst, preds)
+    # per class F1: pursue_withdraw 2/3, attack_attack 2/3, mixed_transition 0
+    assert got == approx({"accuracy": 0.5, "macro_f1": 4 / 9, "recall@3": 3 / 4})
+
+
+def test_er_intensity_match_is_max_1_5_minus_the_distance():
+    inst = [{"gold": {"emotion_description": "x", "intensity": 6}}] * 4
+    assert values("er", inst, [6, 8, 0, None]) == approx({"intensity_match": (5 + 3 + 1 + 1) / 4, "exact_intensity": 1 / 4})
+
+
+def test_vp_source_target_and_pair_recovery():
+    inst = [
+        {"gold": [{"source": "Maya", "target": "Tobias", "viewpoint": "a"}]},
+        {"gold": [{"source": "Maya", "target": "Tobias", "viewpoint": "b"}, {"source": "Maya", "target": "Therapist", "viewpoint": "c"}]},
+    ]
+    preds = [[{"source": "Maya", "target": "Tobias", "viewpoint": ""}], [{"source": "Maya", "target": "Therapist", "viewpoint": ""}, {"source": "Tobias", "target": "Maya", "viewpoint": ""}]]
+    assert values("vp", inst, preds) == approx({"source_recovery": 1.0, "target_recovery": 2 / 3, "pair_recovery": 2 / 3, "pair_precision": 2 / 3})
+
+
+def test_majority_baseline_is_fitted_on_training_instances():
+    train = [{"gold": g, "scenario": "couple"} for g in ("no", "no", "yes")]
+    assert MajorityBaseline("itp", train).predict({}) == "no"
+    tie = [{"gold": g, "scenario": "couple"} for g in ("no", "yes")]
+    assert MajorityBaseline("itp", tie).predict({}) == "yes"
+    stp = MajorityBaseline("stp", [{"gold": "Couple", "scenario": "couple"}, {"gold": "Couple", "scenario": "couple"}, {"gold": "Ann", "scenario": "couple"}])
+    # Names never seen in training count 0 and keep the candidates' order.
+    assert stp.predict({"candidates": ["Zoe", "Yan", "Couple"]}) == ["Couple", "Zoe", "Yan"]
+    er = MajorityBaseline("er", [{"gold": {"intensity": v}, "scenario": "couple"} for v in (7, 6, 7, 6, 3)])
+    assert er.predict({}) == 6  # ties go to the lower intensity
+
+
+def test_itp_shortcut_says_yes_exactly_when_the_therapist_is_addressed():
+    assert itp_shortcut(["Therapist"]) == "yes"
+    assert itp_shortcut(["Maya", "Therapist"]) == "yes"
+    assert itp_shortcut(["Tobias"]) == "no"
+
+
+def test_prediction_files_account_for_every_unusable_line():
+    text = "\n".join(
+        [
+            json.dumps({"id": "a", "should_speak": "YES"}),
+            json.dumps({"id": "b", "should_speak": "maybe"}),
+            json.dumps({"id": "c"}),
+            json.dumps({"id": "a", "should_speak": "no"}),
+            json.dumps({"id": "zzz", "should_speak": True}),
+            "{not json",
+            json.dumps({"should_speak": "no"}),
+        ]
+    )
+    preds = parse_predictions(text, "itp")
+    aligned, account = preds.resolve(["a", "b", "c", "d"])
+    assert aligned == ["yes", None, None, None]
+    assert (account["scored"], account["missing"], account["malformed"], account["unknown_ids"], account["duplicate_ids"], account["unreadable_lines"]) == (1, 1, 2, 1, 1, 2)
+    assert account["examples"]["missing"] == ["d"]
+    assert {m["id"] for m in account["examples"]["malformed"]} == {"b", "c"}
+    keyed = parse_predictions(json.dumps({"a": {"target_top3": ["X"]}, "b": {"target_top3": "X"}}), "stp")
+    assert keyed.by_id == {"a": ["X"]} and set(keyed.malformed) == {"b"}
+
+
+def test_cluster_bootstrap_is_seeded_and_brackets_the_point_value():
+    scorer = scorer_for("itp")
+    rng = np.random.default_rng(0)
+    gold = ["yes" if x else "no" for x in rng.random(200) < 0.5]
+    preds = [g if keep else ("no" if g == "yes" else "yes") for g, keep in zip(gold, rng.random(200) < 0.7)]
+    clips = [f"c{i // 5}" for i in range(200)]
+    sums = bootstrap.clip_sums(scorer.matrix([{"gold": g} for g in gold], preds), clips)
+    weights = bootstrap.resample_weights(len(sums), 1000, seed=3)
+    first = bootstrap.metric_intervals(scorer, sums, weights)
+    again = bootstrap.metric_intervals(scorer, sums, bootstrap.resample_weights(len(sums), 1000, seed=3))
+    assert first == again
+    assert first["f1"]["ci_low"] < first["f1"]["value"] < first["f1"]["ci_high"]
+
+
+# --- manage.py evaluate ------------------------------------------------------------
+
+
+def itp_instance(n, gold, target, split):
+    clip = f"g{n % 4}/clip{n % 8}"  # 8 clips
+    return {
+        "id": f"itp:{clip}:{n}",
+        "task": "itp",
+        "clip_id": clip,
+        "row_index": n,
+        "scenario": "couple",
+        "split": split,
+        "participants": ["Maya", "Tobias"],
+        "context": [{"row_index": n, "start_time": 0.0, "end_time": 1.0, "primary_speaker": "Maya", "target": [target], "dialogue_cleaned": "..."}],
+        "gold": gold,
+    }
+
+
+@pytest.fixture
+def itp_release(tmp_path):
+    """A release folder holding only what evaluate reads: ITP train and test instances."""
+    folder = tmp_path / "release"
+    (folder / "tasks" / "itp").mkdir(parents=True)
+    # Test: 40 instances, yes on even n; the current row addresses the therapist on n % 4 in (0, 1).
+    test = [itp_instance(n, "yes" if n % 2 == 0 else "no", "Therapist" if n % 4 in (0, 1) else "Tobias", "test") for n in range(40)]
+    train = [itp_instance(100 + n, "no" if n < 7 else "yes", "Tobias", "train") for n in range(10)]
+    for name, items in (("test", test), ("train", train)):
+        (folder / "tasks" / "itp" / f"{name}.jsonl").write_text("".join(json.dumps(i) + "\n" for i in items), encoding="utf-8")
+    return folder, test
+
+
+def write_predictions(path, rows):
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return str(path)
+
+
+def run_evaluate(*args):
+    out = io.StringIO()
+    call_command("evaluate", *args, stdout=out)
+    return out.getvalue()
+
+
+def test_evaluate_reports_known_metrics_baselines_and_the_prediction_account(itp_release, tmp_path):
+    folder, test = itp_release
+    preds = []
+    for inst in test:
+        n = inst["row_index"]
+        if n in (38, 39):
+            continue  # two missing: 38 is a yes (fn), 39 a no (fp)
+        if n == 37:
+            preds.append({"id": inst["id"], "should_speak": "perhaps"})  # malformed, gold no: fp
+            continue
+        # Right on n < 30, always "yes" from 30 on.
+        preds.append({"id": inst["id"], "should_speak": inst["gold"] if n < 30 else "yes"})
+    preds.append({"id": "itp:nowhere:1", "should_speak": "yes"})
+    path = write_predictions(tmp_path / "preds.jsonl", preds)
+    report = json.loads(run_evaluate(path, "--release", str(folder), "--task", "itp", "--split", "test", "--json"))
+    # n < 30: tp 15, tn 15. n 30..36: yes on 30,32,34,36 (tp 4), 31,33,35 (fp 3). 37 malformed (fp), 38 missing (fn), 39 missing (fp).
+    tp, fp, fn, tn = 19, 5, 1, 15
+    assert report["system"]["precision"]["value"] == approx(tp / (tp + fp))
+    assert report["system"]["recall"]["value"] == approx(tp / (tp + fn))
+    assert report["system"]["f1"]["value"] == approx(2 * tp / (2 * tp + fp + fn))
+    assert report["system"]["accuracy"]["value"] == approx((tp + tn) / 40)
+    assert (report["predictions"]["scored"], report["predictions"]["missing"], report["predictions"]["malformed"], report["predictions"]["unknown_ids"]) == (37, 2, 1, 1)
+    assert report["instances"] == 40 and report["clips"] == 8
+    # Majority fitted on train (7 "no" of 10) says "no" everywhere: F1 0. Random: precision 0.5, recall 0.5.
+    assert report["baselines"]["majority"]["metrics"]["f1"]["value"] == 0.0
+    assert report["baselines"]["random"]["metrics"]["f1"]["value"] == approx(0.5)
+    # Shortcut: yes on n % 4 in (0, 1): tp on n % 4 == 0 (10), fp on n % 4 == 1 (10), fn on n % 4 == 2 (10).
+    assert report["baselines"]["shortcut"]["metrics"]["precision"]["value"] == approx(0.5)
+    assert report["baselines"]["shortcut"]["metrics"]["recall"]["value"] == approx(0.5)
+    for entry in report["system"].values():
+        assert entry["ci_low"] <= entry["value"] <= entry["ci_high"]
+    text = run_evaluate(path, "--release", str(folder), "--task", "itp", "--split", "test")
+    assert "2 missing, 1 malformed" in text and "shortcut" in text and "<- primary" in text
+
+
+def test_evaluate_with_a_baseline_file_runs_a_paired_bootstrap(itp_release, tmp_path):
+    folder, test = itp_release
+    perfect = write_predictions(tmp_path / "perfect.jsonl", [{"id": i["id"], "should_speak": i["gold"]} for i in test])
+    always_yes = write_predictions(tmp_path / "yes.jsonl", [{"id": i["id"], "should_speak": "yes"} for i in test])
+    report = json.loads(run_evaluate(perfect, "--release", str(folder), "--task", "itp", "--baseline", always_yes, "--json"))
+    diff = report["comparison"]["difference"]["f1"]
+    assert diff["difference"] == approx(1 - 2 / 3)
+    assert 0 < diff["ci_low"] <= diff["difference"] <= diff["ci_high"]
+    assert diff["p_value"] < 0.05  # 8 clips: resamples drawing only yes-clips or only no-clips tie
+    same = json.loads(run_evaluate(perfect, "--release", str(folder), "--task", "itp", "--baseline", perfect, "--json"))
+    assert same["comparison"]["difference"]["f1"] == {"difference": 0.0, "ci_low": 0.0, "ci_high": 0.0, "p_value": 1.0}
+
+
+def test_evaluate_refuses_a_folder_without_the_task_file(tmp_path):
+    with pytest.raises(CommandError, match="does not exist"):
+        run_evaluate(write_predictions(tmp_path / "p.jsonl", []), "--release", str(tmp_path), "--task", "stp")
