@@ -177,6 +177,8 @@ CELERY_TASK_ROUTES = {"annotation.preannotate.*": {"queue": "preannotate"}}
 # stays queued and the sweeper sends it once the broker is back.
 CELERY_TASK_PUBLISH_RETRY_POLICY = {"max_retries": 2, "interval_start": 0, "interval_step": 0.5, "interval_max": 1}
 CELERY_BROKER_CONNECTION_TIMEOUT = 3
+# A message a killed worker had taken comes back after this long; longer than one clip can take.
+CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": env.int("CELERY_VISIBILITY_TIMEOUT", default=3600)}
 CELERY_BEAT_SCHEDULE = {
     "sweep-stale-jobs": {"task": "annotation.celery_tasks.sweep_stale_jobs_task", "schedule": 60.0},
 }
@@ -190,6 +192,12 @@ CELERY_ACCEPT_CONTENT = ["json"]
 GEMINI_API_KEY = env.str("GEMINI_API_KEY", default="")
 GEMINI_MODEL = env.str("GEMINI_MODEL", default="gemini-2.5-flash")
 GEMINI_BASE_URL = env.str("GEMINI_BASE_URL", default="")
+# Requests per minute, shared by every worker through Redis and never exceeded.
+GEMINI_RPM = env.int("GEMINI_RPM", default=60)
+GEMINI_TIMEOUT_SECONDS = env.float("GEMINI_TIMEOUT_SECONDS", default=300)
+# USD per million tokens, for the cost estimate on each draft.
+GEMINI_PRICE_IN_PER_MTOK = env.float("GEMINI_PRICE_IN_PER_MTOK", default=0.30)
+GEMINI_PRICE_OUT_PER_MTOK = env.float("GEMINI_PRICE_OUT_PER_MTOK", default=2.50)
 
 # --- REST API ---------------------------------------------------------------
 REST_FRAMEWORK = {

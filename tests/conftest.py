@@ -115,3 +115,14 @@ def _test_settings(tmp_path, settings):
     settings.RELEASES_ROOT = tmp_path / "releases"
     # Password hashing is deliberately slow; tests do not need that.
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.fixture
+def eager_celery():
+    """Run tasks in-process for this test even when CI configured a broker."""
+    from rescue_annot.celery import app
+
+    was = app.conf.task_always_eager
+    app.conf.task_always_eager = True
+    yield
+    app.conf.task_always_eager = was

@@ -132,11 +132,8 @@ class TestLeads:
 
 
 @pytest.mark.django_db
-@pytest.mark.skipif(
-    BROKER, reason="with a broker, jobs run on the real worker (see test_large_project_is_computed_by_the_real_worker)"
-)
 def test_large_project_computes_on_a_job_and_shows_progress(
-    client, lead, project, monkeypatch, django_capture_on_commit_callbacks
+    client, lead, project, monkeypatch, django_capture_on_commit_callbacks, eager_celery
 ):
     _small_project(project)
     monkeypatch.setattr(services, "SYNC_MAX_ROWS", 0)
@@ -158,9 +155,8 @@ def test_large_project_computes_on_a_job_and_shows_progress(
 
 
 @pytest.mark.django_db
-@pytest.mark.skipif(BROKER, reason="eager tasks only without a broker")
 def test_a_failed_job_is_shown_and_can_be_started_again(
-    client, lead, project, monkeypatch, django_capture_on_commit_callbacks
+    client, lead, project, monkeypatch, django_capture_on_commit_callbacks, eager_celery
 ):
     _small_project(project)
     monkeypatch.setattr(services, "SYNC_MAX_ROWS", 0)

@@ -8,17 +8,8 @@ from annotation import jobs
 from annotation.celery_tasks import recheck_project_task, start_recheck
 from annotation.models import Job, JobState
 from annotation.rescue_format.importer import import_rescue
-from rescue_annot.celery import app
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def eager():
-    was = app.conf.task_always_eager
-    app.conf.task_always_eager = True
-    yield
-    app.conf.task_always_eager = was
 
 
 @pytest.fixture
@@ -40,7 +31,7 @@ def test_enqueue_with_the_broker_down_keeps_the_job_queued(project, dead_broker,
     assert job.params["_task"] == {"name": recheck_project_task.name, "args": []}
 
 
-def test_sweeper_resends_a_job_whose_message_was_lost(project, sample_path, eager):
+def test_sweeper_resends_a_job_whose_message_was_lost(project, sample_path, eager_celery):
     import_rescue(sample_path, project)
     job = Job.objects.create(kind="recheck", project=project, params={"_task": {"name": recheck_project_task.name, "args": []}})
     Job.objects.filter(pk=job.pk).update(created_at=timezone.now() - timedelta(minutes=5))
@@ -49,7 +40,7 @@ def test_sweeper_resends_a_job_whose_message_was_lost(project, sample_path, eage
     assert job.state == JobState.SUCCEEDED and job.result["documents"] == 406
 
 
-def test_sweeper_resends_a_running_job_whose_worker_died(project, sample_path, eager):
+def test_sweeper_resends_a_running_job_whose_worker_died(project, sample_path, eager_celery):
     import_rescue(sample_path, project)
     old = timezone.now() - timedelta(hours=1)
     job = Job.objects.create(kind="recheck", project=project, state=JobState.RUNNING, attempts=1, heartbeat_at=old, started_at=old, params={"_task": {"name": recheck_project_task.name, "args": []}})

@@ -98,11 +98,19 @@ class ClipWorkspace(APIView):
         return Response(selectors.workspace_payload(request.user, clip))
 
 
-class RevisionDetail(APIView):
+class MyRevisionMixin:
+    """Only the caller's own revisions exist for these views: another annotator's id is a 404."""
+
     def _get(self, request, revision_id):
-        # Only the caller's own revisions: another annotator's id is a 404.
         return get_object_or_404(scoped.visible_revisions(request.user).filter(annotator=request.user).select_related("row"), pk=revision_id)
 
+    def _ensure_mine(self, request, revision_id):
+        # Before looking at the body, so that the answer never depends on whose revision it is.
+        if not Revision.objects.filter(pk=revision_id, annotator=request.user).exists():
+            raise Http404("no such revision")
+
+
+class RevisionDetail(MyRevisionMixin, APIView):
     @extend_schema(responses=RevisionSerializer, summary="One of my revisions")
     def get(self, request, revision_id: int):
         return Response(RevisionSerializer(self._get(request, revision_id)).data)
@@ -116,17 +124,11 @@ class RevisionDetail(APIView):
         },
         summary="Save my revision of a row (optimistic locking on version)",
     )
-    def _ensure_mine(self, request, revision_id):
-        # Before looking at the body: someone else's revision is a 404 whatever is sent.
-        if not Revision.objects.filter(pk=revision_id, annotator=request.user).exists():
-            raise Http404("no such revision")
-
     def put(self, request, revision_id: int):
         self._ensure_mine(request, revision_id)
         data = SaveRevisionSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         try:
-            # The service reads only the caller's own revisions: anyone else's is a 404.
             result = services.save_revision(revision_id, request.user, data.validated_data["content"], data.validated_data["version"], reviewed=data.validated_data["reviewed"])
         except Revision.DoesNotExist:
             raise Http404("no such revision") from None
@@ -139,7 +141,7 @@ class RevisionDetail(APIView):
         return Response(RevisionSerializer(result.revision).data)
 
 
-class RevisionValidate(RevisionDetail):
+class RevisionValidate(MyRevisionMixin, APIView):
     @extend_schema(
         request=inline_serializer("ValidateRequest", {"content": serializers.JSONField()}),
         responses=inline_serializer("ValidateResponse", {"issues": IssueSerializer(many=True)}),
@@ -154,7 +156,7 @@ class RevisionValidate(RevisionDetail):
         return Response({"issues": [i.as_dict() for i in services.validate_content(revision.row, content)]})
 
 
-class RevisionReview(RevisionDetail):
+class RevisionReview(MyRevisionMixin, APIView):
     @extend_schema(request=ReviewSerializer, responses={200: RevisionSerializer, 409: OpenApiResponse(description="stale version"), 422: OpenApiResponse(description="the row does not validate")}, summary="Mark a row reviewed, or reopen it")
     def post(self, request, revision_id: int):
         self._ensure_mine(request, revision_id)

@@ -2,7 +2,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management.base import CommandError
 
-from ...demo import DEMO_CLIPS
+from ...demo import DEMO_CLIPS, DEMO_TRANSCRIPTS
 from ...assignment import assign_clips
 from ...models import Project
 from ...rescue_format.importer import import_rescue
@@ -10,6 +10,7 @@ from ...services import create_project, create_user
 from ._base import AuditedCommand
 
 DEMO_PROJECT = "demo"
+PIPELINE_PROJECT = "demo-pipeline"
 # Fixed, printed credentials: for a local demo only, refused in production.
 DEMO_ACCOUNTS = [
     ("lead", "lead", "demo-lead-2026"),
@@ -42,6 +43,27 @@ class Command(AuditedCommand):
         plan = assign_clips(project, users=demo_annotators, per_clip=len(demo_annotators), calibration=["demo_priya_and_jonah/001_whose_turn"])
         if plan.created:
             self.stdout.write(f"assigned every demo clip to {len(demo_annotators)} annotators (one clip in calibration mode, starting empty)")
+        self._load_pipeline_demo(users["lead"])
         self.stdout.write("demo accounts (local demo only):")
         for username, role, password in DEMO_ACCOUNTS:
             self.stdout.write(f"  {role:<10} {username:<11} password: {password}")
+
+    def _load_pipeline_demo(self, lead) -> None:
+        """A second project that shows the front of the pipeline: the demo transcripts
+        ingested, their speakers mapped, and offline pre-annotation (no LLM) run."""
+        from ...ingest import services as ingest
+        from ...preannotate.services import start_preannotation
+
+        if Project.objects.filter(slug=PIPELINE_PROJECT).exists():
+            return
+        project = create_project(PIPELINE_PROJECT, name="Demo pipeline: transcripts ingested and pre-annotated offline")
+        for scenario in ("couple", "family"):
+            uploads = [
+                ingest.Upload(name=f"{path.parent.name}/{path.name}", size=path.stat().st_size, read=path.read_bytes)
+                for path in sorted(DEMO_TRANSCRIPTS.glob("*/*"))
+                if (path.parent.name.endswith("_family")) == (scenario == "family")
+            ]
+            ingest.ingest_files(project, uploads, ingest.IngestOptions(scenario=scenario), actor=lead)
+        ingest.accept_suggested_speakers(project.clips.all(), actor=lead)
+        start_preannotation(project, user=lead, offline_provider=True)
+        self.stdout.write(f"ingested {project.clips.count()} demo transcripts into {PIPELINE_PROJECT} and pre-annotated them offline")

@@ -1,0 +1,284 @@
+"""Pre-annotation throughput: 191 synthetic clips, fake Gemini with 1 s latency, concurrency 8.
+
+Builds the release-sized synthetic benchmark's clips (``annotation.synthetic``'s
+pure builder) as *transcripts only* — Clip + one Cue per row, no rows, no
+drafts — in a fresh project, starts the fake Gemini server in this process
+(every answer takes ``--latency`` seconds), starts one real Celery worker with
+``-c 8`` on the real Redis broker and PostgreSQL, pre-annotates every clip and
+prints:
+
+- wall time against the floor ``clips x latency / concurrency`` (191 x 1 s / 8),
+  and the ratio (target: within 1.25x);
+- the most requests the fake server saw in any window of the rate limit's
+  length, against the configured limit (target: never above it).
+
+    DATABASE_URL=postgres://... CELERY_BROKER_URL=redis://... .venv/bin/python bench/bench_preannotate.py
+    ... --limit 50 --window 10     # a limit that binds: 191 requests need at least 3 windows
+
+The database must be migrated; the project is left in place for inspection.
+Without PostgreSQL and Redis there is no worker to measure: tasks would run one
+after another inside this process, so the benchmark explains that and stops.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import signal
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+TARGET_RATIO = 1.25
+
+
+def _needs_services() -> str | None:
+    if not os.environ.get("DATABASE_URL", "").startswith("postgres"):
+        return "DATABASE_URL is not a PostgreSQL URL"
+    if not os.environ.get("CELERY_BROKER_URL", "").startswith("redis"):
+        return "CELERY_BROKER_URL is not a Redis URL"
+    return None
+
+
+def build_transcripts(project, clips: int, seed: int) -> int:
+    """Clips with cues only (what ingest leaves), from the synthetic generator. Returns the cue count."""
+    from simple_history.utils import bulk_create_with_history
+
+    from annotation.models import Clip, ClipState, Cue
+    from annotation.synthetic import build_clips
+
+    built = build_clips(clips=clips, annotators=1, seed=seed, taxonomy_version=project.taxonomy_version)
+    objs = bulk_create_with_history(
+        [
+            Clip(
+                project=project,
+                sample_id=c.sample_id,
+                scenario=c.scenario,
+                participants=list(c.participants),
+                source_file=c.source_file,
+                duration=c.duration,
+                state=ClipState.IMPORTED,
+                content_hash=c.content_hash,
+            )
+            for c in built
+        ],
+        Clip,
+        batch_size=1000,
+    )
+    cues = [
+        Cue(
+            clip=obj,
+            position=s["row_index"],
+            start_time=s["start_time"],
+            end_time=s["end_time"],
+            speaker=s["primary_speaker"],
+            text=s["dialogue_cleaned"],
+        )
+        for obj, c in zip(objs, built)
+        for s in c.skeletons
+    ]
+    Cue.objects.bulk_create(cues, batch_size=2000)
+    return len(cues)
+
+
+def start_worker(env: dict, queue: str, concurrency: int, pool: str, log_path: Path) -> subprocess.Popen:
+    from rescue_annot.celery import app
+
+    name = f"bench-preannotate-{os.getpid()}"
+    command = [
+        sys.executable,
+        "-m",
+        "celery",
+        "-A",
+        "tests.fakes.celery_app",
+        "worker",
+        "--loglevel=WARNING",
+        f"--concurrency={concurrency}",
+        f"--pool={pool}",
+        "-Q",
+        queue,
+        "-n",
+        f"{name}@%h",
+    ]
+    with open(log_path, "w") as log:  # the worker keeps its own descriptor
+        proc = subprocess.Popen(
+            command, cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+        )
+    node = f"{name}@{socket.gethostname()}"
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise SystemExit(f"worker exited with {proc.returncode}; see {log_path}")
+        if app.control.ping(destination=[node], timeout=0.5):
+            return proc
+    os.killpg(proc.pid, signal.SIGKILL)
+    raise SystemExit("worker did not answer a ping within 90 s")
+
+
+def main(argv=None) -> int:
+    sys.path.insert(0, str(REPO))
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--clips", type=int, default=191)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--latency", type=float, default=1.0, help="seconds the fake server takes per answer")
+    parser.add_argument("--concurrency", type=int, default=8)
+    parser.add_argument("--pool", default="prefork", choices=["prefork", "threads"], help="Celery worker pool")
+    parser.add_argument(
+        "--limit", type=int, default=600, help="requests allowed per rate window (default 600 per 60 s)"
+    )
+    parser.add_argument("--window", type=float, default=60.0, help="rate-limit window in seconds")
+    parser.add_argument("--margin", type=float, default=1.0, help="safety margin added to the window")
+    parser.add_argument(
+        "--window-cues",
+        type=int,
+        default=None,
+        help="cues per request (PREANNOTATE_WINDOW_CUES; default: the platform's, which splits clips over 60 cues)",
+    )
+    parser.add_argument("--dump", help="write the request arrival times (JSON) to this file")
+    args = parser.parse_args(argv)
+
+    missing = _needs_services()
+    if missing:
+        print(
+            f"bench_preannotate needs PostgreSQL and Redis ({missing}).\n"
+            "It measures pre-annotation on Celery worker processes sharing a database and a broker;\n"
+            "without them tasks run eagerly, one after another, in this process, and there is no\n"
+            "concurrency to measure. Set DATABASE_URL=postgres://... and CELERY_BROKER_URL=redis://...\n"
+            "(a migrated database) and run it again. SKIPPED."
+        )
+        return 0
+
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "rescue_annot.settings")
+    import django
+
+    django.setup()
+    from django.conf import settings
+    from django.db import connection
+
+    from annotation.audit import audit_source
+    from annotation.models import Draft, Job, JobState, Row
+    from annotation.preannotate.services import start_preannotation
+    from annotation.services import create_project
+    from tests.fakes.gemini_server import FakeGemini, forget_queue
+
+    fake = FakeGemini(latency=args.latency).start()
+    queue = f"bench-preannotate-{uuid.uuid4().hex[:8]}"
+    settings.PREANNOTATE_QUEUE = queue
+    settings.GEMINI_API_KEY = "bench-key"
+    settings.GEMINI_BASE_URL = fake.url
+    worker_env = {
+        **os.environ,
+        "GEMINI_API_KEY": "bench-key",
+        "GEMINI_BASE_URL": fake.url,
+        "GEMINI_RPM": str(args.limit),
+        "PREANNOTATE_RATE_WINDOW_SECONDS": str(args.window),
+        "PREANNOTATE_RATE_MARGIN_SECONDS": str(args.margin),
+        "PREANNOTATE_RATE_KEY": f"bench:rate:{queue}",
+    }
+    if args.window_cues:
+        worker_env["PREANNOTATE_WINDOW_CUES"] = str(args.window_cues)
+    (REPO / "var").mkdir(exist_ok=True)
+    log_path = REPO / "var" / "bench-preannotate-worker.log"
+
+    slug = f"bench-preannotate-{uuid.uuid4().hex[:8]}"
+    with audit_source("cli"):
+        project = create_project(slug, name="pre-annotation throughput benchmark")
+        cue_count = build_transcripts(project, args.clips, args.seed)
+
+    worker = start_worker(worker_env, queue, args.concurrency, args.pool, log_path)
+    try:
+        started, started_at = time.perf_counter(), time.time()
+        with audit_source("cli"):
+            batch = start_preannotation(project)
+        dispatched = time.perf_counter() - started
+        last = -1
+        while True:
+            batch.refresh_from_db()
+            if batch.progress_done != last:
+                last = batch.progress_done
+                print(f"\r  {batch.progress_done}/{batch.progress_total} clips", end="", flush=True)
+            if batch.state in (JobState.SUCCEEDED, JobState.FAILED):
+                break
+            time.sleep(0.1)
+        wall = time.perf_counter() - started
+        print()
+    finally:
+        os.killpg(worker.pid, signal.SIGTERM)
+        try:
+            worker.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            os.killpg(worker.pid, signal.SIGKILL)
+        fake.stop()
+
+        forget_queue(os.environ["CELERY_BROKER_URL"], queue)
+
+    if args.dump:
+        import json
+
+        Path(args.dump).write_text(
+            json.dumps({"started": started_at, "arrivals": [r.at for r in fake.generate_requests]})
+        )
+    jobs = Job.objects.filter(project=project, kind="preannotate", params__batch=batch.pk)
+    failed = jobs.filter(state=JobState.FAILED).count()
+    requests = len(fake.generate_requests)
+    floor = args.clips * args.latency / args.concurrency
+    request_floor = requests * args.latency / args.concurrency
+    worker_cpu = resource.getrusage(resource.RUSAGE_CHILDREN)
+    own_cpu = resource.getrusage(resource.RUSAGE_SELF)
+    observed = fake.max_in_window(args.window)
+    per_second = fake.max_in_window(1.0)
+    rows = Row.objects.filter(clip__project=project).count()
+    drafts = Draft.objects.filter(row__clip__project=project).count()
+    rate_floor = 0.0
+    if requests > args.limit:  # the limit binds: the last request waits for earlier windows to pass
+        rate_floor = ((requests - 1) // args.limit) * (args.window + args.margin) + args.latency
+
+    governing = max(floor, rate_floor) or float("inf")  # the larger floor is the one that binds
+    ok_time = wall <= TARGET_RATIO * governing
+    ok_rate = observed <= args.limit
+    print(
+        f"database            {connection.vendor} ({connection.settings_dict['NAME']}), broker {os.environ['CELERY_BROKER_URL']}"
+    )
+    print(
+        f"project             {slug}: {args.clips} clips, {cue_count} cues; worker -c {args.concurrency} --pool={args.pool} on queue {queue}"
+    )
+    print(
+        f"fake Gemini         {args.latency:.2f} s per answer; {requests} requests ({requests - args.clips} extra for long clips split in windows)"
+    )
+    print(
+        f"result              {args.clips - failed} clips pre-annotated, {failed} failed; {rows} rows, {drafts} drafts"
+    )
+    print(
+        f"dispatch            {dispatched:6.2f} s  (start_preannotation returns; clips are sent chunk by chunk from the start)"
+    )
+    print(f"wall time           {wall:6.2f} s")
+    print(
+        f"floor               {floor:6.2f} s  ({args.clips} x {args.latency:g} s / {args.concurrency}); per request {request_floor:.2f} s"
+    )
+    if rate_floor:
+        print(
+            f"rate floor          {rate_floor:6.2f} s  ({requests} requests at {args.limit} per {args.window:g} s + {args.margin:g} s margin)"
+        )
+    print(
+        f"ratio               {wall / governing:6.3f}x the {'rate floor' if rate_floor > floor else 'floor'}"
+        f"  (target <= {TARGET_RATIO}x: {'met' if ok_time else 'MISSED'})"
+    )
+    cpu = worker_cpu.ru_utime + worker_cpu.ru_stime
+    print(
+        f"cpu                 workers {cpu:.1f} s ({cpu / args.clips * 1000:.0f} ms per clip, start-up included); "
+        f"this process (fake server, dispatch) {own_cpu.ru_utime + own_cpu.ru_stime:.1f} s; "
+        f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs"
+    )
+    print(
+        f"max request rate    {observed} in any {args.window:g} s window vs limit {args.limit}: {'never exceeded' if ok_rate else 'EXCEEDED'}; peak {per_second} requests in any 1 s"
+    )
+    return 0 if ok_time and ok_rate and not failed else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
