@@ -47,6 +47,7 @@ class SourceClip:
 
 
 SUFFIXES = (".json", ".jsonl")
+_TOO_DEEP = "JSON nested far too deeply to be a clip"
 
 
 def list_files(path: Path) -> list[Path]:
@@ -90,12 +91,16 @@ def read_file(path: Path) -> list[SourceClip]:
                 data = json.loads(line)
             except json.JSONDecodeError as exc:
                 raise ReadError([Problem(str(path), f"invalid JSON at column {exc.colno}: {exc.msg}", line=lineno)]) from None
+            except RecursionError:
+                raise ReadError([Problem(str(path), _TOO_DEEP, line=lineno)]) from None
             clips.append(SourceClip(str(path), lineno, data, _hash(line)))
         return clips
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise ReadError([Problem(str(path), f"invalid JSON at column {exc.colno}: {exc.msg}", line=exc.lineno)]) from None
+    except RecursionError:
+        raise ReadError([Problem(str(path), _TOO_DEEP, line=1)]) from None
     items = data if isinstance(data, list) else [data]
     return [SourceClip(str(path), 1, item, _hash(json.dumps(item, ensure_ascii=False))) for item in items]
 

@@ -1,0 +1,127 @@
+"""A corpus of bad files across every ingest and import format: each one gets a
+clear message naming the file, and leaves the database exactly as it was.
+Plus bounded property-based tests of the parsers' and the schema's robustness."""
+from __future__ import annotations
+
+import codecs
+import json
+
+import pytest
+from hypothesis import HealthCheck, given, settings as hsettings, strategies as st
+
+from annotation.ingest import services as ingest
+from annotation.models import Clip, Cue, Draft, Gold, Revision, Row
+from annotation.rescue_format.importer import ImportFailed, import_rescue
+from annotation.schema import check_clip
+
+from .factories import couple_clip, mutate
+
+pytestmark = pytest.mark.django_db
+
+GOOD = couple_clip()
+GOOD_LINE = json.dumps(GOOD)
+SRT_OK = "1\n00:00:01,000 --> 00:00:03,000\nMaya: I keep waiting.\n\n"
+
+
+def deep(n: int) -> str:
+    return "[" * n + "]" * n
+
+
+# (file name, bytes) refused by ingest (transcript formats)
+INGEST_BAD = {
+    "binary.srt": bytes(range(256)) * 8,
+    "empty.srt": b"",
+    "only_numbers.srt": b"1\n2\n3\n",
+    "no_cues.vtt": b"WEBVTT\n\n",
+    "truncated_timing.srt": b"1\n00:00:01,000 --> 00:00:0\nMaya: hi\n\n",
+    "backwards.srt": (SRT_OK + "2\n00:10:00,000 --> 00:10:02,000\nTobias: later\n\n3\n00:00:00,500 --> 00:00:00,900\nMaya: way back\n\n").encode(),
+    "end_before_start.srt": b"1\n00:00:05,000 --> 00:00:02,000\nMaya: reversed\n\n",
+    "bad_hours.vtt": b"WEBVTT\n\n00:xx:01.000 --> 00:00:03.000\n<v Maya>hi\n\n",
+    "missing_columns.csv": b"start,end\n0,1\n",
+    "bad_time.csv": b"start,end,speaker,text\nsoon,later,Maya,hello\n",
+    "bad_time.tsv": b"start\tend\tspeaker\ttext\n1.0\tnever\tMaya\thello\n",
+    "segments_not_list.json": json.dumps({"segments": {"start": 0}}).encode(),
+    "segments_wrong_types.json": json.dumps({"segments": [{"start": "a", "end": "b", "speaker": 1, "text": 2}]}).encode(),
+    "deeply_nested.json": deep(100_000).encode(),
+    "invalid.json": b'{"segments": [ {"start": 0, ',
+    "rescue_without_rows.json": json.dumps({"sample_id": "a/b", "scenario": "couple", "participants": ["Maya"]}).encode(),
+    "utf16_garbage.srt": codecs.BOM_UTF16_LE + bytes(range(1, 200)),
+    "gigantic.srt": b"1\n00:00:01,000 --> 00:00:03,000\nMaya: " + b"a" * (21 * 1024 * 1024) + b"\n\n",
+}
+
+# (file name, bytes) refused by import_rescue (the release format)
+IMPORT_BAD = {
+    "truncated.jsonl": (GOOD_LINE[:300] + "\n").encode(),
+    "empty.jsonl": b"",
+    "blank_lines.jsonl": b"\n\n   \n",
+    "not_utf8.jsonl": GOOD_LINE.replace("I keep", "Caf\u00e9 I keep").encode("cp1252") + b"\n",
+    "wrong_type.jsonl": (json.dumps(mutate(GOOD, lambda c: c["rows"][0].update(start_time="zero"))) + "\n").encode(),
+    "unknown_label.jsonl": (json.dumps(mutate(GOOD, lambda c: c["rows"][0].update(utterance_type="complaint"))) + "\n").encode(),
+    "entity_outside.jsonl": (json.dumps(mutate(GOOD, lambda c: c["rows"][0].update(target=["Grandma"]))) + "\n").encode(),
+    "duplicate_ids.jsonl": (GOOD_LINE + "\n" + GOOD_LINE + "\n").encode(),
+    "deeply_nested.jsonl": (deep(100_000) + "\n").encode(),
+    "deeply_nested.json": deep(100_000).encode(),
+    "missing_rows.json": json.dumps({k: v for k, v in GOOD.items() if k != "rows"}).encode(),
+    "unknown_scenario.json": json.dumps({**GOOD, "scenario": "friends"}).encode(),
+    "list_of_numbers.json": b"[1, 2, 3]",
+    "self_target.jsonl": (json.dumps(mutate(GOOD, lambda c: c["rows"][0].update(target=["Maya"]))) + "\n").encode(),
+    "intensity_text.jsonl": (json.dumps(mutate(GOOD, lambda c: c["rows"][0]["internal_emotion"][0].update(intensity="high"))) + "\n").encode(),
+    "wrong_extension.txt": GOOD_LINE.encode(),
+}
+
+
+def counts():
+    return tuple(m.objects.count() for m in (Clip, Cue, Row, Draft, Revision, Gold))
+
+
+def test_the_corpus_has_at_least_thirty_files():
+    assert len(INGEST_BAD) + len(IMPORT_BAD) >= 30
+
+
+@pytest.mark.parametrize("name", sorted(INGEST_BAD))
+def test_bad_transcript_is_refused_with_its_name_and_nothing_is_written(project, name):
+    raw = INGEST_BAD[name]
+    before = counts()
+    upload = ingest.Upload(name=f"bad/{name}", size=len(raw), read=lambda: raw)
+    (result,) = ingest.ingest_files(project, [upload], ingest.IngestOptions(scenario="couple"))
+    assert result.status == "refused", (name, result)
+    assert name in result.message and len(result.message) < 2000
+    assert counts() == before
+
+
+@pytest.mark.parametrize("name", sorted(IMPORT_BAD))
+def test_bad_release_file_is_refused_with_its_name_and_nothing_is_written(project, tmp_path, name):
+    path = tmp_path / name
+    path.write_bytes(IMPORT_BAD[name])
+    before = counts()
+    with pytest.raises(ImportFailed) as excinfo:
+        import_rescue(path, project)
+    message = str(excinfo.value)
+    assert name in message and len(message) < 5000
+    assert counts() == before
+
+
+# --- property-based: the schema never crashes, whatever it is given ------------
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-5, 20) | st.floats(allow_nan=False, width=32) | st.text(max_size=8),
+    lambda children: st.lists(children, max_size=3) | st.dictionaries(st.sampled_from(list(GOOD["rows"][0]) + ["x"]), children, max_size=4),
+    max_leaves=12,
+)
+
+
+@hsettings(max_examples=150, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(field=st.sampled_from(sorted(GOOD["rows"][0])), value=json_values, row=st.integers(0, 2))
+def test_schema_reports_any_single_field_value_without_crashing(field, value, row):
+    doc = mutate(GOOD, lambda c: c["rows"][row].__setitem__(field, value))
+    clip, report = check_clip(doc)
+    for issue in report.issues:
+        assert issue.path.startswith(("rows[", "participants", "scenario", "sample_id")) or issue.path == ""
+        assert issue.message
+
+
+@hsettings(max_examples=100, deadline=None, derandomize=True)
+@given(doc=json_values)
+def test_schema_reports_any_document_shape_without_crashing(doc):
+    clip, report = check_clip(doc)
+    assert clip is None or report is not None
