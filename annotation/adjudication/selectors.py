@@ -16,7 +16,7 @@ from django.urls import reverse
 
 from .. import selectors as scoped
 from ..models import Assignment, Clip, ClipState, Comment, CommentKind, Draft, Gold, Project, Revision, Row
-from ..workspace.selectors import clip_media_url, editor_config, media_kind
+from ..workspace.selectors import clip_summary, editor_config
 from ..workspace.services import relation_keys
 from .fields import (
     DRAFT,
@@ -267,18 +267,7 @@ def adjudication_payload(clip: Clip, row_filter: RowFilter | None = None) -> dic
     commented = {c["row"] for c in comment_list if c["row"] is not None}
     coders = coders_of(clip)
     return {
-        "clip": {
-            "id": clip.pk,
-            "sample_id": clip.sample_id,
-            "scenario": clip.scenario,
-            "participants": clip.participants,
-            "state": clip.state,
-            "duration": clip.duration,
-            "media_url": clip_media_url(clip),
-            "media_kind": media_kind(clip),
-            "project": clip.project.slug,
-            "editable": clip.state in EDITABLE_STATES,
-        },
+        "clip": {**clip_summary(clip), "editable": clip.state in EDITABLE_STATES},
         # What the shared row editor (static/workspace/editor.js) edits here.
         "document": "gold",
         "document_title": "gold",

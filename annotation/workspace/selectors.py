@@ -131,23 +131,28 @@ def workspace_payload(user, clip: Clip) -> dict:
             }
         )
     return {
-        "clip": {
-            "id": clip.pk,
-            "sample_id": clip.sample_id,
-            "scenario": clip.scenario,
-            "participants": clip.participants,
-            "state": clip.state,
-            "duration": clip.duration,
-            "media_url": clip_media_url(clip),
-            "media_kind": media_kind(clip),
-            "project": clip.project.slug,
-        },
+        "clip": clip_summary(clip),
         "assignment": {"id": assignment.pk, "mode": assignment.mode, "state": assignment.state} if assignment else None,
         "cues": [{"position": c.position, "start": c.start_time, "end": c.end_time, "speaker": c.speaker, "text": c.text} for c in clip.cues.order_by("position")],
         "rows": payload_rows,
         "comments": comment_list,
         "annotation_keys": list(ANNOTATION_KEYS),
         "config": editor_config(clip),
+    }
+
+
+def clip_summary(clip: Clip) -> dict:
+    """The clip as the row editor's pages embed it."""
+    return {
+        "id": clip.pk,
+        "sample_id": clip.sample_id,
+        "scenario": clip.scenario,
+        "participants": clip.participants,
+        "state": clip.state,
+        "duration": clip.duration,
+        "media_url": clip_media_url(clip),
+        "media_kind": media_kind(clip),
+        "project": clip.project.slug,
     }
 
 
