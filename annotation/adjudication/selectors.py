@@ -16,7 +16,7 @@ from django.urls import reverse
 
 from .. import selectors as scoped
 from ..models import Assignment, Clip, ClipState, Comment, CommentKind, Draft, Gold, Project, Revision, Row
-from ..workspace.selectors import clip_summary, editor_config
+from ..workspace.selectors import clip_header, editor_config
 from ..workspace.services import relation_keys
 from .fields import (
     DRAFT,
@@ -267,7 +267,7 @@ def adjudication_payload(clip: Clip, row_filter: RowFilter | None = None) -> dic
     commented = {c["row"] for c in comment_list if c["row"] is not None}
     coders = coders_of(clip)
     return {
-        "clip": {**clip_summary(clip), "editable": clip.state in EDITABLE_STATES},
+        "clip": {**clip_header(clip), "editable": clip.state in EDITABLE_STATES},
         # What the shared row editor (static/workspace/editor.js) edits here.
         "document": "gold",
         "document_title": "gold",

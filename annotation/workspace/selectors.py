@@ -131,7 +131,7 @@ def workspace_payload(user, clip: Clip) -> dict:
             }
         )
     return {
-        "clip": clip_summary(clip),
+        "clip": clip_header(clip),
         "assignment": {"id": assignment.pk, "mode": assignment.mode, "state": assignment.state} if assignment else None,
         "cues": [{"position": c.position, "start": c.start_time, "end": c.end_time, "speaker": c.speaker, "text": c.text} for c in clip.cues.order_by("position")],
         "rows": payload_rows,
@@ -141,7 +141,7 @@ def workspace_payload(user, clip: Clip) -> dict:
     }
 
 
-def clip_summary(clip: Clip) -> dict:
+def clip_header(clip: Clip) -> dict:
     """The clip as the row editor's pages embed it."""
     return {
         "id": clip.pk,
