@@ -118,7 +118,7 @@ def all_routes():
     for route, name in walk(get_resolver().url_patterns):
         if "(?P<format>" in route or "<drf_format_suffix" in route:
             continue  # the same views with a format suffix
-        if name.startswith("admin:") and name not in ("admin:index", "admin:annotation_revision_changelist", "admin:annotation_revision_change", "admin:annotation_gold_history"):
+        if name.startswith("admin:") and name not in ("admin:index", "admin:annotation_revision_changelist", "admin:annotation_revision_change", "admin:annotation_revision_history"):
             continue
         if (route, name) not in seen:
             seen.add((route, name))
