@@ -20,7 +20,7 @@ def page(login, lead):
 
 
 @pytest.mark.django_db(transaction=True)
-def test_lead_ingests_a_folder_in_the_browser_and_accepts_the_suggested_speakers(page, live_server, project, tmp_path):
+def test_lead_ingests_a_folder_in_the_browser_and_accepts_the_suggested_speakers(page, live_server, project, tmp_path, eager_celery):
     folder = tmp_path / "incoming"
     (folder / "maya_and_tobias").mkdir(parents=True)
     for name in ("001_clean.srt", "008_voices.vtt", "012_diarised.json"):
@@ -50,4 +50,15 @@ def test_lead_ingests_a_folder_in_the_browser_and_accepts_the_suggested_speakers
     page.click("text=Confirm speakers")
     page.wait_for_selector("text=confirmed")
     assert Clip.objects.filter(speaker_map_confirmed=True).count() == 3
+
+    # ... and on to pre-annotated clips, still without the command line (offline provider: no key here).
+    page.goto(f"{live_server.url}/projects/{project.slug}/preannotation/")
+    page.check("input[name=provider][value=offline]")
+    page.click("#start-form button[type=submit].primary")
+    page.wait_for_load_state()
+    clips = Clip.objects.filter(project=project)
+    assert sorted(clips.values_list("state", flat=True)) == ["preannotated"] * 3
+    assert all(c.rows.count() == c.cues.count() and c.rows.filter(draft__source="offline").count() == c.rows.count() for c in clips)
+    page.goto(f"{live_server.url}/projects/{project.slug}/preannotation/")
+    assert "Offline skeleton" in page.inner_text("body")
     assert page.errors == []
