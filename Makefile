@@ -3,18 +3,24 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
+TEST_STAMP := $(VENV)/.installed-test
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: demo test install serve worker clean bench
+.PHONY: demo test install worker clean bench
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 
 $(STAMP): $(PY) pyproject.toml
-	$(PY) -m pip install --quiet -e '.[test]'
+	$(PY) -m pip install --quiet -e .
 	touch $(STAMP)
+
+# The test tools (Playwright, hypothesis, datasets, mlcroissant...) only for `make test`.
+$(TEST_STAMP): $(STAMP)
+	$(PY) -m pip install --quiet -e '.[test]'
+	touch $(TEST_STAMP)
 
 install: $(STAMP)
 
@@ -26,13 +32,13 @@ demo: install
 	$(PY) manage.py runserver $(HOST):$(PORT)
 
 ## make test: the whole suite; PostgreSQL/Redis when DATABASE_URL / CELERY_BROKER_URL are set
-test: install
+test: $(TEST_STAMP)
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 worker: install
 	$(VENV)/bin/celery -A rescue_annot worker --loglevel=INFO
 
-bench: install
+bench: $(TEST_STAMP)
 	$(PY) bench/run_all.py
 
 clean:
