@@ -14,8 +14,8 @@ and 150 rows and its own annotators with API tokens; deletes them at the end
    500 sequential saves and 500 saves from 20 concurrent clients (each with its
    own annotator and rows, so no 409s); then the same two runs against a floor
    endpoint (bench/floor_urls.py: same auth and body, one UPDATE), and against
-   two bench-only prototypes of a leaner save (bench/proposed_save.py, options
-   A and B; --no-proposed skips them). p50/p95/max, throughput, CPU time per
+   a bench-only prototype of a leaner save (bench/proposed_save.py, "option B":
+   one SQL statement writes the revision and its history; --no-proposed skips it). p50/p95/max, throughput, CPU time per
    request of the gunicorn workers and of PostgreSQL, how often a backend waits
    on a lock, and the real/floor p95 ratio under 20 clients. Each run is made in
    --rounds slices alternating the targets, so that a change in the machine's
@@ -192,7 +192,6 @@ class Gunicorn:
 # The endpoints a client can save through.
 TARGETS = {
     "real": "/api/v1/revisions/{id}/",  # the app's save
-    "proposed": "/bench/proposed/revisions/{id}/",  # bench/proposed_save.py, option A
     "one-statement": "/bench/one-statement/revisions/{id}/",  # bench/proposed_save.py, option B
     "floor": "/bench/floor/revisions/{id}/",  # bench/floor_urls.py
 }
@@ -221,7 +220,7 @@ def children(pid: int) -> list[int]:
     return out
 
 
-LABELS = {"real": "save", "proposed": "option A save", "one-statement": "option B save", "floor": "floor"}
+LABELS = {"real": "save", "one-statement": "option B save", "floor": "floor"}
 
 
 class ServerMonitor:
@@ -448,7 +447,7 @@ def bench_saves(data, seq_user, crowd, saves: int, args) -> list[Run]:
         server.wait_ready(data.tokens[seq_user.pk])
         seq = Client(server.port, data.tokens[seq_user.pk], my_revisions(clip, seq_user))
         many = [Client(server.port, data.tokens[u.pk], my_revisions(clip, u)) for u in crowd]
-        targets = ("real", "proposed", "one-statement", "floor") if args.proposed else ("real", "floor")
+        targets = ("real", "one-statement", "floor") if args.proposed else ("real", "floor")
         # Warm every worker (imports, DB connection, URL resolver, taxonomy cache) outside the figures.
         for target in targets:
             run_clients(many, target, 4 * len(many), "warm-up", server.proc.pid)
@@ -482,15 +481,14 @@ SAVE_PARTS = (
     ("view: scoped pre-fetch of the revision (_get)", "annotation/workspace/api.py", "_get"),
     ("view: SaveRevisionSerializer.is_valid", "rest_framework/serializers.py", "is_valid"),
     ("services.save_revision (whole)", "annotation/workspace/services.py", "save_revision"),
-    ("  _ensure_editable (assignment SELECT)", "annotation/workspace/services.py", "_ensure_editable"),
+    ("  _revision_for_save (one SELECT with the checks' data)", "annotation/workspace/services.py", "_revision_for_save"),
     ("  validate_content (whole)", "annotation/workspace/services.py", "validate_content"),
     ("    clip_context (rows COUNT)", "annotation/workspace/services.py", "clip_context"),
     ("    schema.check_row (pydantic + rules)", "annotation/schema.py", "check_row"),
-    ("  simple-history: historical record INSERT", "simple_history/models.py", "create_historical_record"),
-    ("  _touch_assignment (assignment UPDATE)", "annotation/workspace/services.py", "_touch_assignment"),
+    ("  simple-history: historical record INSERT", "simple_history/manager.py", "bulk_history_create"),
+    ("  _store (conditional UPDATE + history)", "annotation/workspace/services.py", "_store"),
     ("  transaction commit", "django/db/backends/base/base.py", "commit"),
     ("  Django model save (UPDATE + post_save)", "django/db/models/base.py", "save_base"),
-    ("bench: option A, save_revision_lean (whole)", "bench/proposed_save.py", "save_revision_lean"),
     ("bench: option B, save_revision_single_statement", "bench/proposed_save.py", "save_revision_single_statement"),
     ("the ORM compiling SELECTs (SQLCompiler.as_sql)", "django/db/models/sql/compiler.py", "as_sql"),
     ("view: RevisionSerializer(...).data", "rest_framework/serializers.py", "data"),
@@ -529,7 +527,7 @@ def profile_save(data, user, n: int, with_proposed: bool) -> None:
     revisions = my_revisions(clip, user)
     client = DjangoClient(HTTP_AUTHORIZATION=f"Token {data.tokens[user.pk]}")
     counter = {"i": 0}
-    targets = ("real", "proposed", "one-statement", "floor") if with_proposed else ("real", "floor")
+    targets = ("real", "one-statement", "floor") if with_proposed else ("real", "floor")
 
     def request(target: str):
         counter["i"] += 1
@@ -653,7 +651,7 @@ def main(argv=None) -> int:
         help="make each run in N slices, alternating the targets, so that all see the same background load (default 5)",
     )
     parser.add_argument(
-        "--no-proposed", dest="proposed", action="store_false", help="skip the runs of the two proposed leaner saves"
+        "--no-proposed", dest="proposed", action="store_false", help="skip the runs of the proposed leaner save"
     )
     parser.add_argument("--profile", action="store_true", help="profile the save path even if every target is met")
     parser.add_argument("--profile-saves", type=int, default=200)
@@ -769,7 +767,7 @@ def main(argv=None) -> int:
             f"{seq_p95 / p95['floor, sequential']:.2f} sequential"
         )
         if args.proposed:
-            for target in ("proposed", "one-statement"):
+            for target in ("one-statement",):
                 label = LABELS[target]
                 print(
                     f"   {label}/floor p95 (bench/proposed_save.py, not the app): "

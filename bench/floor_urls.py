@@ -1,5 +1,5 @@
 """The project's URLs plus bench-only endpoints: the floor of a row save, and two
-prototypes of the leaner saves the benchmark proposes (bench/proposed_save.py).
+prototype of a leaner save the benchmark measures (bench/proposed_save.py).
 
 The floor is what any authenticated save through this stack must cost at
 least: the same middleware, the same DRF authentication (session or token),
@@ -17,7 +17,7 @@ from rest_framework.views import APIView
 from annotation.models import Revision
 from rescue_annot.urls import urlpatterns as project_urlpatterns
 
-from .proposed_save import ProposedRevisionSave, SingleStatementRevisionSave
+from .proposed_save import SingleStatementRevisionSave
 
 
 class SaveFloor(APIView):
@@ -31,7 +31,6 @@ class SaveFloor(APIView):
 
 urlpatterns = [
     path("bench/floor/revisions/<int:revision_id>/", SaveFloor.as_view(), name="bench-save-floor"),
-    path("bench/proposed/revisions/<int:revision_id>/", ProposedRevisionSave.as_view(), name="bench-save-proposed"),
     path(
         "bench/one-statement/revisions/<int:revision_id>/", SingleStatementRevisionSave.as_view(), name="bench-save-one"
     ),

@@ -1,29 +1,16 @@
-"""Bench-only prototypes of a leaner row save, to measure proposed changes before
-they are made in the app (annotation/workspace/services.py and api.py).
+"""A bench-only prototype of a leaner row save, measured against the app's save
+(annotation/workspace/services.py) before anyone adopts it.
 
-Option A, ``save_revision_lean`` (the ORM, simple-history's signal, fewer statements)
-and option B, ``save_revision_single_statement`` (see its docstring).
+The app already reads the revision with the checks' data in one query, writes
+it with a conditional UPDATE on the version and records history through
+simple-history's bulk API. This prototype goes one step further:
+``save_revision_single_statement`` (see its docstring) writes the revision and its
+historical record in one SQL statement, without the ORM on the write path.
 
 Same contract as ``PUT /api/v1/revisions/<id>/``: the caller's own revision only
 (anything else is a 404), optimistic version check (409 with the current
 revision), the whole document validated strictly (422), a submitted or missing
-assignment refused (403), one historical record per save (simple-history), the
-same response body. What differs is only how many statements it takes:
-
-* the row lock is ``FOR UPDATE OF`` the revision alone; the app's
-  ``select_for_update().select_related("row__clip__project")`` also locks the
-  row, the clip and the *project* rows, so every save in a project waits for
-  the one before it to commit;
-* no scoped pre-fetch in the view before the service fetches the same revision
-  again (the service's own ``annotator=user`` filter is the scoping);
-* the assignment state and the clip's row count (for the evidence-row bounds)
-  come with the locking SELECT as subqueries instead of two more queries;
-* the assignment is moved to ``in_progress`` only when it is still ``assigned``
-  (the first save), not with an UPDATE on every save;
-* the UPDATE writes only the columns a save changes.
-
-Option A's statements per save: token lookup, BEGIN, SELECT ... FOR UPDATE OF,
-UPDATE, INSERT (history), COMMIT; the app's path takes 11.
+assignment refused (403), one historical record per save, the same response body.
 """
 
 from __future__ import annotations
@@ -31,10 +18,7 @@ from __future__ import annotations
 import json
 from types import SimpleNamespace
 
-from django.db import connection, transaction
-from django.db.models import Count, OuterRef, Subquery
-from rest_framework import status
-from rest_framework.response import Response
+from django.db import connection
 from rest_framework.views import APIView
 
 from annotation.audit import current_source
@@ -42,83 +26,7 @@ from annotation.models import Assignment, AssignmentState, Clip, Project, Revisi
 from annotation.schema import ClipContext
 from annotation.services import ServiceError
 from annotation.workspace import services
-from annotation.workspace.api import RevisionSerializer, SaveRevisionSerializer, _conflict, _issues
-
-
-@transaction.atomic
-def save_revision_lean(
-    revision_id: int, user, content, expected_version: int, *, reviewed: bool | None = None
-) -> services.SaveResult:
-    """services.save_revision with the statements above; raises Revision.DoesNotExist for another's revision."""
-    my_assignment = Assignment.objects.filter(clip_id=OuterRef("row__clip_id"), annotator=user)
-    row_count = (
-        Row.objects.filter(clip_id=OuterRef("row__clip_id"))
-        .order_by()
-        .values("clip_id")
-        .annotate(n=Count("id"))
-        .values("n")
-    )
-    revision = (
-        Revision.objects.select_for_update(of=("self",))
-        .select_related("row__clip__project")
-        .annotate(assignment_state=Subquery(my_assignment.values("state")[:1]), clip_row_count=Subquery(row_count))
-        .get(pk=revision_id, annotator=user)
-    )
-    if revision.assignment_state is None:
-        raise ServiceError("this clip is not assigned to you")
-    if revision.assignment_state == AssignmentState.SUBMITTED:
-        raise ServiceError("this clip was submitted; ask a lead to reopen it before editing")
-    if revision.version != expected_version:
-        raise services.VersionConflict(revision)
-    if not isinstance(content, dict):
-        raise services.InvalidDocument([services.Issue("", "the document must be a JSON object", "model_type")])
-    content = services.mirror_relation(content, revision.row.primary_speaker, revision.layout or {})
-    ctx = services.clip_context(revision.row.clip, revision.clip_row_count)
-    issues = services.validate_content(revision.row, content, ctx)
-    if issues:
-        raise services.InvalidDocument(issues)
-    changed = content != revision.content
-    revision.content = content
-    revision.warnings = []
-    if reviewed is True:
-        revision.status = RevisionStatus.REVIEWED
-    elif reviewed is False or (changed and revision.status == RevisionStatus.UNTOUCHED):
-        revision.status = RevisionStatus.EDITED
-    revision.version += 1
-    revision._history_user = user
-    revision.save(update_fields=["content", "warnings", "status", "version", "updated_at"])
-    if revision.assignment_state == AssignmentState.ASSIGNED:
-        Assignment.objects.filter(clip_id=revision.row.clip_id, annotator=user, state=AssignmentState.ASSIGNED).update(
-            state=AssignmentState.IN_PROGRESS
-        )
-    return services.SaveResult(revision, changed)
-
-
-class ProposedRevisionSave(APIView):
-    """PUT like RevisionDetail.put, through save_revision_lean."""
-
-    save = staticmethod(save_revision_lean)
-
-    def put(self, request, revision_id: int):
-        data = SaveRevisionSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        try:
-            result = self.save(
-                revision_id,
-                request.user,
-                data.validated_data["content"],
-                data.validated_data["version"],
-                reviewed=data.validated_data["reviewed"],
-            )
-        except Revision.DoesNotExist:
-            return Response({"detail": "Not found."}, status=status.HTTP_404_NOT_FOUND)
-        except services.VersionConflict as exc:
-            return Response(_conflict(exc), status=status.HTTP_409_CONFLICT)
-        except services.InvalidDocument as exc:
-            return Response(_issues(exc), status=status.HTTP_422_UNPROCESSABLE_ENTITY)
-        except ServiceError as exc:
-            return Response({"detail": str(exc)}, status=status.HTTP_403_FORBIDDEN)
-        return Response(RevisionSerializer(result.revision).data)
+from annotation.workspace.api import MyRevisionMixin, SaveRevisionSerializer
 
 
 # --- option B: one statement writes the revision and its historical record ------------------------
@@ -252,7 +160,13 @@ def save_revision_single_statement(
     return services.SaveResult(revision, changed)
 
 
-class SingleStatementRevisionSave(ProposedRevisionSave):
+class SingleStatementRevisionSave(MyRevisionMixin, APIView):
     """PUT like RevisionDetail.put, through save_revision_single_statement."""
 
-    save = staticmethod(save_revision_single_statement)
+    def put(self, request, revision_id: int):
+        return self._write(
+            request,
+            revision_id,
+            SaveRevisionSerializer,
+            lambda d: save_revision_single_statement(revision_id, request.user, d["content"], d["version"], reviewed=d["reviewed"]).revision,
+        )

@@ -34,18 +34,7 @@ from .fakes.clips import make_clip, make_family_clip
 
 
 @pytest.fixture
-def eager():
-    """Run dispatched tasks in-process, also when CI configured a broker."""
-    from rescue_annot.celery import app
-
-    was = app.conf.task_always_eager
-    app.conf.task_always_eager = True
-    yield
-    app.conf.task_always_eager = was
-
-
-@pytest.fixture
-def fake(settings, eager):
+def fake(settings, eager_celery):
     with g.FakeGemini() as server:
         settings.GEMINI_API_KEY = "test-key"
         settings.GEMINI_BASE_URL = server.url
@@ -621,7 +610,7 @@ def test_a_clip_imported_with_drafts_from_the_release_is_preannotated_from_its_c
 
 
 @pytest.mark.django_db
-def test_without_a_key_the_gemini_provider_is_refused_with_a_pointer_to_the_offline_one(project, settings, eager):
+def test_without_a_key_the_gemini_provider_is_refused_with_a_pointer_to_the_offline_one(project, settings, eager_celery):
     settings.GEMINI_API_KEY = ""
     make_clip(project)
     with pytest.raises(ServiceError, match="GEMINI_API_KEY is not set.*offline"):

@@ -17,17 +17,7 @@ from .fakes.clips import make_clip
 
 
 @pytest.fixture
-def eager():
-    from rescue_annot.celery import app
-
-    was = app.conf.task_always_eager
-    app.conf.task_always_eager = True
-    yield
-    app.conf.task_always_eager = was
-
-
-@pytest.fixture
-def fake(settings, eager):
+def fake(settings, eager_celery):
     with g.FakeGemini() as server:
         settings.GEMINI_API_KEY = "test-key"
         settings.GEMINI_BASE_URL = server.url
@@ -166,7 +156,7 @@ def test_the_retry_button_queues_the_failed_clip_again_and_it_is_preannotated(
 
 @pytest.mark.django_db
 def test_a_lead_starts_the_offline_provider_from_the_page_without_a_key(
-    lead_client, project, clips, settings, eager, django_capture_on_commit_callbacks
+    lead_client, project, clips, settings, eager_celery, django_capture_on_commit_callbacks
 ):
     settings.GEMINI_API_KEY = ""
     page = lead_client.get(reverse("preannotate-batch", args=[project.slug])).content.decode()
@@ -215,7 +205,7 @@ def test_a_lead_starts_follows_and_retries_through_the_api(
 
 
 @pytest.mark.django_db
-def test_the_api_names_unknown_clips_and_a_missing_key(lead_api, project, clips, settings, eager):
+def test_the_api_names_unknown_clips_and_a_missing_key(lead_api, project, clips, settings, eager_celery):
     unknown = lead_api.post(
         reverse("api-preannotate-project", args=[project.slug]), {"clips": ["nope/none"]}, format="json"
     )
@@ -255,7 +245,7 @@ def test_the_command_preannotates_named_clips_and_reuses_identical_ones(project,
 
 
 @pytest.mark.django_db(transaction=True)  # the command commits; eager tasks run at commit
-def test_the_command_runs_the_offline_provider_without_a_key(project, clips, settings, eager):
+def test_the_command_runs_the_offline_provider_without_a_key(project, clips, settings, eager_celery):
     settings.GEMINI_API_KEY = ""
     with pytest.raises(CommandError, match="offline"):
         call_command("preannotate", "--project", project.slug, stdout=io.StringIO())

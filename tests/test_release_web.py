@@ -36,17 +36,6 @@ def frozen(sample_project, lead, releases_root):
     return release
 
 
-@pytest.fixture
-def eager():
-    """Run dispatched tasks in-process (the embedded default), also when CI configured a broker."""
-    from rescue_annot.celery import app
-
-    was = app.conf.task_always_eager
-    app.conf.task_always_eager = True
-    yield
-    app.conf.task_always_eager = was
-
-
 def test_leads_see_releases_with_their_manifest_and_a_zip_link(client, lead, frozen, sample_project):
     client.force_login(lead)
     page = client.get(reverse("releases-list", args=[sample_project.slug])).content.decode()
@@ -86,7 +75,7 @@ def test_a_damaged_release_folder_is_not_served(client, lead, frozen, sample_pro
     assert api.status_code == 409 and api.json()["missing"] == ["stats.json"]
 
 
-def test_a_lead_freezes_from_the_page_and_the_job_records_progress(client, lead, sample_project, eager, django_capture_on_commit_callbacks, releases_root):
+def test_a_lead_freezes_from_the_page_and_the_job_records_progress(client, lead, sample_project, eager_celery, django_capture_on_commit_callbacks, releases_root):
     client.force_login(lead)
     with django_capture_on_commit_callbacks(execute=True):
         response = client.post(reverse("releases-freeze", args=[sample_project.slug]), {"version": "2.0.0", "seed": "4", "splits": "0.6,0.2,0.2"})

@@ -109,6 +109,23 @@ class MyRevisionMixin:
         if not Revision.objects.filter(pk=revision_id, annotator=request.user).exists():
             raise Http404("no such revision")
 
+    def _write(self, request, revision_id, body_serializer, write):
+        """Validate the body, run ``write(data)`` -> Revision, and map its outcomes to responses."""
+        self._ensure_mine(request, revision_id)
+        data = body_serializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        try:
+            revision = write(data.validated_data)
+        except Revision.DoesNotExist:
+            raise Http404("no such revision") from None
+        except services.VersionConflict as exc:
+            return Response(_conflict(exc), status=status.HTTP_409_CONFLICT)
+        except services.InvalidDocument as exc:
+            return Response(_issues(exc), status=status.HTTP_422_UNPROCESSABLE_ENTITY)
+        except ServiceError as exc:
+            return Response({"detail": str(exc)}, status=status.HTTP_403_FORBIDDEN)
+        return Response(RevisionSerializer(revision).data)
+
 
 class RevisionDetail(MyRevisionMixin, APIView):
     @extend_schema(responses=RevisionSerializer, summary="One of my revisions")
@@ -125,20 +142,12 @@ class RevisionDetail(MyRevisionMixin, APIView):
         summary="Save my revision of a row (optimistic locking on version)",
     )
     def put(self, request, revision_id: int):
-        self._ensure_mine(request, revision_id)
-        data = SaveRevisionSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        try:
-            result = services.save_revision(revision_id, request.user, data.validated_data["content"], data.validated_data["version"], reviewed=data.validated_data["reviewed"])
-        except Revision.DoesNotExist:
-            raise Http404("no such revision") from None
-        except services.VersionConflict as exc:
-            return Response(_conflict(exc), status=status.HTTP_409_CONFLICT)
-        except services.InvalidDocument as exc:
-            return Response(_issues(exc), status=status.HTTP_422_UNPROCESSABLE_ENTITY)
-        except ServiceError as exc:
-            return Response({"detail": str(exc)}, status=status.HTTP_403_FORBIDDEN)
-        return Response(RevisionSerializer(result.revision).data)
+        return self._write(
+            request,
+            revision_id,
+            SaveRevisionSerializer,
+            lambda d: services.save_revision(revision_id, request.user, d["content"], d["version"], reviewed=d["reviewed"]).revision,
+        )
 
 
 class RevisionValidate(MyRevisionMixin, APIView):
@@ -159,20 +168,9 @@ class RevisionValidate(MyRevisionMixin, APIView):
 class RevisionReview(MyRevisionMixin, APIView):
     @extend_schema(request=ReviewSerializer, responses={200: RevisionSerializer, 409: OpenApiResponse(description="stale version"), 422: OpenApiResponse(description="the row does not validate")}, summary="Mark a row reviewed, or reopen it")
     def post(self, request, revision_id: int):
-        self._ensure_mine(request, revision_id)
-        data = ReviewSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        try:
-            revision = services.set_reviewed(revision_id, request.user, data.validated_data["version"], data.validated_data["reviewed"])
-        except Revision.DoesNotExist:
-            raise Http404("no such revision") from None
-        except services.VersionConflict as exc:
-            return Response(_conflict(exc), status=status.HTTP_409_CONFLICT)
-        except services.InvalidDocument as exc:
-            return Response(_issues(exc), status=status.HTTP_422_UNPROCESSABLE_ENTITY)
-        except ServiceError as exc:
-            return Response({"detail": str(exc)}, status=status.HTTP_403_FORBIDDEN)
-        return Response(RevisionSerializer(revision).data)
+        return self._write(
+            request, revision_id, ReviewSerializer, lambda d: services.set_reviewed(revision_id, request.user, d["version"], d["reviewed"])
+        )
 
 
 class AssignmentSubmit(APIView):
