@@ -47,7 +47,7 @@ from .models import (
     Row,
 )
 from .roles import ANNOTATOR
-from .schema import ANNOTATION_KEYS, CLIP_KEYS, CONVENTION_ROW_KEYS, SKELETON_KEYS, check_clip
+from .schema import ANNOTATION_KEYS, CLIP_KEYS, CONVENTION_ROW_KEYS, RELATION_KEYS, SKELETON_KEYS, check_clip
 from .taxonomy import THERAPIST, Taxonomy, load_taxonomy
 
 # --- shape of the real release ---------------------------------------------------
@@ -403,20 +403,7 @@ def _plan(clips: int, seed: int) -> list[_Plan]:
 
 # Field units that vary independently between annotators. "relation" is the
 # (label, reason, evidence rows) triple; the relation_cycle_* keys mirror it.
-UNITS = (
-    "target",
-    "utterance_type",
-    "background_dialogue",
-    "tone_of_voice",
-    "body_posture",
-    "facial_expressions",
-    "self_directed_behavior",
-    "interaction_behavior",
-    "internal_emotion",
-    "viewpoints_attitudes",
-    "support_strategy",
-    "relation",
-)
+UNITS = (*(k for k in ANNOTATION_KEYS if k not in RELATION_KEYS), "relation")
 
 
 class _ClipWriter:

@@ -118,11 +118,15 @@ def import_rescue(path: str | Path, project: Project, *, as_source: str = "gold"
     checked = _check_all(sources, project.taxonomy_version)
 
     result = ImportResult()
-    existing = {c.sample_id: c for c in project.clips.filter(sample_id__in=[c.clip.sample_id for c in checked])}
+    # The rows of clips that already exist, in one query (Row's default order is clip, row_index).
+    existing = {
+        c.sample_id: c
+        for c in project.clips.filter(sample_id__in=[c.clip.sample_id for c in checked]).prefetch_related("rows")
+    }
     problems = []
     for item in checked:
         clip = existing.get(item.clip.sample_id)
-        if clip is not None and not _skeleton_matches(list(clip.rows.order_by("row_index")), item.rows):
+        if clip is not None and not _skeleton_matches(list(clip.rows.all()), item.rows):
             problems.append(Problem(item.source.file, "a clip with this sample id already exists with different rows (times, speakers or words)", line=item.source.line, sample_id=item.clip.sample_id))
     if problems:
         raise ImportFailed(problems)
@@ -135,7 +139,7 @@ def import_rescue(path: str | Path, project: Project, *, as_source: str = "gold"
                 clip, rows = _create_clip(project, item, as_source)
                 result.created.append(clip.sample_id)
             else:
-                rows = list(clip.rows.order_by("row_index"))
+                rows = list(clip.rows.all())
                 result.attached.append(clip.sample_id)
                 _replace_existing(rows, as_source, annotator)
             if as_source == "revision":
