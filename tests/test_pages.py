@@ -63,3 +63,19 @@ def test_openapi_schema_is_served(client, lead):
     client.force_login(lead)
     response = client.get("/api/schema/")
     assert response.status_code == 200 and b"/api/v1/projects/" in response.content
+
+
+def test_the_admin_lists_every_model_and_keeps_releases_and_history_read_only(client, two_clips):
+    from django.contrib import admin
+
+    from annotation.services import create_user
+
+    client.force_login(create_user("root", "admin", password="pw-root-12345")[0])
+    models = [m for m in admin.site._registry if m._meta.app_label == "annotation"]
+    assert {m.__name__ for m in models} >= {"Project", "Clip", "Cue", "Row", "Draft", "Revision", "Gold", "Assignment", "Comment", "Job", "Release"}
+    for model in models:
+        url = f"/admin/annotation/{model._meta.model_name}/"
+        assert client.get(url).status_code == 200, url
+    assert client.get("/admin/annotation/release/add/").status_code == 403
+    clip = two_clips[0]
+    assert client.get(f"/admin/annotation/clip/{clip.pk}/history/").status_code == 200
