@@ -13,9 +13,7 @@ and 150 rows and its own annotators with API tokens; deletes them at the end
    validated, audited, optimistic version) through gunicorn on loopback,
    500 sequential saves and 500 saves from 20 concurrent clients (each with its
    own annotator and rows, so no 409s); then the same two runs against a floor
-   endpoint (bench/floor_urls.py: same auth and body, one UPDATE), and against
-   a bench-only prototype of a leaner save (bench/proposed_save.py, "option B":
-   one SQL statement writes the revision and its history; --no-proposed skips it). p50/p95/max, throughput, CPU time per
+   endpoint (bench/floor_urls.py: same auth and body, one UPDATE). p50/p95/max, throughput, CPU time per
    request of the gunicorn workers and of PostgreSQL, how often a backend waits
    on a lock, and the real/floor p95 ratio under 20 clients. Each run is made in
    --rounds slices alternating the targets, so that a change in the machine's
@@ -192,7 +190,6 @@ class Gunicorn:
 # The endpoints a client can save through.
 TARGETS = {
     "real": "/api/v1/revisions/{id}/",  # the app's save
-    "one-statement": "/bench/one-statement/revisions/{id}/",  # bench/proposed_save.py, option B
     "floor": "/bench/floor/revisions/{id}/",  # bench/floor_urls.py
 }
 
@@ -220,7 +217,7 @@ def children(pid: int) -> list[int]:
     return out
 
 
-LABELS = {"real": "save", "one-statement": "option B save", "floor": "floor"}
+LABELS = {"real": "save", "floor": "floor"}
 
 
 class ServerMonitor:
@@ -447,12 +444,12 @@ def bench_saves(data, seq_user, crowd, saves: int, args) -> list[Run]:
         server.wait_ready(data.tokens[seq_user.pk])
         seq = Client(server.port, data.tokens[seq_user.pk], my_revisions(clip, seq_user))
         many = [Client(server.port, data.tokens[u.pk], my_revisions(clip, u)) for u in crowd]
-        targets = ("real", "one-statement", "floor") if args.proposed else ("real", "floor")
+        targets = ("real", "floor")
         # Warm every worker (imports, DB connection, URL resolver, taxonomy cache) outside the figures.
         for target in targets:
             run_clients(many, target, 4 * len(many), "warm-up", server.proc.pid)
             run_clients([seq], target, 20, "warm-up", server.proc.pid)
-        # With --rounds N, each run is done in N alternating slices (real, proposed, floor,
+        # With --rounds N, each run is done in N alternating slices (real, floor,
         # real, ...), so that a change in the machine's background load hits every target alike.
         runs: dict[str, Run] = {}
         for r in range(args.rounds):
@@ -478,18 +475,12 @@ def bench_saves(data, seq_user, crowd, saves: int, args) -> list[Run]:
 # (label, path suffix, function) of the parts of a save whose cumulative time the profile reports.
 SAVE_PARTS = (
     ("DRF token authentication", "rest_framework/authentication.py", "authenticate"),
-    ("view: scoped pre-fetch of the revision (_get)", "annotation/workspace/api.py", "_get"),
     ("view: SaveRevisionSerializer.is_valid", "rest_framework/serializers.py", "is_valid"),
     ("services.save_revision (whole)", "annotation/workspace/services.py", "save_revision"),
-    ("  _revision_for_save (one SELECT with the checks' data)", "annotation/workspace/services.py", "_revision_for_save"),
+    ("view: load_for_save (one SELECT for the checks)", "annotation/workspace/services.py", "load_for_save"),
     ("  validate_content (whole)", "annotation/workspace/services.py", "validate_content"),
-    ("    clip_context (rows COUNT)", "annotation/workspace/services.py", "clip_context"),
     ("    schema.check_row (pydantic + rules)", "annotation/schema.py", "check_row"),
-    ("  simple-history: historical record INSERT", "simple_history/manager.py", "bulk_history_create"),
-    ("  _store (conditional UPDATE + history)", "annotation/workspace/services.py", "_store"),
-    ("  transaction commit", "django/db/backends/base/base.py", "commit"),
-    ("  Django model save (UPDATE + post_save)", "django/db/models/base.py", "save_base"),
-    ("bench: option B, save_revision_single_statement", "bench/proposed_save.py", "save_revision_single_statement"),
+    ("  _write (UPDATE + history, one statement)", "annotation/workspace/services.py", "_write"),
     ("the ORM compiling SELECTs (SQLCompiler.as_sql)", "django/db/models/sql/compiler.py", "as_sql"),
     ("view: RevisionSerializer(...).data", "rest_framework/serializers.py", "data"),
     ("response JSON rendering", "rest_framework/response.py", "rendered_content"),
@@ -510,7 +501,7 @@ class QueryTimer:
             self.calls.append((sql, (time.perf_counter() - t0) * 1000))
 
 
-def profile_save(data, user, n: int, with_proposed: bool) -> None:
+def profile_save(data, user, n: int) -> None:
     """Where a save's time goes, in-process (django.test.Client, token auth, same database)."""
     import cProfile
     import pstats
@@ -527,7 +518,7 @@ def profile_save(data, user, n: int, with_proposed: bool) -> None:
     revisions = my_revisions(clip, user)
     client = DjangoClient(HTTP_AUTHORIZATION=f"Token {data.tokens[user.pk]}")
     counter = {"i": 0}
-    targets = ("real", "one-statement", "floor") if with_proposed else ("real", "floor")
+    targets = ("real", "floor")
 
     def request(target: str):
         counter["i"] += 1
@@ -650,9 +641,6 @@ def main(argv=None) -> int:
         default=5,
         help="make each run in N slices, alternating the targets, so that all see the same background load (default 5)",
     )
-    parser.add_argument(
-        "--no-proposed", dest="proposed", action="store_false", help="skip the runs of the proposed leaner save"
-    )
     parser.add_argument("--profile", action="store_true", help="profile the save path even if every target is met")
     parser.add_argument("--profile-saves", type=int, default=200)
     parser.add_argument("--keep", action="store_true", help="keep the bench project and users")
@@ -766,14 +754,6 @@ def main(argv=None) -> int:
             f"   real/floor p95: {ratio:.2f} under {crowd_name} (target within {FLOOR_RATIO_TARGET:.0f}x), "
             f"{seq_p95 / p95['floor, sequential']:.2f} sequential"
         )
-        if args.proposed:
-            for target in ("one-statement",):
-                label = LABELS[target]
-                print(
-                    f"   {label}/floor p95 (bench/proposed_save.py, not the app): "
-                    f"{p95[f'{label}, {crowd_name}'] / p95[f'floor, {crowd_name}']:.2f} under {crowd_name}, "
-                    f"{p95[f'{label}, sequential'] / p95['floor, sequential']:.2f} sequential"
-                )
         print(f"   reference: {DOCCANO}")
         for run in runs:
             if run.errors:
@@ -794,7 +774,7 @@ def main(argv=None) -> int:
         print(f"   every save answered 200         {'yes' if ok_errors else 'NO'}")
         all_ok = ok_queries and ok_page and ok_seq and ok_ratio and ok_errors
         if args.profile or not all_ok:
-            profile_save(data, page_user, args.profile_saves, args.proposed)
+            profile_save(data, page_user, args.profile_saves)
         print(f"\ntotal {time.perf_counter() - started:.0f} s")
         return 0 if all_ok else 1
     except (KeyboardInterrupt, TimeLimit) as exc:

@@ -1,5 +1,4 @@
-"""The project's URLs plus bench-only endpoints: the floor of a row save, and two
-prototype of a leaner save the benchmark measures (bench/proposed_save.py).
+"""The project's URLs plus a bench-only endpoint: the floor of a row save.
 
 The floor is what any authenticated save through this stack must cost at
 least: the same middleware, the same DRF authentication (session or token),
@@ -17,8 +16,6 @@ from rest_framework.views import APIView
 from annotation.models import Revision
 from rescue_annot.urls import urlpatterns as project_urlpatterns
 
-from .proposed_save import SingleStatementRevisionSave
-
 
 class SaveFloor(APIView):
     """PUT: touch one of my revisions with a single UPDATE and return a small JSON."""
@@ -31,8 +28,5 @@ class SaveFloor(APIView):
 
 urlpatterns = [
     path("bench/floor/revisions/<int:revision_id>/", SaveFloor.as_view(), name="bench-save-floor"),
-    path(
-        "bench/one-statement/revisions/<int:revision_id>/", SingleStatementRevisionSave.as_view(), name="bench-save-one"
-    ),
     *project_urlpatterns,
 ]

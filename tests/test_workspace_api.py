@@ -242,11 +242,11 @@ def test_annotators_see_what_leads_wrote_but_not_other_annotators(assigned, anno
 def test_a_save_that_loses_the_race_is_a_conflict_not_an_overwrite(assigned, annotator):
     from annotation.workspace import services
 
-    stale = services._revision_for_save(my_revision(assigned, annotator).pk, annotator)
-    services.save_revision(stale.pk, annotator, {**stale.content, "tone_of_voice": "winner"}, 1)
-    stale.content = {**stale.content, "tone_of_voice": "loser"}
+    # Both saves read version 1; the first one to write wins, the other must not overwrite it.
+    stale = services.load_for_save(my_revision(assigned, annotator).pk, annotator)
+    services.save_revision(stale.revision_id, annotator, {**stale.content, "tone_of_voice": "winner"}, 1)
     with pytest.raises(services.VersionConflict):
-        services._store(stale, annotator, 1)
+        services.save_revision(stale.revision_id, annotator, {**stale.content, "tone_of_voice": "loser"}, 1, target=stale)
     current = my_revision(assigned, annotator)
     assert current.content["tone_of_voice"] == "winner" and current.version == 2
     history = list(current.history.order_by("history_date").values_list("history_type", "version"))

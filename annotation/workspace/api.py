@@ -104,20 +104,22 @@ class MyRevisionMixin:
     def _get(self, request, revision_id):
         return get_object_or_404(scoped.visible_revisions(request.user).filter(annotator=request.user).select_related("row"), pk=revision_id)
 
-    def _ensure_mine(self, request, revision_id):
-        # Before looking at the body, so that the answer never depends on whose revision it is.
-        if not Revision.objects.filter(pk=revision_id, annotator=request.user).exists():
-            raise Http404("no such revision")
-
     def _write(self, request, revision_id, body_serializer, write):
-        """Validate the body, run ``write(data)`` -> Revision, and map its outcomes to responses."""
-        self._ensure_mine(request, revision_id)
+        """Read my revision, validate the body, run ``write(target, data)`` -> Revision, and map the outcomes.
+
+        The revision is read before the body is looked at, so that the answer to
+        someone else's revision id is always the same 404, whatever the body.
+        """
+        try:
+            target = services.load_for_save(revision_id, request.user)
+        except Revision.DoesNotExist:
+            raise Http404("no such revision") from None
+        except ServiceError as exc:
+            return Response({"detail": str(exc)}, status=status.HTTP_403_FORBIDDEN)
         data = body_serializer(data=request.data)
         data.is_valid(raise_exception=True)
         try:
-            revision = write(data.validated_data)
-        except Revision.DoesNotExist:
-            raise Http404("no such revision") from None
+            revision = write(target, data.validated_data)
         except services.VersionConflict as exc:
             return Response(_conflict(exc), status=status.HTTP_409_CONFLICT)
         except services.InvalidDocument as exc:
@@ -146,7 +148,9 @@ class RevisionDetail(MyRevisionMixin, APIView):
             request,
             revision_id,
             SaveRevisionSerializer,
-            lambda d: services.save_revision(revision_id, request.user, d["content"], d["version"], reviewed=d["reviewed"]).revision,
+            lambda target, d: services.save_revision(
+                revision_id, request.user, d["content"], d["version"], reviewed=d["reviewed"], target=target
+            ).revision,
         )
 
 
@@ -169,7 +173,7 @@ class RevisionReview(MyRevisionMixin, APIView):
     @extend_schema(request=ReviewSerializer, responses={200: RevisionSerializer, 409: OpenApiResponse(description="stale version"), 422: OpenApiResponse(description="the row does not validate")}, summary="Mark a row reviewed, or reopen it")
     def post(self, request, revision_id: int):
         return self._write(
-            request, revision_id, ReviewSerializer, lambda d: services.set_reviewed(revision_id, request.user, d["version"], d["reviewed"])
+            request, revision_id, ReviewSerializer, lambda target, d: services.set_reviewed(revision_id, request.user, d["version"], d["reviewed"], target=target)
         )
 
 

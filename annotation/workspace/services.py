@@ -7,12 +7,13 @@ edit is ever silently overwritten.
 """
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 
-from django.db import transaction
-from django.db.models import Count, OuterRef, Subquery
+from django.db import connection, transaction
 from django.utils import timezone
 
+from ..audit import current_source
 from ..models import (
     Assignment,
     AssignmentState,
@@ -26,6 +27,7 @@ from ..models import (
 )
 from ..schema import THERAPIST, ClipContext, Issue, check_row, relation_label_key
 from ..services import ServiceError, transition
+from . import save_sql
 
 
 class VersionConflict(Exception):
@@ -90,81 +92,124 @@ def validate_content(row: Row, content: dict, ctx: ClipContext | None = None) ->
     return report.issues
 
 
-def _revision_for_save(revision_id: int, user) -> Revision:
-    """The caller's revision with what the checks need, in one query.
+@dataclass
+class SaveTarget:
+    """The caller's revision with everything a save checks, read in one query (no lock)."""
 
-    No row lock: the UPDATE in ``_store`` only succeeds on the version that was
-    read (optimistic locking), so concurrent saves of a project never queue.
-    Raises Revision.DoesNotExist for anyone else's revision.
+    revision_id: int
+    row: Row
+    ctx: ClipContext
+    assignment_state: str
+    version: int
+    status: str
+    layout: dict
+    content: dict
+
+
+def _json(value):
+    # Raw cursors hand JSON columns back as text (PostgreSQL's jsonb included).
+    return json.loads(value) if isinstance(value, (str, bytes)) else value
+
+
+def load_for_save(revision_id: int, user) -> SaveTarget:
+    """Read the caller's own revision for a save or review.
+
+    Raises Revision.DoesNotExist for anyone else's revision (the API answers
+    404 before reading the body), ServiceError when the clip is not, or no
+    longer, the caller's to edit.
     """
-    my_assignment = Assignment.objects.filter(clip_id=OuterRef("row__clip_id"), annotator=user)
-    row_count = Row.objects.filter(clip_id=OuterRef("row__clip_id")).order_by().values("clip_id").annotate(n=Count("id")).values("n")
-    revision = (
-        Revision.objects.select_related("row__clip__project")
-        .annotate(assignment_state=Subquery(my_assignment.values("state")[:1]), clip_row_count=Subquery(row_count))
-        .get(pk=revision_id, annotator=user)
-    )
-    if revision.assignment_state is None:
+    with connection.cursor() as cursor:
+        cursor.execute(save_sql.context_select(), {"id": revision_id, "user": user.pk})
+        found = cursor.fetchone()
+    if found is None:
+        raise Revision.DoesNotExist("no such revision")
+    (row_id, index, start, end, speaker, dialogue, clip_id, scenario, participants, duration, taxonomy_version,
+     row_count, assignment_state, version, status, layout, content) = found  # fmt: skip
+    if assignment_state is None:
         raise ServiceError("this clip is not assigned to you")
-    if revision.assignment_state == AssignmentState.SUBMITTED:
+    if assignment_state == AssignmentState.SUBMITTED:
         raise ServiceError("this clip was submitted; ask a lead to reopen it before editing")
-    return revision
+    row = Row(id=row_id, clip_id=clip_id, row_index=index, start_time=start, end_time=end, primary_speaker=speaker, dialogue_cleaned=dialogue)
+    ctx = ClipContext.for_clip(scenario, _json(participants), row_count, taxonomy_version, duration)
+    return SaveTarget(revision_id, row, ctx, assignment_state, version, status, _json(layout) or {}, _json(content))
 
 
-def _store(revision: Revision, user, expected_version: int) -> None:
-    """Write the revision if it is still at ``expected_version``, and its history record.
+def _write(target: SaveTarget, user, content: dict, status: str, expected_version: int) -> Revision:
+    """Store the revision if it is still at ``expected_version``, with its audit record.
 
-    One conditional UPDATE and one history INSERT (simple-history's own bulk
-    API, so the audit record is the same as a model save would write).
+    A compare-and-set on the version (optimistic locking): concurrent saves of
+    a project never queue on a lock, and a save that lost the race to another
+    one updates nothing, which is the 409. On PostgreSQL the write and its
+    history record are one statement, so there is no transaction to open.
     """
     now = timezone.now()
-    written = Revision.objects.filter(pk=revision.pk, annotator=user, version=expected_version).update(
-        content=revision.content, warnings=revision.warnings, status=revision.status, version=expected_version + 1, updated_at=now
-    )
-    if not written:  # another save won the race since we read the row
-        raise VersionConflict(Revision.objects.select_related("row").get(pk=revision.pk))
-    revision.version, revision.updated_at = expected_version + 1, now
-    Revision.history.bulk_history_create([revision], update=True, default_user=user, default_date=now)
-    if revision.assignment_state == AssignmentState.ASSIGNED:  # the first save starts the assignment
-        Assignment.objects.filter(clip_id=revision.row.clip_id, annotator=user, state=AssignmentState.ASSIGNED).update(state=AssignmentState.IN_PROGRESS)
+    params = {
+        "id": target.revision_id,
+        "user": user.pk,
+        "version": expected_version,
+        "clip": target.row.clip_id,
+        "content": json.dumps(content),
+        "warnings": "[]",
+        "status": status,
+        "now": now,
+        "source": current_source(),
+    }
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            cursor.execute(save_sql.write_and_audit_postgresql(), params)
+            written = cursor.fetchone() is not None
+        else:
+            update, audit = save_sql.write_statements_portable()
+            with transaction.atomic():
+                cursor.execute(update, params)
+                written = cursor.rowcount == 1
+                if written:
+                    cursor.execute(audit, params)
+    if not written:
+        current = Revision.objects.select_related("row").get(pk=target.revision_id)
+        if current.version != expected_version:  # another save won the race since we read the row
+            raise VersionConflict(current)
+        raise ServiceError("this clip was submitted; ask a lead to reopen it before editing")
+    if target.assignment_state == AssignmentState.ASSIGNED:  # the first save starts the assignment
+        Assignment.objects.filter(clip_id=target.row.clip_id, annotator=user, state=AssignmentState.ASSIGNED).update(state=AssignmentState.IN_PROGRESS)
+    return Revision(
+        id=target.revision_id, row=target.row, annotator=user, version=expected_version + 1, status=status,
+        content=content, warnings=[], layout=target.layout, updated_at=now,
+    )  # fmt: skip
 
 
-@transaction.atomic
-def save_revision(revision_id: int, user, content: dict, expected_version: int, *, reviewed: bool | None = None) -> SaveResult:
-    """Validate and store an annotator's edit of one row."""
-    revision = _revision_for_save(revision_id, user)
-    if revision.version != expected_version:
-        raise VersionConflict(revision)
+def save_revision(
+    revision_id: int, user, content: dict, expected_version: int, *, reviewed: bool | None = None, target: SaveTarget | None = None
+) -> SaveResult:
+    """Validate and store an annotator's edit of one row (``target`` when the caller has read it already)."""
+    target = target or load_for_save(revision_id, user)
+    if target.version != expected_version:
+        raise VersionConflict(Revision.objects.select_related("row").get(pk=target.revision_id))
     if not isinstance(content, dict):
         raise InvalidDocument([Issue("", "the document must be a JSON object", "model_type")])
-    content = mirror_relation(content, revision.row.primary_speaker, revision.layout or {})
-    issues = validate_content(revision.row, content, clip_context(revision.row.clip, revision.clip_row_count))
+    content = mirror_relation(content, target.row.primary_speaker, target.layout)
+    issues = validate_content(target.row, content, target.ctx)
     if issues:
         raise InvalidDocument(issues)
-    changed = content != revision.content
-    revision.content = content
-    revision.warnings = []
+    changed = content != target.content
+    status = target.status
     if reviewed is True:
-        revision.status = RevisionStatus.REVIEWED
-    elif reviewed is False or (changed and revision.status == RevisionStatus.UNTOUCHED):
-        revision.status = RevisionStatus.EDITED
-    _store(revision, user, expected_version)
-    return SaveResult(revision, changed)
+        status = RevisionStatus.REVIEWED
+    elif reviewed is False or (changed and target.status == RevisionStatus.UNTOUCHED):
+        status = RevisionStatus.EDITED
+    return SaveResult(_write(target, user, content, status, expected_version), changed)
 
 
-@transaction.atomic
-def set_reviewed(revision_id: int, user, expected_version: int, reviewed: bool = True) -> Revision:
+def set_reviewed(revision_id: int, user, expected_version: int, reviewed: bool = True, *, target: SaveTarget | None = None) -> Revision:
     """Mark a row reviewed (its current content must pass validation) or reopen it."""
-    revision = _revision_for_save(revision_id, user)
-    if revision.version != expected_version:
-        raise VersionConflict(revision)
+    target = target or load_for_save(revision_id, user)
+    if target.version != expected_version:
+        raise VersionConflict(Revision.objects.select_related("row").get(pk=target.revision_id))
     if reviewed:
-        issues = validate_content(revision.row, revision.content, clip_context(revision.row.clip, revision.clip_row_count))
+        issues = validate_content(target.row, target.content, target.ctx)
         if issues:
             raise InvalidDocument(issues)
-    revision.status = RevisionStatus.REVIEWED if reviewed else RevisionStatus.EDITED
-    _store(revision, user, expected_version)
-    return revision
+    return _write(target, user, target.content, RevisionStatus.REVIEWED if reviewed else RevisionStatus.EDITED, expected_version)
 
 
 @transaction.atomic
