@@ -271,7 +271,8 @@
     for (const o of options) choices.push({ label: o.label, title: o.label, definition: o.definition });
     const currentChoice = choices.find((c) => c.label === value);
     // Boundary rules of the chosen label sit under the field; while the list is
-    // open, the rules of the highlighted label show inside it.
+    // open, the rules of the highlighted label show under the list (below it, so
+    // that their changing height never moves the option under the pointer).
     const rulesBox = el("div", { class: "rules", "aria-live": "polite" });
     const popRules = el("div", { class: "rules in-pop", "aria-live": "polite" });
     const showRules = (label, box) => {
@@ -286,7 +287,7 @@
     );
     const list = el("ul", { class: "picker-list", role: "listbox" });
     const filter = el("input", { type: "text", class: "picker-filter", placeholder: "type to filter…", "aria-label": "filter labels" });
-    const pop = el("div", { class: "picker-pop", hidden: true }, filter, popRules, list);
+    const pop = el("div", { class: "picker-pop", hidden: true }, filter, list, popRules);
     let active = 0;
     let visible = choices;
     const draw = () => {
