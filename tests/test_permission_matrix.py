@@ -85,7 +85,8 @@ POLICY = {
 # Everything a lead runs: ingest, pre-annotation, assignment, adjudication, agreement, releases.
 LEAD_PREFIXES = ("ingest-", "preannotate-", "api-preannotate-", "adjudication-", "api-adjudication-", "assignment-",
                  "api-project-assignments", "api-assignment-reassign", "api-clip-adjudication", "api-project-adjudication",
-                 "api-row-gold", "agreement-", "api-agreement", "releases-", "api-release")
+                 "api-row-gold", "agreement-", "api-agreement", "releases-", "api-release", "audit-trail",
+                 "api-audit-trail")
 
 
 # Query strings a route needs to name its objects.

@@ -1,0 +1,1 @@
+"""The audit trail as leads read it: one timeline of every write in a project."""
