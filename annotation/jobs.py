@@ -3,6 +3,14 @@
 Celery carries the work; the ``Job`` row carries its state, progress and
 error, which is what pages and the API read. A job is started here, then the
 task moves it through running -> succeeded | failed.
+
+Annotation never waits for the broker: a job is recorded first and handed to
+Celery after its transaction commits. If the broker is down at that moment the
+job stays ``queued``, says so in ``error`` (NOT_SENT) and the sweeper (celery
+beat, every minute; ``manage.py sweep_jobs``) sends it as soon as the broker
+answers again. The sweeper also sends again a job whose message reached the
+broker but was never picked up (Redis restarted without persistence, queue
+flushed), and a running job whose worker stopped sending heartbeats.
 """
 from __future__ import annotations
 
@@ -11,6 +19,7 @@ from datetime import timedelta
 
 from django.db import transaction
 from django.db.models import F, Q
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from .models import Job, JobState
@@ -19,60 +28,81 @@ log = logging.getLogger(__name__)
 
 # Without a heartbeat for this long, a running job's worker is presumed lost.
 RUNNING_STALE_AFTER = timedelta(minutes=10)
-# A queued job not picked up for this long is sent again (the broker may have been down).
+# A queued job whose message was sent but not picked up for this long is sent again
+# (the broker may have lost it). Counted from the last time it was sent.
 QUEUED_STALE_AFTER = timedelta(minutes=2)
 MAX_ATTEMPTS = 5
+# What a queued job says while its message has not reached the broker; the sweeper sends
+# such a job at its next run, without waiting for QUEUED_STALE_AFTER.
+NOT_SENT = "not sent yet: the task queue was unreachable; it will be sent as soon as the queue is back"
+REQUEUED = "requeued: worker lost or message not delivered"
 
 
-def _dispatch(job_id: int, task_name: str, args: list) -> bool:
+def _dispatch(job_id: int, task_name: str, args: list, options: dict | None = None) -> bool:
+    """Hand the job to Celery; False (and the job marked NOT_SENT) when the broker is unreachable."""
     from rescue_annot.celery import app
 
     try:
         # Through the registered task (not send_task), so that eager mode runs it in-process.
-        result = app.tasks[task_name].apply_async(args=[job_id, *args])
-    except Exception:  # broker down: the job stays queued and the sweeper sends it later
-        log.exception("could not send job %s (%s) to the broker; it stays queued", job_id, task_name)
+        result = app.tasks[task_name].apply_async(args=[job_id, *args], **(options or {}))
+    except Exception:
+        if app.conf.task_always_eager:  # no broker involved: the task itself raised, and recorded why
+            log.exception("job %s (%s) failed in-process", job_id, task_name)
+            return False
+        log.warning("could not send job %s (%s) to the broker; it stays queued", job_id, task_name, exc_info=True)
+        Job.objects.filter(pk=job_id, state=JobState.QUEUED).update(celery_task_id="", error=NOT_SENT)
         return False
     Job.objects.filter(pk=job_id).update(celery_task_id=result.id or "")
     return True
 
 
-def enqueue(job: Job, task, *args) -> Job:
+def enqueue(job: Job, task, *args, **options) -> Job:
     """Dispatch ``task`` for ``job`` once the job row is committed (the worker must see it).
 
-    The task name and arguments are kept on the job, so that a job whose
-    message was lost (broker down, worker killed) can be sent again.
+    The task name, arguments and ``apply_async`` options (e.g. ``queue``) are
+    kept on the job, so that a job whose message was lost (broker down, worker
+    killed) can be sent again the same way. Never raises because the broker is
+    down: the job then waits, queued, for the sweeper.
     """
-    job.params = {**job.params, "_task": {"name": task.name, "args": list(args)}}
+    spec = {"name": task.name, "args": list(args), **({"options": options} if options else {})}
+    job.params = {**job.params, "_task": spec}
     Job.objects.filter(pk=job.pk).update(params=job.params)
-    transaction.on_commit(lambda: _dispatch(job.pk, task.name, list(args)))
+    transaction.on_commit(lambda: _dispatch(job.pk, task.name, list(args), options))
     return job
+
+
+def stale_jobs(now=None, running_after: timedelta = RUNNING_STALE_AFTER, queued_after: timedelta = QUEUED_STALE_AFTER):
+    """Jobs to send again: never sent, sent but not picked up in time, or running without a heartbeat."""
+    now = now or timezone.now()
+    return Job.objects.alias(last_sent=Coalesce("heartbeat_at", "created_at")).filter(
+        Q(state=JobState.QUEUED, error=NOT_SENT)
+        | Q(state=JobState.QUEUED, last_sent__lt=now - queued_after)
+        | Q(state=JobState.RUNNING, heartbeat_at__lt=now - running_after)
+    )
 
 
 def sweep_stale_jobs(now=None, running_after: timedelta = RUNNING_STALE_AFTER, queued_after: timedelta = QUEUED_STALE_AFTER) -> list[int]:
     """Send again the jobs whose worker died or whose message never arrived.
 
     Returns the ids of the jobs sent again. A job that has been tried
-    MAX_ATTEMPTS times is failed instead, with the reason.
+    MAX_ATTEMPTS times is failed instead, with the reason. A job that could
+    not be sent (broker still down) stays queued for the next sweep.
     """
     now = now or timezone.now()
-    stale = Job.objects.filter(
-        Q(state=JobState.RUNNING, heartbeat_at__lt=now - running_after)
-        | Q(state=JobState.QUEUED, created_at__lt=now - queued_after, started_at__isnull=True)
-    )
     resent = []
-    for job in stale:
+    for job in stale_jobs(now, running_after, queued_after).order_by("created_at", "pk"):
         task = job.params.get("_task") or {}
         if not task.get("name"):
             continue
         if job.attempts >= MAX_ATTEMPTS:
             mark_failed(job.pk, f"gave up after {job.attempts} attempts: the worker was lost each time")
             continue
-        # Only one sweeper wins the job, even if several run at once.
+        # Only one sweeper wins the job, even if several run at once. heartbeat_at of a
+        # queued job is when it was last sent.
         claimed = Job.objects.filter(pk=job.pk, state=job.state, heartbeat_at=job.heartbeat_at).update(
-            state=JobState.QUEUED, heartbeat_at=now, error="requeued: worker lost or message not delivered"
+            state=JobState.QUEUED, heartbeat_at=now, error=REQUEUED
         )
-        if claimed and _dispatch(job.pk, task["name"], task.get("args", [])):
+        if claimed and _dispatch(job.pk, task["name"], task.get("args", []), task.get("options")):
             resent.append(job.pk)
     return resent
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 import logging
 
 from django.db import InterfaceError, OperationalError
-from django.http import JsonResponse
-from django.template.response import TemplateResponse
+from django.http import HttpResponse, JsonResponse
+from django.template.loader import render_to_string
 
 log = logging.getLogger(__name__)
 
@@ -31,7 +31,8 @@ class DatabaseUnavailableMiddleware:
         if request.path.startswith("/api/"):
             response = JsonResponse({"detail": "The database is unavailable right now; nothing was saved. Try again in a moment."}, status=503)
         else:
-            response = TemplateResponse(request, "503.html", status=503)
-            response.render()
+            # Rendered without the request: the context processors read the session and the
+            # user, i.e. the database that is down, and would turn this 503 into a 500.
+            response = HttpResponse(render_to_string("503.html"), status=503)
         response["Retry-After"] = "10"
         return response

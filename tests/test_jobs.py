@@ -1,5 +1,6 @@
 """Background jobs survive a lost worker or a broker outage: they are found and sent again."""
 from datetime import timedelta
+from types import SimpleNamespace
 
 import pytest
 from django.utils import timezone
@@ -12,28 +13,112 @@ from annotation.rescue_format.importer import import_rescue
 pytestmark = pytest.mark.django_db
 
 
+class Broker:
+    """Stands in for Redis around ``recheck_project_task``: down, up, or up but losing every message."""
+
+    def __init__(self, monkeypatch):
+        from rescue_annot.celery import app
+
+        self.app, self.monkeypatch, self.sent = app, monkeypatch, []
+        self.real_apply_async = recheck_project_task.apply_async
+        self.was_eager = app.conf.task_always_eager
+        app.conf.task_always_eager = False  # a broker is configured
+        self.down()
+
+    def down(self):
+        from kombu.exceptions import OperationalError
+
+        def refuse(*args, **kwargs):
+            raise OperationalError("Error 111 connecting to 127.0.0.1:6379. Connection refused.")
+
+        self.monkeypatch.setattr(recheck_project_task, "apply_async", refuse)
+
+    def losing(self):
+        """Accepts every message and loses it (Redis restarted without persistence before a worker took it)."""
+
+        def accept(*args, **kwargs):
+            self.sent.append(kwargs.get("args"))
+            return SimpleNamespace(id=f"lost-{len(self.sent)}")
+
+        self.monkeypatch.setattr(recheck_project_task, "apply_async", accept)
+
+    def up(self):
+        """Back, with the task run in-process (the unit tests have no worker)."""
+        self.monkeypatch.setattr(recheck_project_task, "apply_async", self.real_apply_async)
+        self.app.conf.task_always_eager = True
+
+
 @pytest.fixture
-def dead_broker(monkeypatch):
-    """Publishing fails the way kombu fails when Redis is not there."""
-    from kombu.exceptions import OperationalError
-
-    def refuse(*args, **kwargs):
-        raise OperationalError("Error 111 connecting to 127.0.0.1:6379. Connection refused.")
-
-    monkeypatch.setattr(recheck_project_task, "apply_async", refuse)
+def broker(monkeypatch):
+    broker = Broker(monkeypatch)
+    yield broker
+    broker.app.conf.task_always_eager = broker.was_eager
 
 
-def test_enqueue_with_the_broker_down_keeps_the_job_queued(project, dead_broker, django_capture_on_commit_callbacks):
+def recheck_job(project, **fields) -> Job:
+    return Job.objects.create(kind="recheck", project=project, params={"_task": {"name": recheck_project_task.name, "args": []}}, **fields)
+
+
+def test_enqueue_with_the_broker_down_keeps_the_job_queued_and_says_why(project, broker, django_capture_on_commit_callbacks):
     with django_capture_on_commit_callbacks(execute=True):
         job = start_recheck(project)  # must not raise into the caller
     job.refresh_from_db()
-    assert job.state == JobState.QUEUED and job.celery_task_id == ""
+    assert job.state == JobState.QUEUED and job.celery_task_id == "" and job.attempts == 0
+    assert job.error == jobs.NOT_SENT
     assert job.params["_task"] == {"name": recheck_project_task.name, "args": []}
+
+
+def test_a_job_that_could_not_be_sent_goes_at_the_first_sweep_after_the_broker_is_back(project, sample_path, broker, django_capture_on_commit_callbacks):
+    import_rescue(sample_path, project)
+    with django_capture_on_commit_callbacks(execute=True):
+        job = start_recheck(project)
+    broker.up()
+    # No waiting for QUEUED_STALE_AFTER: the job is known never to have reached the broker.
+    assert jobs.sweep_stale_jobs() == [job.pk]
+    job.refresh_from_db()
+    assert job.state == JobState.SUCCEEDED and job.attempts == 1 and job.error == ""
+    assert job.result["documents"] == 406
+
+
+def test_while_the_broker_stays_down_every_sweep_keeps_the_job_queued_and_never_gives_up(project, broker, django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=True):
+        job = start_recheck(project)
+    later = timezone.now()
+    for minute in range(jobs.MAX_ATTEMPTS + 2):
+        assert jobs.sweep_stale_jobs(now=later + timedelta(minutes=minute)) == []
+    job.refresh_from_db()
+    assert job.state == JobState.QUEUED and job.error == jobs.NOT_SENT and job.attempts == 0
+
+
+def test_a_sent_job_is_not_sent_again_before_it_has_waited_queued_after_since_the_last_send(project, broker):
+    broker.losing()
+    job = recheck_job(project)
+    created = job.created_at
+    assert jobs.sweep_stale_jobs(now=created + timedelta(seconds=30)) == [], "just sent: not stale yet"
+    first = created + jobs.QUEUED_STALE_AFTER + timedelta(seconds=1)
+    assert jobs.sweep_stale_jobs(now=first) == [job.pk]
+    # The next sweep a minute later must not pile a duplicate onto a queue that may just be slow.
+    assert jobs.sweep_stale_jobs(now=first + timedelta(minutes=1)) == []
+    assert jobs.sweep_stale_jobs(now=first + jobs.QUEUED_STALE_AFTER + timedelta(seconds=1)) == [job.pk]
+    assert len(broker.sent) == 2
+    job.refresh_from_db()
+    assert job.state == JobState.QUEUED and job.celery_task_id == "lost-2" and job.error == jobs.REQUEUED
+
+
+def test_a_job_requeued_after_its_worker_died_is_sent_again_if_that_message_is_lost_too(project, broker):
+    broker.losing()
+    old = timezone.now() - timedelta(hours=1)
+    job = recheck_job(project, state=JobState.RUNNING, attempts=1, started_at=old, heartbeat_at=old)
+    now = timezone.now()
+    assert jobs.sweep_stale_jobs(now=now) == [job.pk]
+    job.refresh_from_db()
+    assert job.state == JobState.QUEUED and job.started_at == old, "it ran once before: started_at is set"
+    assert jobs.sweep_stale_jobs(now=now + jobs.QUEUED_STALE_AFTER + timedelta(seconds=1)) == [job.pk]
 
 
 def test_sweeper_resends_a_job_whose_message_was_lost(project, sample_path, eager_celery):
     import_rescue(sample_path, project)
-    job = Job.objects.create(kind="recheck", project=project, params={"_task": {"name": recheck_project_task.name, "args": []}})
+    job = recheck_job(project)
     Job.objects.filter(pk=job.pk).update(created_at=timezone.now() - timedelta(minutes=5))
     assert jobs.sweep_stale_jobs() == [job.pk]
     job.refresh_from_db()
@@ -58,3 +143,15 @@ def test_sweeper_gives_up_after_too_many_attempts(project):
     assert jobs.sweep_stale_jobs() == []
     job.refresh_from_db()
     assert job.state == JobState.FAILED and "gave up after 5 attempts" in job.error
+
+
+def test_apply_async_options_are_kept_and_used_again_when_the_job_is_resent(project, broker, django_capture_on_commit_callbacks):
+    calls = []
+    broker.monkeypatch.setattr(recheck_project_task, "apply_async", lambda **kw: calls.append(kw) or SimpleNamespace(id=f"t{len(calls)}"))
+    job = Job.objects.create(kind="recheck", project=project)
+    with django_capture_on_commit_callbacks(execute=True):
+        jobs.enqueue(job, recheck_project_task, queue="elsewhere")
+    assert Job.objects.get(pk=job.pk).params["_task"] == {"name": recheck_project_task.name, "args": [], "options": {"queue": "elsewhere"}}
+    Job.objects.filter(pk=job.pk).update(created_at=timezone.now() - timedelta(hours=1))
+    assert jobs.sweep_stale_jobs() == [job.pk]
+    assert calls == [{"args": [job.pk], "queue": "elsewhere"}] * 2
