@@ -46,3 +46,45 @@ class HistorySource(models.Model):
 
     class Meta:
         abstract = True
+
+
+# --- the trail is append-only --------------------------------------------------------------
+
+
+class AuditTrailImmutable(Exception):
+    """A historical record was about to be changed or deleted: the audit trail only grows."""
+
+
+def historical_models() -> list[type[models.Model]]:
+    """Every django-simple-history model of the project: the tables of the audit trail."""
+    from django.apps import apps
+    from simple_history.models import HistoricalChanges
+
+    return [model for model in apps.get_models() if issubclass(model, HistoricalChanges)]
+
+
+def _refuse_change(sender, instance, using=None, **kwargs) -> None:
+    """pre_save: a new record is the trail growing; anything else would rewrite what happened."""
+    if instance._state.adding and (instance.pk is None or not sender._base_manager.using(using).filter(pk=instance.pk).exists()):
+        return
+    raise AuditTrailImmutable(f"{sender._meta.label} {instance.pk} is part of the audit trail and cannot be changed")
+
+
+def _refuse_delete(sender, instance, **kwargs) -> None:
+    """pre_delete: also sent for each row of a queryset delete, since a receiver is connected."""
+    raise AuditTrailImmutable(f"{sender._meta.label} {instance.pk} is part of the audit trail and cannot be deleted")
+
+
+def protect_history() -> None:
+    """Refuse, through the ORM, to update or delete any historical record (called from AppConfig.ready).
+
+    Model and queryset saves and deletes are refused here; on PostgreSQL a
+    trigger (migration 0005) also refuses raw SQL and ``QuerySet.update()``,
+    which sends no signal. Inserting (simple-history's own saves and
+    ``bulk_create_with_history``) is untouched.
+    """
+    from django.db.models.signals import pre_delete, pre_save
+
+    for model in historical_models():
+        pre_save.connect(_refuse_change, sender=model, dispatch_uid=f"audit-append-only-save:{model._meta.label}")
+        pre_delete.connect(_refuse_delete, sender=model, dispatch_uid=f"audit-append-only-delete:{model._meta.label}")
