@@ -26,7 +26,8 @@ def _tracked_files() -> list[str]:
     except (OSError, subprocess.CalledProcessError):
         out = ""
     require(bool(out), "not a git checkout: cannot list the tracked files")
-    return [name for name in out.splitlines() if (REPO / name).is_file()]
+    # The baseline itself holds only hashes of the known placeholders.
+    return [name for name in out.splitlines() if (REPO / name).is_file() and name != BASELINE.name]
 
 
 def test_no_secret_is_committed():
@@ -55,8 +56,8 @@ def test_no_secret_is_committed():
 
 @pytest.mark.django_db
 def test_secrets_never_reach_the_logs(client, settings, caplog, project, annotator, eager_celery, django_capture_on_commit_callbacks):
-    gemini_key = "AIzaFAKE-key-that-must-never-be-logged-0123456789"
-    password = "correct-horse-battery-staple-not-this-one"
+    gemini_key = "AIzaFAKE-key-that-must-never-be-logged-0123456789"  # pragma: allowlist secret
+    password = "correct-horse-battery-staple-not-this-one"  # pragma: allowlist secret
     caplog.set_level(logging.DEBUG)
     with g.FakeGemini() as fake:
         settings.GEMINI_API_KEY = gemini_key
