@@ -6,6 +6,7 @@ import secrets
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 from django.db import transaction
+from django.utils import timezone
 
 from .models import Clip, ClipState, Project
 from .roles import ADMIN, GROUP_ROLES, ROLES
@@ -75,3 +76,28 @@ def transition(clip: Clip, to_state: str, *, actor=None, reason: str = "") -> Cl
         clip._history_user = actor
     clip.save()
     return clip
+
+
+def transition_many(clips, to_state: str, *, actor=None, reason: str) -> int:
+    """Move every clip of the queryset ``clips`` to ``to_state`` at once (a release marks hundreds).
+
+    The same life-cycle rule and the same audit record per clip as
+    ``transition``, written with one UPDATE and one history INSERT instead of
+    two statements per clip; the clips are locked first, so the records hold
+    what was written. Discarding is not done in bulk: each discard has its reason.
+    """
+    if to_state == ClipState.DISCARDED:
+        raise ServiceError("clips are discarded one at a time, each with its reason")
+    with transaction.atomic():
+        locked = list(clips.select_for_update().order_by("pk"))
+        for clip in locked:
+            if to_state not in TRANSITIONS.get(clip.state, set()):
+                raise ServiceError(f"clip {clip.sample_id} cannot go from {clip.state} to {to_state}")
+        if not locked:
+            return 0
+        now = timezone.now()
+        for clip in locked:
+            clip.state, clip.updated_at = to_state, now
+        Clip.objects.filter(pk__in=[c.pk for c in locked]).update(state=to_state, updated_at=now)
+        Clip.history.bulk_history_create(locked, update=True, default_user=actor, default_change_reason=reason, default_date=now)
+    return len(locked)

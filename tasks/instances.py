@@ -276,29 +276,68 @@ def build_instances(
     }
 
 
-class InstanceWriter:
-    """Serialises instances to JSONL lines, each context row encoded once per clip.
+def _compact_encoder() -> Callable[[Any], str]:
+    """``json.dumps(value, ensure_ascii=False)`` for acyclic values, without building
+    an encoder per call: the C encoder that ``json.dumps`` itself uses, made once
+    with the same settings (only the check for cycles is left out)."""
+    reference = json.JSONEncoder(ensure_ascii=False)
+    make = getattr(json.encoder, "c_make_encoder", None)
+    if make is None:  # an interpreter without the C accelerator
+        return reference.encode
+    encoder = make(None, reference.default, json.encoder.encode_basestring, None, reference.key_separator, reference.item_separator, False, False, True)
+    return lambda value: "".join(encoder(value, 0))
 
-    A line is exactly ``json.dumps(instance.as_dict(clip), ensure_ascii=False)``;
-    the context is spliced in from pre-encoded rows because the same rows recur
-    in many instances of a clip.
+
+_encode = _compact_encoder()
+_ITEM_SEPARATOR = b", "
+_CONTEXT_OPEN = b', "context": ['
+_CONTEXT_CLOSE = b"], "
+
+
+class InstanceWriter:
+    """Serialises instances to JSONL, each clip's context rows encoded once.
+
+    A line is exactly ``json.dumps(instance.as_dict(clip), ensure_ascii=False)``.
+    The same rows recur in many instances of a clip (an instance's context is
+    every row before it), so each clip's context rows are encoded to UTF-8 once,
+    joined with the list separator, and an instance's context is a slice of
+    that buffer (a view, not a copy) spliced between its encoded head and tail;
+    a whole file is then one ``bytes.join``.
     """
 
     def __init__(self, clips_by_id: dict[str, dict]):
         self.clips = clips_by_id
-        self._rows: dict[str, list[str]] = {}
+        self._contexts: dict[str, tuple[memoryview, list[int]]] = {}
 
-    def _encoded_rows(self, clip_id: str) -> list[str]:
-        encoded = self._rows.get(clip_id)
-        if encoded is None:
-            encoded = self._rows[clip_id] = [json.dumps(context_row(r), ensure_ascii=False) for r in self.clips[clip_id]["rows"]]
-        return encoded
+    def _context(self, clip_id: str) -> tuple[memoryview, list[int]]:
+        """(the clip's context rows as one ``, ``-joined UTF-8 buffer, where its first k rows end)."""
+        found = self._contexts.get(clip_id)
+        if found is None:
+            encoded = [_encode(context_row(r)).encode("utf-8") for r in self.clips[clip_id]["rows"]]
+            ends, end = [0], -len(_ITEM_SEPARATOR)
+            for row in encoded:
+                end += len(_ITEM_SEPARATOR) + len(row)
+                ends.append(end)
+            found = self._contexts[clip_id] = (memoryview(_ITEM_SEPARATOR.join(encoded)), ends)
+        return found
+
+    def _parts(self, inst: Instance, out: list) -> None:
+        """Append the pieces of ``inst``'s line (newline included) to ``out``."""
+        joined, ends = self._context(inst.clip_id)
+        count = len(range(len(ends) - 1)[: inst.context_end])  # what ``rows[:context_end]`` would keep
+        out.append(_encode(inst.head())[:-1].encode("utf-8") + _CONTEXT_OPEN)
+        out.append(joined[: ends[count]])
+        out.append(_CONTEXT_CLOSE + _encode(inst.tail())[1:].encode("utf-8") + b"\n")
 
     def line(self, inst: Instance) -> str:
-        head = json.dumps(inst.head(), ensure_ascii=False)
-        tail = json.dumps(inst.tail(), ensure_ascii=False)
-        context = ", ".join(self._encoded_rows(inst.clip_id)[: inst.context_end])
-        return f'{head[:-1]}, "context": [{context}], {tail[1:]}'
+        parts: list = []
+        self._parts(inst, parts)
+        return b"".join(parts)[:-1].decode("utf-8")
 
-    def jsonl(self, instances: Iterable[Instance]) -> str:
-        return "".join(self.line(inst) + "\n" for inst in instances)
+    def jsonl(self, instances: Iterable[Instance]) -> bytes:
+        """The UTF-8 bytes of a JSONL file holding ``instances``, one line each."""
+        parts: list = []
+        for inst in instances:
+            self._parts(inst, parts)
+        return b"".join(parts)
+

@@ -15,6 +15,7 @@ task inputs (``candidates``, ``speaker``, ``target``); 0/0 counts as 0.
 """
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -243,13 +244,24 @@ class ViewpointScorer(Scorer):
 
     def random_stats(self, inst):
         # One viewpoint: a uniform source among the people, a uniform target among the others.
+        # The mean of ``stats`` over those predictions, each term counted from tallies of
+        # the gold, and added up in plain floats in the order of the loops: bit for bit the
+        # sum of the per-prediction vectors.
         persons, everyone = self.people(inst)
-        total = np.zeros(len(self.stat_names))
+        gold = inst["gold"]
+        by_source = Counter(g["source"] for g in gold)
+        by_target = Counter(g["target"] for g in gold)
+        by_pair = Counter((g["source"], g["target"]) for g in gold)
+        total = [0.0] * len(self.stat_names)
         for source in persons:
             targets = [t for t in everyone if t != source]
             for target in targets:
-                total += np.array(self.stats(inst, [{"source": source, "target": target}])) / (len(persons) * len(targets))
-        return list(total)
+                weight = len(persons) * len(targets)
+                pair = by_pair[source, target]
+                # = self.stats(inst, [{"source": source, "target": target}])
+                for k, value in enumerate((len(gold), by_source[source], by_target[target], pair, 1, int(pair > 0))):
+                    total[k] += value / weight
+        return total
 
     def summarise(self, sums):
         gold = sums[..., 0]

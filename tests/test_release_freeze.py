@@ -13,10 +13,12 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
-from annotation.models import Clip, ClipState, Gold, Release
+from annotation.models import AgreementReport, Clip, ClipState, Gold, Release
+from annotation.releases import agreement_report, figures
 from annotation.releases.agreement_report import agreement_document
+from annotation.releases.background import Forked, can_fork_for_database
 from annotation.releases.figures import CHILD_MIN_ROWS, Drawing, release_figures
-from annotation.releases.freeze import FreezeError, freeze
+from annotation.releases.freeze import FreezeError, build_release, freeze
 from annotation.releases.manifest import MANIFEST, sha256, verify
 from annotation.releases.splits import group_of
 from annotation.releases.stats import figure_data
@@ -100,7 +102,9 @@ def test_freeze_writes_the_whole_release_read_only_and_records_it(synthetic, lea
     assert (release.path, release.manifest, release.created_by, release.seed) == (str(out.resolve()), manifest, lead, 1)
     assert set(synthetic.clips.values_list("state", flat=True)) == {ClipState.RELEASED}
     clip = synthetic.clips.first()
-    assert clip.history.first().history_change_reason == "frozen in release 1.0.0"
+    record = clip.history.first()  # the state change is audited: one historical record per clip, with the reason and who froze
+    assert (record.history_change_reason, record.history_user, record.history_type, record.state) == ("frozen in release 1.0.0", lead, "~", ClipState.RELEASED)
+    assert all(c.history.filter(history_change_reason="frozen in release 1.0.0").count() == 1 for c in synthetic.clips.all())
     # Whole relationship groups per split, in the data files and the task files alike.
     groups = defaultdict(set)
     for split in ("train", "validation", "test"):
@@ -130,6 +134,30 @@ def test_freezing_the_same_state_again_gives_byte_identical_files(synthetic, tmp
     for rel, data in built.files.items():
         assert (tmp_path / "second" / rel).read_bytes() == data
     assert {p.relative_to(tmp_path / "second").as_posix() for p in (tmp_path / "second").rglob("*") if p.is_file()} == set(built.files)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_large_freeze_builds_agreement_and_figures_in_child_processes_to_the_same_bytes(project, tmp_path, monkeypatch):
+    generate(project, clips=8, annotators=2, seed=11)  # committed: a child's own connection sees it
+    monkeypatch.setattr(agreement_report, "CHILD_MIN_ROWS", 10**9)
+    monkeypatch.setattr(figures, "CHILD_MIN_ROWS", 10**9)
+    here = build_release(project, version="1.0.0", seed=3)  # everything in this process
+    AgreementReport.objects.all().delete()  # so that the child computes and stores the report, not only finds it
+    monkeypatch.setattr(agreement_report, "CHILD_MIN_ROWS", 0)
+    monkeypatch.setattr(figures, "CHILD_MIN_ROWS", 0)
+    children = []
+
+    class Spy(Forked):
+        def __init__(self, fn, *args, **kwargs):
+            children.append(fn.__name__)
+            super().__init__(fn, *args, **kwargs)
+
+    monkeypatch.setattr(agreement_report, "Forked", Spy)
+    release, built = freeze(project, version="1.0.0", seed=3, out_dir=tmp_path / "r")
+    assert built.files == here.files
+    assert children == (["agreement_document"] if can_fork_for_database() else [])  # (an SQLite test database lives in memory)
+    assert AgreementReport.objects.filter(project=project).count() == 1  # stored, whichever process computed it
+    assert Release.objects.get(pk=release.pk).manifest == built.manifest  # this process's connection still serves
 
 
 def test_verify_release_names_changed_missing_and_extra_files(sample, tmp_path):
@@ -245,13 +273,35 @@ def test_agreement_json_says_so_when_agreement_is_not_available(sample, monkeypa
     assert document["available"] is False and "not available" in document["reason"]
 
 
-def test_figures_drawn_in_a_child_process_are_byte_identical_to_drawing_them_here():
+@pytest.mark.parametrize("fork", [True, False], ids=["forked", "new interpreter"])
+def test_figures_drawn_in_a_child_process_are_byte_identical_to_drawing_them_here(fork, monkeypatch):
+    monkeypatch.setattr(figures, "can_fork", lambda: fork)
     clips = [c.document(c.gold) for c in build_clips(clips=6, annotators=1, seed=2)]
     data = figure_data(clips, {c["sample_id"]: "train" for c in clips}, "1")
     with Drawing(rows=CHILD_MIN_ROWS) as drawing:
-        assert drawing.proc is not None
+        children = drawing.children
+        assert [type(c) for c in children] == ([Forked] * figures.FORKED_PARTS if fork else [figures._Spawned])
         drawing.send(data)
         drawn = drawing.result()
-    assert drawing.proc.returncode == 0
-    assert drawn == release_figures(data) and set(drawn) >= {"figures/label_distributions_couple.png", "figures/relation_transitions_couple.png"}
+    assert all(child.returncode == 0 for child in children)
+    assert drawn == release_figures(data) and list(drawn) == list(release_figures(data))  # same bytes, same order
+    assert set(drawn) >= {"figures/label_distributions_couple.png", "figures/relation_transitions_couple.png"}
     assert all(png.startswith(b"\x89PNG") and b"Software" not in png for png in drawn.values())
+
+
+def test_a_figure_child_that_fails_or_is_never_fed_leaves_nothing_behind(monkeypatch, caplog):
+    monkeypatch.setattr(figures, "can_fork", lambda: True)
+    clips = [c.document(c.gold) for c in build_clips(clips=3, annotators=1, seed=5)]
+    data = figure_data(clips, {c["sample_id"]: "test" for c in clips}, "1")
+    with Drawing(rows=CHILD_MIN_ROWS) as drawing:
+        children = drawing.children
+        drawing.send({"label_distributions": {}, "relation_pattern_transitions": None})  # the children cannot draw this
+        drawing.stats = data
+        with caplog.at_level(logging.WARNING, logger=figures.__name__):
+            assert drawing.result() == release_figures(data)  # drawn here instead
+    assert children[0].returncode == 1 and "figure process failed" in caplog.text
+    with Drawing(rows=CHILD_MIN_ROWS) as unfed:
+        pids = [child.pid for child in unfed.children]
+    for pid in pids:
+        with pytest.raises(ChildProcessError):
+            os.waitpid(pid, os.WNOHANG)  # ended and reaped when the block was left

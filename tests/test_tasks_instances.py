@@ -238,6 +238,25 @@ def test_instances_only_look_backwards_and_hold_only_observable_context(syntheti
             assert record["id"] == f"{task}:{inst.clip_id}:{inst.row_index}" and record["split"] == "test"
 
 
+def test_instance_files_are_the_plain_json_lines_byte_for_byte():
+    # Non-ASCII text, escapes, a first-row instance with an empty context (STP/SSP read the rows before theirs).
+    doc = clip_of(
+        [
+            therapist(1, dialogue_cleaned="Bienvenue — « on commence » ?\tOK"),
+            maya(2, dialogue_cleaned='He said "fine", then left.\nAgain. 😞'),
+            therapist(3),
+            tobias(4, dialogue_cleaned="Ça suffit, Maya."),
+            therapist(5),
+        ]
+    )
+    instances = build_instances([doc], {SID: "test"}, seed=3)
+    writer = InstanceWriter({SID: doc})
+    assert any(i.context_end == 0 for i in instances["stp"])
+    for task, items in instances.items():
+        assert writer.jsonl(items) == "".join(json.dumps(i.as_dict(doc), ensure_ascii=False) + "\n" for i in items).encode("utf-8"), task
+    assert writer.jsonl([]) == b""
+
+
 def test_a_clips_instances_do_not_depend_on_the_other_clips(synthetic_clips):
     splits = {c["sample_id"]: "train" for c in synthetic_clips}
     alone = build_instances(synthetic_clips[:1], splits, seed=9)

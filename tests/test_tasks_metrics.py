@@ -43,6 +43,23 @@ def test_uniform_random_baseline_is_the_exact_expectation():
     assert er.values(er.random_matrix([{"gold": {"intensity": 5}}]))["intensity_match"] == approx(27 / 11)
 
 
+def test_vp_random_baseline_is_the_mean_over_every_uniform_source_and_target():
+    vp = scorer_for("vp")
+    inst = {
+        "speaker": "Maya",
+        "candidates": ["Tobias", "Therapist", "Couple"],
+        "participants": ["Maya", "Tobias"],
+        "gold": [{"source": "Maya", "target": "Tobias", "viewpoint": "a"}, {"source": "Maya", "target": "Tobias", "viewpoint": "b"}, {"source": "Maya", "target": "Couple", "viewpoint": "c"}],
+    }
+    # Sources: the people (Maya, Tobias, Therapist); targets: every other entity of the clip.
+    predictions = [(s, t) for s in ("Maya", "Tobias", "Therapist") for t in ("Maya", "Tobias", "Therapist", "Couple") if t != s]
+    expected = np.zeros(len(vp.stat_names))
+    for source, target in predictions:
+        expected += np.array(vp.stats(inst, [{"source": source, "target": target}])) / len(predictions)
+    assert vp.random_matrix([inst]).tobytes() == expected.reshape(1, -1).tobytes()  # the same sums, bit for bit
+    assert vp.values(vp.random_matrix([inst]))["pair_recovery"] == approx((2 + 1) / 3 / 9)
+
+
 def test_rpp_accuracy_and_macro_f1_over_the_labels_that_occur():
     inst = [{"gold": g, "scenario": "couple"} for g in ("pursue_withdraw", "pursue_withdraw", "attack_attack", "mixed_transition")]
     preds = [["pursue_withdraw"], ["attack_attack", "pursue_withdraw"], ["attack_attack"], None]

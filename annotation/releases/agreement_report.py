@@ -6,11 +6,23 @@ bootstrap seed so that the file is reproducible. If that function does not
 exist in this installation, the file says so explicitly instead of being left
 out. Keys that record when or how fast a report was computed are dropped:
 they would make two freezes of the same state differ.
+
+A large freeze computes the document in a child process while it builds the
+other files (``Agreement``); the report is the agreement capability's stored
+one when its fingerprint matches the data (``_cached_report``).
 """
 from __future__ import annotations
 
 import json
-from typing import Any
+import logging
+from contextlib import contextmanager
+from typing import Any, Self
+
+from django.db import connection, transaction
+
+from .background import ChildFailed, Forked, can_fork_for_database
+
+log = logging.getLogger(__name__)
 
 AGREEMENT_SEED = 0
 AGREEMENT_RESAMPLES = 1000
@@ -37,18 +49,52 @@ def _compute_function():
 
 def _cached_report(project, sample_ids: list[str]) -> dict | None:
     """The agreement capability's stored report for exactly this scope and data, computing
-    and storing it when missing; None when that cache is not there to use.
+    and storing it when missing; None when that cache is not there to use, or when the
+    data changed while the report was computed (the caller then computes it afresh).
 
     Reports are deterministic for a state of the data, so a stored one is the
     same report ``compute_project_report`` would return; using it keeps a
     re-freeze fast, and the lead's dashboard can show the same figures.
+
+    The data's fingerprint (the cache key, which reads every revision and draft
+    in scope) is computed once, and the report inside the same database snapshot
+    where the database offers one: the key then describes exactly the data the
+    report was computed from. Elsewhere the fingerprint is taken again afterwards,
+    and a report whose data changed meanwhile is not stored.
     """
     try:
-        from annotation.agreement.services import Params, report_state
+        from annotation.agreement.services import Params, cached_report, fingerprint, store_report
     except (ImportError, AttributeError):
         return None
-    state = report_state(project, Params(clips=tuple(sample_ids), resamples=AGREEMENT_RESAMPLES, seed=AGREEMENT_SEED), start=True, sync=True)
-    return state.report.report if state.status == "ready" and state.report is not None else None
+    params = Params(clips=tuple(sample_ids), resamples=AGREEMENT_RESAMPLES, seed=AGREEMENT_SEED)
+    with _snapshot() as consistent:
+        key = fingerprint(project, params)
+        stored = cached_report(project, key)
+        if stored is not None:
+            return stored.report
+        report = params.build(project)
+    if not consistent and fingerprint(project, params) != key:
+        return None
+    store_report(project, params, key, report)
+    return report
+
+
+@contextmanager
+def _snapshot():
+    """A block whose reads all see one state of the database; yields whether it could be had.
+
+    On PostgreSQL, outside any transaction: a REPEATABLE READ transaction (the
+    block only reads, and holds no writer back). Inside a caller's transaction
+    the isolation level is the caller's, and SQLite's read transactions would
+    hold writers back for the whole computation, so there the answer is False.
+    """
+    if connection.vendor != "postgresql" or connection.in_atomic_block:
+        yield False
+        return
+    with transaction.atomic():
+        with connection.cursor() as cursor:
+            cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+        yield True
 
 
 def agreement_document(project, sample_ids: list[str]) -> dict:
@@ -75,6 +121,46 @@ def agreement_document(project, sample_ids: list[str]) -> dict:
         "scope": {"clips": len(sample_ids), "resamples": AGREEMENT_RESAMPLES, "seed": AGREEMENT_SEED},
         "report": report,
     }
+
+
+# Below this many rows the report is computed in place: a child would not pay off.
+CHILD_MIN_ROWS = 2000
+
+
+class Agreement:
+    """``agreement_document(project, sample_ids)`` computed beside the rest of a freeze.
+
+    For ``rows`` rows or more, in a forked child (``background``) that reads the
+    database on its own connection, where that is possible; ``result()`` waits
+    for it. Otherwise, or when the child fails, ``result()`` computes the
+    document in this process (the same document: it is deterministic).
+    """
+
+    def __init__(self, project, sample_ids: list[str], *, rows: int):
+        self.project, self.sample_ids = project, sample_ids
+        self.child: Forked | None = None
+        if rows >= CHILD_MIN_ROWS and can_fork_for_database():
+            try:
+                self.child = Forked(agreement_document, project, sample_ids)
+            except OSError as exc:
+                log.warning("cannot start a process for the agreement report (%s); computing it here", exc)
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        if self.child is not None:
+            self.child.end()
+
+    def result(self) -> dict:
+        if self.child is not None:
+            try:
+                return self.child.receive()
+            except ChildFailed as exc:
+                log.warning("the agreement report process failed (%s); computing the report here", exc)
+                self.child.end()
+                self.child = None
+        return agreement_document(self.project, self.sample_ids)
 
 
 def _number(value) -> float | None:

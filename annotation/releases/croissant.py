@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from tasks.rules import ALL_TASKS, TITLES
 
-from .manifest import sha256
+from .manifest import Digests
 from .splits import SPLITS
 
 CONFORMS_TO = "http://mlcommons.org/croissant/1.0"
@@ -109,7 +109,11 @@ def config_files(files: dict[str, bytes]) -> dict[str, dict[str, str]]:
     return {config: {s: p for s, p in splits.items() if p in files} for config, splits in out.items()}
 
 
-def build_croissant(*, files: dict[str, bytes], name: str, description: str, version: str, license_text: str, date_published: str, cite_as: str, rai: dict[str, str]) -> dict:
+def build_croissant(
+    *, files: dict[str, bytes], name: str, description: str, version: str, license_text: str, date_published: str, cite_as: str, rai: dict[str, str], digests: dict[str, str] | None = None
+) -> dict:
+    """The Croissant document; ``digests`` ({path: SHA-256}, e.g. ``manifest.Digests``) saves hashing the files again."""
+    digests = Digests(files) if digests is None else digests
     distribution = [
         {
             "@type": "cr:FileObject",
@@ -118,7 +122,7 @@ def build_croissant(*, files: dict[str, bytes], name: str, description: str, ver
             "contentUrl": path,
             "encodingFormat": ENCODINGS["." + path.rsplit(".", 1)[-1]],
             "contentSize": f"{len(files[path])} B",
-            "sha256": sha256(files[path]),
+            "sha256": digests[path],
         }
         for path in sorted(files)
     ]

@@ -7,8 +7,10 @@ creation time.
 
 A large freeze draws them in a child process (``Drawing``): matplotlib holds
 the GIL while it renders, so a thread would not run beside the rest of the
-freeze, while a process uses another core. If the child fails, the figures
-are drawn in this process instead (same bytes).
+freeze, while a process uses another core. The children are forks where that
+is safe (they start with matplotlib imported; two share the figures out), else
+one new interpreter. If a child fails, the figures are drawn in this process
+instead (same bytes: each figure is drawn on its own).
 """
 from __future__ import annotations
 
@@ -20,6 +22,8 @@ import os
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Self
 
@@ -28,6 +32,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.collections import PolyCollection
 from matplotlib.figure import Figure
 
+from .background import ChildFailed, Forked, can_fork
 from .labels import NOT_ANNOTATED
 from .splits import SPLITS
 
@@ -107,91 +112,156 @@ def transition_figure(matrix: dict, scenario: str) -> bytes:
     return _png(fig)
 
 
-def release_figures(stats: dict) -> dict[str, bytes]:
-    """{relative path: PNG bytes} from ``stats`` (its label distributions and transitions)."""
-    out = {}
+def _plan(stats: dict) -> list[tuple[str, Callable[[], bytes]]]:
+    """Every figure of ``stats``, in release order: (relative path, how to draw it)."""
     distributions = stats["label_distributions"]
+    return [
+        *((f"figures/label_distributions_{s}.png", partial(label_distribution_figure, distributions, s)) for s in distributions["relation_pattern"]),
+        *((f"figures/relation_transitions_{s}.png", partial(transition_figure, m, s)) for s, m in stats["relation_pattern_transitions"].items()),
+    ]
+
+
+def release_figures(stats: dict, part: int = 0, parts: int = 1) -> dict[str, bytes]:
+    """{relative path: PNG bytes} from ``stats`` (its label distributions and transitions).
+
+    With ``parts`` > 1, only every ``parts``-th figure from the ``part``-th on:
+    each figure is drawn on its own, so the parts together are the whole.
+    """
     # Defaults, whatever another module of this process may have set.
     with style.context("default"):
-        for scenario in distributions["relation_pattern"]:
-            out[f"figures/label_distributions_{scenario}.png"] = label_distribution_figure(distributions, scenario)
-        for scenario, matrix in stats["relation_pattern_transitions"].items():
-            out[f"figures/relation_transitions_{scenario}.png"] = transition_figure(matrix, scenario)
-    return out
+        return {path: draw() for n, (path, draw) in enumerate(_plan(stats)) if n % parts == part}
+
+
+def figure_paths(stats: dict) -> list[str]:
+    return [path for path, _ in _plan(stats)]
 
 
 log = logging.getLogger(__name__)
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 
 
-# Starting the child costs about half a second (Python and matplotlib imports),
-# which it spends while the freeze reads the gold: worth it for large releases.
+# A child pays off for large releases: it draws while the freeze builds the rest.
 CHILD_MIN_ROWS = 2000
+# Forked children share the figures out: the rest of a freeze ends before the
+# drawing does, and then two children use both cores.
+FORKED_PARTS = 2
+# How long result() waits for a child before drawing here instead.
+CHILD_TIMEOUT = 300.0
+FIGURE_KEYS = ("label_distributions", "relation_pattern_transitions")
 
 
 class Drawing:
     """The release figures, drawn in a child process for releases of ``rows`` rows or more.
 
-    Start it first (the child imports matplotlib while the freeze reads the
-    database), ``send(stats)`` once the label counts are known, ``result()``
+    Start it first, ``send(stats)`` once the label counts are known, ``result()``
     to wait for the PNGs. As a context manager, leaving the block ends the
-    child. Without a child, ``result()`` draws in this process.
+    child. Without a child, ``result()`` draws in this process, and so it does
+    when the child fails (same bytes either way).
+
+    The children are forks of this process where that is safe (``background``):
+    they have matplotlib imported already, only wait for the data, and draw
+    ``FORKED_PARTS`` shares of the figures. Elsewhere the child is one new
+    interpreter (``python -m`` this module), which imports matplotlib while the
+    freeze reads the gold.
     """
 
     def __init__(self, *, rows: int):
         self.stats: dict | None = None
-        self.proc = None
-        self.input: Path | None = None
+        self.children: list[Forked | _Spawned] = []
         if rows < CHILD_MIN_ROWS:
             return
         try:
-            self.proc = subprocess.Popen(
-                [sys.executable, "-m", __name__],
-                cwd=PROJECT_ROOT,
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                env={**os.environ, "MPLBACKEND": "Agg"},
-            )
+            if can_fork():
+                for part in range(FORKED_PARTS):
+                    self.children.append(Forked(_draw_part, part, FORKED_PARTS, takes_input=True, timeout=CHILD_TIMEOUT))
+            else:
+                self.children.append(_Spawned())
         except OSError as exc:
             log.warning("cannot start a process to draw the release figures (%s); drawing them here", exc)
+            self.end()
 
     def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc_info) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.communicate()
-        if self.input is not None:
-            self.input.unlink(missing_ok=True)
+        self.end()
+
+    def end(self) -> None:
+        for child in self.children:
+            child.end()
+        self.children = []
 
     def send(self, stats: dict) -> None:
         """Hand over what to draw (``stats`` or ``stats.figure_data(...)``)."""
         self.stats = stats
-        if self.proc is None:
-            return
+        for child in self.children:
+            child.send({k: stats[k] for k in FIGURE_KEYS})
+
+    def result(self) -> dict[str, bytes]:
+        if self.children:
+            try:
+                drawn = {}
+                for child in self.children:
+                    drawn.update(child.receive())
+                return {path: drawn[path] for path in figure_paths(self.stats)}
+            except (ChildFailed, KeyError) as exc:
+                log.warning("the figure process failed (%s); drawing the figures here", exc)
+        return release_figures(self.stats)
+
+
+def _draw_part(part: int, parts: int, stats: dict) -> dict[str, bytes]:
+    return release_figures(stats, part, parts)
+
+
+class _Spawned:
+    """A new interpreter running this module: a JSON file's path on its stdin."""
+
+    def __init__(self):
+        self.input: Path | None = None
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", __name__],
+            cwd=PROJECT_ROOT,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env={**os.environ, "MPLBACKEND": "Agg"},
+        )
+
+    @property
+    def returncode(self) -> int | None:
+        return self.proc.returncode
+
+    def send(self, data: dict) -> None:
         # Through a file, so that the pipe never has to hold the data.
         with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False, encoding="utf-8") as fh:
-            json.dump({k: stats[k] for k in ("label_distributions", "relation_pattern_transitions")}, fh)
+            json.dump(data, fh)
         self.input = Path(fh.name)
         stdin, self.proc.stdin = self.proc.stdin, None  # communicate() must not touch it once closed
         try:
             stdin.write(str(self.input).encode("utf-8") + b"\n")
             stdin.close()
-        except OSError:  # the child is gone; result() says why and draws here
+        except OSError:  # the child is gone; receive() says why
             pass
 
-    def result(self) -> dict[str, bytes]:
-        if self.proc is not None:
-            out, err = self.proc.communicate()
-            if self.proc.returncode == 0:
-                return {path: base64.b64decode(data) for path, data in json.loads(out).items()}
-            log.warning("the figure process failed (%s); drawing the figures here", err.decode("utf-8", "replace")[-2000:])
-        return release_figures(self.stats)
+    def receive(self) -> dict[str, bytes]:
+        try:
+            out, err = self.proc.communicate(timeout=CHILD_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            self.end()
+            raise ChildFailed(f"no answer within {CHILD_TIMEOUT:.0f} s") from None
+        if self.proc.returncode != 0:
+            raise ChildFailed(err.decode("utf-8", "replace")[-2000:])
+        return {path: base64.b64decode(data) for path, data in json.loads(out).items()}
+
+    def end(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.communicate()
+        if self.input is not None:
+            self.input.unlink(missing_ok=True)
 
 
-if __name__ == "__main__":  # the child of Drawing: a JSON file's path on stdin, {path: base64 PNG} on stdout
+if __name__ == "__main__":  # the spawned child of Drawing: a JSON file's path on stdin, {path: base64 PNG} on stdout
     source = Path(sys.stdin.readline().strip())
     drawn = release_figures(json.loads(source.read_text(encoding="utf-8")))
     sys.stdout.write(json.dumps({path: base64.b64encode(data).decode("ascii") for path, data in drawn.items()}))

@@ -12,9 +12,10 @@ Which clips: those in state ``adjudicated`` or ``released`` (never
 ``discarded``) whose every row has gold. Clips already ``released`` by an
 earlier version are included again: a new version is the whole benchmark,
 not a delta. Freezing moves the included ``adjudicated`` clips to
-``released`` through ``services.transition`` (audited); a lead who reopens one
-moves it back to ``adjudicated``. A release records its clip list, so the
-state change never affects what an existing release holds.
+``released`` with ``services.transition_many`` (audited: one historical
+record per clip, with the reason and who froze); a lead who reopens one moves it back to ``adjudicated``. A
+release records its clip list, so the state change never affects what an
+existing release holds.
 """
 from __future__ import annotations
 
@@ -35,14 +36,15 @@ from django.db.models import Count, Max
 from tasks.instances import InstanceWriter, build_instances
 from tasks.rules import ALL_TASKS, DEFAULT_PARAMETERS, RULE_VERSION, RuleParameters
 
-from ..models import Assignment, Clip, ClipState, Draft, DraftSource, Gold, Project, Release, Revision, Row
+from ..models import Assignment, Clip, ClipState, Draft, DraftSource, Gold, Project, Release, Revision
 from ..rescue_format.exporter import dumps_clip, release_clip, release_row
-from ..services import ServiceError, transition
-from .agreement_report import agreement_document
+from ..services import ServiceError, transition_many
+from .agreement_report import Agreement
+from .background import Threaded
 from .card import LICENCE_TEXT, CardInputs, render_card
 from .croissant import build_croissant
 from .figures import Drawing
-from .manifest import FORMAT, MANIFEST, Verification, dumps_json, file_entries, remove_tree, sha256, write_tree
+from .manifest import FORMAT, MANIFEST, Digests, Verification, dumps_json, file_entries, remove_tree, sha256, write_tree
 from .splits import SPLITS, ClipInfo, assign_splits, parse_ratios
 from .stats import compute_stats, figure_data
 
@@ -81,20 +83,26 @@ class BuiltRelease:
     skipped: list[str]  # releasable clips left out because some row has no gold
     rows: int
     timings: dict[str, float] = field(default_factory=dict)
+    digests: dict[str, str] = field(default_factory=dict)  # {path: SHA-256} of the files, manifest.json excepted
 
     @property
     def inputs(self) -> dict:
         return self.manifest["inputs"]
 
 
-def read_gold_clips(selection) -> tuple[list[dict], list[Clip], list[str]]:
-    """The clips of ``selection`` with gold on every row, as release dicts sorted by
-    sample id (rows through the exporter's ``release_row``, so key order is what
-    import preserved), their Clip objects, and the sample ids left out. Two queries.
-    """
+def complete_clips(selection) -> tuple[list[Clip], list[str]]:
+    """The clips of ``selection`` with gold on every row, sorted by sample id (each
+    with its ``row_count``), and the sample ids left out. One query."""
     candidates = list(selection.annotate(row_count=Count("rows", distinct=True), gold_count=Count("rows__gold", distinct=True)).order_by("sample_id"))
     complete = [c for c in candidates if c.row_count and c.row_count == c.gold_count]
     skipped = [c.sample_id for c in candidates if not (c.row_count and c.row_count == c.gold_count)]
+    return complete, skipped
+
+
+def read_gold(complete: list[Clip]) -> list[dict]:
+    """The release dicts of ``complete`` (from ``complete_clips``), in that order; rows
+    through the exporter's ``release_row``, so key order is what import preserved. One query.
+    """
     by_clip: dict[int, list[dict]] = {c.pk: [] for c in complete}
     gold = (
         Gold.objects.filter(row__clip_id__in=list(by_clip))
@@ -104,7 +112,7 @@ def read_gold_clips(selection) -> tuple[list[dict], list[Clip], list[str]]:
     for clip_id, start, end, speaker, dialogue, index, content, layout in gold.iterator(chunk_size=2000):
         skeleton = {"start_time": start, "end_time": end, "primary_speaker": speaker, "dialogue_cleaned": dialogue, "row_index": index}
         by_clip[clip_id].append(release_row(skeleton, content, layout))
-    return [release_clip(c, by_clip[c.pk]) for c in complete], complete, skipped
+    return [release_clip(c, by_clip[c.pk]) for c in complete]
 
 
 def _data_as_of(clip_pks: list[int]) -> str:
@@ -164,12 +172,30 @@ def build_release(
     """
     check_version(version)
     ratios = parse_ratios(ratios)
+    started = time.perf_counter()
     selection = project.clips.filter(sample_id__in=clip_ids) if clip_ids is not None else releasable_clips(project)
-    # The drawing process starts first: it imports matplotlib while the gold is read.
+    complete, skipped = complete_clips(selection)
+    if clip_ids is not None and len(complete) != len(clip_ids):
+        missing = sorted(set(clip_ids) - {c.sample_id for c in complete})
+        raise FreezeError(f"{len(missing)} recorded clips no longer exist or lack gold: {', '.join(missing[:10])}")
+    if not complete:
+        raise FreezeError(f"project {project.slug} has no adjudicated clip with gold on every row; nothing to release")
+    # What does not need the gold starts first, beside the reading of it: in child
+    # processes the drawing (it waits for the label counts) and the agreement report
+    # (its own queries, from the revisions and drafts), forked before any thread
+    # starts; in a thread, the provenance queries (it mostly waits on the database).
     # The cyclic garbage collector pauses: the many live rows and strings make
     # its full passes slow, and nothing built here needs it.
-    with _gc_paused(), Drawing(rows=Row.objects.filter(clip__in=selection).count()) as drawing:
-        return _build(project, selection, version=version, seed=seed, ratios=ratios, clip_ids=clip_ids, data_as_of=data_as_of, params=params, progress=progress, drawing=drawing)
+    rows = sum(c.row_count for c in complete)
+    with (
+        _gc_paused(),
+        Drawing(rows=rows) as drawing,
+        Agreement(project, [c.sample_id for c in complete], rows=rows) as agreement,
+        Threaded(_database_facts, project, [c.pk for c in complete], data_as_of) as facts,
+    ):
+        return _build(
+            project, complete, skipped, version=version, seed=seed, ratios=ratios, params=params, progress=progress, drawing=drawing, agreement=agreement, facts=facts, started=started
+        )
 
 
 @contextmanager
@@ -183,10 +209,15 @@ def _gc_paused():
             gc.enable()
 
 
-def _build(project, selection, *, version, seed, ratios, clip_ids, data_as_of, params, progress, drawing) -> BuiltRelease:
-    """``build_release`` once the drawing process runs."""
+def _database_facts(project: Project, clip_pks: list[int], data_as_of: str | None) -> tuple[str, dict]:
+    """(the release's data date, unless given; its provenance): what the database alone tells."""
+    return data_as_of or _data_as_of(clip_pks), collect_provenance(project, clip_pks)
+
+
+def _build(project, complete, skipped, *, version, seed, ratios, params, progress, drawing, agreement, facts, started) -> BuiltRelease:
+    """``build_release`` once the figures, the agreement report and the provenance are under way."""
     timings: dict[str, float] = {}
-    clock = [time.perf_counter()]
+    clock = [started]
 
     def stage(name: str) -> None:
         now = time.perf_counter()
@@ -195,36 +226,32 @@ def _build(project, selection, *, version, seed, ratios, clip_ids, data_as_of, p
         if progress:
             progress(STAGES.index(name) + 1, len(STAGES), name)
 
-    clips, clip_objs, skipped = read_gold_clips(selection)
-    if clip_ids is not None and len(clips) != len(clip_ids):
-        missing = sorted(set(clip_ids) - {c["sample_id"] for c in clips})
-        raise FreezeError(f"{len(missing)} recorded clips no longer exist or lack gold: {', '.join(missing[:10])}")
-    if not clips:
-        raise FreezeError(f"project {project.slug} has no adjudicated clip with gold on every row; nothing to release")
-    lines = [dumps_clip(c) for c in clips]
-    clip_pks = [c.pk for c in clip_objs]
+    clips = read_gold(complete)
     stage("collect")
 
     splits = assign_splits([ClipInfo(c["sample_id"], c["scenario"], len(c["rows"])) for c in clips], seed=seed, ratios=ratios)
     stage("splits")
 
     # The figures need only the label counts: hand them to the drawing process
-    # now, and build everything else meanwhile.
+    # first thing, and build everything else meanwhile.
     drawn_from = figure_data(clips, splits, project.taxonomy_version)
     drawing.send(drawn_from)
 
-    files: dict[str, bytes] = {"data/all.jsonl": "".join(line + "\n" for line in lines).encode("utf-8")}
+    lines = [(dumps_clip(c) + "\n").encode("utf-8") for c in clips]  # each clip encoded once, for every file and digest
+    files: dict[str, bytes] = {"data/all.jsonl": b"".join(lines)}
+    digests = Digests(files)
     for split in SPLITS:
-        files[f"data/{split}.jsonl"] = "".join(line + "\n" for c, line in zip(clips, lines) if splits[c["sample_id"]] == split).encode("utf-8")
+        files[f"data/{split}.jsonl"] = b"".join(line for c, line in zip(clips, lines) if splits[c["sample_id"]] == split)
     stage("data")
 
     instances = build_instances(clips, splits, seed=seed, taxonomy_version=project.taxonomy_version, params=params)
     writer = InstanceWriter({c["sample_id"]: c for c in clips})
     for task in ALL_TASKS:
         for split in SPLITS:
-            files[f"tasks/{task}/{split}.jsonl"] = writer.jsonl(i for i in instances[task] if i.split == split).encode("utf-8")
+            files[f"tasks/{task}/{split}.jsonl"] = writer.jsonl(i for i in instances[task] if i.split == split)
     stage("tasks")
 
+    data_date, provenance = facts.receive()
     inputs = {
         "project": project.slug,
         "seed": seed,
@@ -235,17 +262,17 @@ def _build(project, selection, *, version, seed, ratios, clip_ids, data_as_of, p
         "rule_parameters": params.as_dict(),
         "source": "gold",
         "clip_selection": "clips in state adjudicated or released (not discarded) with gold on every row",
-        "data_as_of": data_as_of or _data_as_of(clip_pks),
+        "data_as_of": data_date,
         # PNG bytes are reproducible with the same plotting library only.
         "figures_drawn_with": f"matplotlib {package_version('matplotlib')}",
     }
     stats = compute_stats(
-        clips, splits, instances, taxonomy_version=project.taxonomy_version, provenance=collect_provenance(project, clip_pks), figures_input=drawn_from
+        clips, splits, instances, taxonomy_version=project.taxonomy_version, provenance=provenance, figures_input=drawn_from
     )
     files["stats.json"] = dumps_json(stats)
     stage("stats")
 
-    agreement = agreement_document(project, [c["sample_id"] for c in clips])
+    agreement = agreement.result()
     files["agreement.json"] = _sorted_json(agreement)
     stage("agreement")
 
@@ -270,6 +297,7 @@ def _build(project, selection, *, version, seed, ratios, clip_ids, data_as_of, p
             license_text=LICENCE_TEXT,
             date_published=inputs["data_as_of"],
             cite_as=_citation(project, version, inputs["data_as_of"]),
+            digests=digests,
             rai={
                 "dataCollection": "Clips of therapy sessions, transcribed and segmented into interaction rows.",
                 "dataAnnotationProtocol": "LLM pre-annotation, blind revision by several annotators, adjudication by a lead; see README.md.",
@@ -286,15 +314,15 @@ def _build(project, selection, *, version, seed, ratios, clip_ids, data_as_of, p
         "release": {"project": project.slug, "name": project.name, "version": version},
         "inputs": inputs,
         "clips": [
-            {"sample_id": c["sample_id"], "scenario": c["scenario"], "split": splits[c["sample_id"]], "rows": len(c["rows"]), "sha256": sha256(line.encode("utf-8"))}
+            {"sample_id": c["sample_id"], "scenario": c["scenario"], "split": splits[c["sample_id"]], "rows": len(c["rows"]), "sha256": sha256(memoryview(line)[:-1])}
             for c, line in zip(clips, lines)
         ],
         "tasks": {task: {"rule_version": RULE_VERSION, **stats["tasks"][task]["counts"]} for task in ALL_TASKS},
-        "files": file_entries(files),
+        "files": file_entries(files, digests),
     }
     files[MANIFEST] = dumps_json(manifest)
     stage("manifest")
-    return BuiltRelease(files, manifest, [c["sample_id"] for c in clips], skipped, sum(len(c["rows"]) for c in clips), timings)
+    return BuiltRelease(files, manifest, [c["sample_id"] for c in clips], skipped, sum(len(c["rows"]) for c in clips), timings, digests)
 
 
 def _sorted_json(value) -> bytes:
@@ -327,6 +355,7 @@ def freeze(
         raise FreezeError(f"{out_dir} already exists; a release folder is never overwritten")
     built = build_release(project, version=version, seed=seed, ratios=ratios, params=params, progress=progress)
     written = False
+    started = time.perf_counter()
     try:
         with transaction.atomic():
             release = Release.objects.create(
@@ -338,10 +367,17 @@ def freeze(
                 manifest=built.manifest,
                 created_by=user if getattr(user, "is_authenticated", False) else None,
             )
-            for clip in Clip.objects.filter(project=project, sample_id__in=built.clip_ids, state=ClipState.ADJUDICATED).order_by("sample_id"):
-                transition(clip, ClipState.RELEASED, actor=user if getattr(user, "is_authenticated", False) else None, reason=f"frozen in release {version}")
+            transition_many(
+                Clip.objects.filter(project=project, sample_id__in=built.clip_ids, state=ClipState.ADJUDICATED),
+                ClipState.RELEASED,
+                actor=user if getattr(user, "is_authenticated", False) else None,
+                reason=f"frozen in release {version}",
+            )
+            recorded = time.perf_counter()
+            built.timings["record"] = round(recorded - started, 4)
             write_tree(built.files, out_dir)  # last, so that a failed write rolls the record back
             written = True
+            built.timings["write"] = round(time.perf_counter() - recorded, 4)
     except BaseException:
         if written:  # the commit itself failed after the folder was written
             remove_tree(out_dir)
@@ -368,7 +404,9 @@ def reproduce(release: Release, out_dir: str | Path, *, progress: Progress | Non
         params=params,
         progress=progress,
     )
+    started = time.perf_counter()
     write_tree(built.files, Path(out_dir))
+    built.timings["write"] = round(time.perf_counter() - started, 4)
     result = Verification(Path(out_dir))
     recorded = release.manifest.get("files", {})
     for rel in sorted((set(recorded) | set(built.files)) - {MANIFEST}):
@@ -378,7 +416,7 @@ def reproduce(release: Release, out_dir: str | Path, *, progress: Progress | Non
             result.extra.append(rel)
         else:
             result.checked += 1
-            if sha256(built.files[rel]) != recorded[rel]["sha256"]:
+            if built.digests[rel] != recorded[rel]["sha256"]:
                 result.changed.append(rel)
     if built.manifest != release.manifest:
         result.problems.append(f"{MANIFEST} differs from the release's database record")

@@ -32,9 +32,27 @@ def sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def file_entries(files: dict[str, bytes]) -> dict[str, dict]:
+class Digests(dict):
+    """{path: SHA-256} of ``files``, each file hashed once, when first asked for.
+
+    The croissant metadata, the manifest and ``reproduce`` all need the same
+    digests: 60 MB of task instances are hashed once, not three times. Files
+    are only ever added to a release being built, never replaced.
+    """
+
+    def __init__(self, files: dict[str, bytes]):
+        super().__init__()
+        self.files = files
+
+    def __missing__(self, path: str) -> str:
+        digest = self[path] = sha256(self.files[path])
+        return digest
+
+
+def file_entries(files: dict[str, bytes], digests: dict[str, str] | None = None) -> dict[str, dict]:
     """{path: {sha256, bytes}} in path order, the manifest itself excluded."""
-    return {path: {"sha256": sha256(files[path]), "bytes": len(files[path])} for path in sorted(files) if path != MANIFEST}
+    digests = Digests(files) if digests is None else digests
+    return {path: {"sha256": digests[path], "bytes": len(files[path])} for path in sorted(files) if path != MANIFEST}
 
 
 class ReleaseDirExists(FileExistsError):
