@@ -18,7 +18,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 import numpy as np
-from django.db.models import BooleanField, ExpressionWrapper, Q, QuerySet
+from django.db import connections
+from django.db.models import BooleanField, ExpressionWrapper, F, Q, QuerySet
+from django.db.models.functions import JSONArray
 
 from ..models import Assignment, AssignmentMode, Clip, ClipState, Draft, Project, Revision, Row
 from ..schema import SPARSE_LIST_FIELDS
@@ -133,6 +135,18 @@ _OTHER_LISTS = tuple(
 _HAS_STRATEGY = SPARSE_LIST_FIELDS.index("support_strategy")
 
 
+def _document_values(documents: QuerySet, leading: tuple[str, ...]):
+    """(leading values..., the _VALUES..., the _FLAGS...) per document."""
+    documents = documents.annotate(**_FLAGS)
+    if connections[documents.db].vendor != "postgresql":
+        return documents.values_list(*leading, *_VALUES, *_FLAGS)
+    # PostgreSQL packs the parts into one JSON array per document: one decode per
+    # document instead of one per part (decoding was most of the extraction time).
+    # Not on SQLite, whose JSON_ARRAY turns a JSON null read by path into the text "null".
+    packed = JSONArray(*(F(name) for name in (*_VALUES, *_FLAGS)))
+    return ((*row[:-1], *row[-1]) for row in documents.annotate(agreement_parts=packed).values_list(*leading, "agreement_parts"))
+
+
 def slim_documents(documents: QuerySet, *leading: str):
     """(leading values..., slim document) per row of ``documents`` (Revision or Draft).
 
@@ -141,8 +155,8 @@ def slim_documents(documents: QuerySet, *leading: str):
     relation keys the document carries, and for the other sparse lists a
     one-item list when the list is not empty.
     """
-    rows = documents.annotate(**_FLAGS).values_list(*leading, *_VALUES, *_FLAGS)
     n = len(leading)
+    rows = _document_values(documents, leading)
     for row in rows:
         utterance, strategy_type, pattern, cycle, target, strategy_target, emotions = row[n : n + 7]
         has = row[n + 7 :]
