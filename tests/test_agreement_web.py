@@ -130,6 +130,25 @@ class TestLeads:
         assert services.fingerprint(project, params) != before
         assert services.fingerprint(project, services.Params(seed=1)) != services.fingerprint(project, params)
 
+    def test_any_change_a_report_depends_on_changes_the_fingerprint_and_nothing_else_does(self, project):
+        from annotation.models import Draft, Row
+
+        clip, a, _ = _small_project(project)
+        params = services.Params()
+        seen = {services.fingerprint(project, params)}
+        assert services.fingerprint(project, params) in seen  # stable while nothing changes
+        changes = (
+            lambda: Revision.objects.filter(annotator=a).order_by("pk").first().save(),  # updated_at moves
+            lambda: Draft.objects.filter(row__clip=clip).order_by("pk").last().save(),
+            lambda: Row.objects.filter(clip=clip, row_index=1).update(primary_speaker="Tobias"),
+            lambda: Revision.objects.filter(annotator=a).order_by("pk").last().delete(),
+        )
+        for change in changes:
+            change()
+            now = services.fingerprint(project, params)
+            assert now not in seen
+            seen.add(now)
+
 
 @pytest.mark.django_db
 def test_large_project_computes_on_a_job_and_shows_progress(

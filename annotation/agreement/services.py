@@ -20,7 +20,9 @@ from dataclasses import dataclass
 from urllib.parse import urlencode
 
 from django.conf import settings
-from django.db import transaction
+from django.db import connections, transaction
+from django.db.models import Count, QuerySet, TextField, Value
+from django.db.models.functions import MD5, Cast, Coalesce, Concat
 
 from .. import jobs
 from ..models import AgreementReport, Assignment, Draft, Job, JobState, Project, Revision, Row
@@ -106,6 +108,32 @@ def _feed(digest, rows) -> None:
         digest.update(b"\x1e")
 
 
+def _feed_table(digest, rows: QuerySet, fields: tuple[str, ...]) -> None:
+    """Feed ``fields`` of every row, in id order, into ``digest``.
+
+    On PostgreSQL the rows are digested by the server (one MD5 over the
+    ordered rows; only that comes back): reading tens of thousands of
+    timestamps into Python just to hash them was most of a fingerprint's time.
+    Elsewhere the rows are hashed here. Either way a change to any field of
+    any row, or a row added or removed, changes the digest.
+    """
+    if connections[rows.db].vendor != "postgresql":
+        _feed(digest, rows.order_by("id").values_list(*fields))
+        return
+    from django.contrib.postgres.aggregates import StringAgg
+
+    null, separator = Value("\x1d", output_field=TextField()), Value("\x1f", output_field=TextField())
+    parts = []
+    for name in fields:
+        parts += [Coalesce(Cast(name, TextField()), null), separator]
+    server = rows.order_by().aggregate(
+        digest=MD5(StringAgg(Concat(*parts, output_field=TextField()), delimiter="\x1e", order_by="id")),
+        n=Count("id"),
+    )
+    digest.update(f"{server['n']}:{server['digest'] or ''}".encode())
+    digest.update(b"\x1e")
+
+
 def fingerprint(project: Project, params: Params) -> str:
     """Digest of everything a report of ``project`` with ``params`` depends on."""
     check_resamples(params.resamples)
@@ -126,23 +154,14 @@ def fingerprint(project: Project, params: Params) -> str:
         ],
     )
     _feed(digest, clips.order_by("id").values_list("id", "sample_id", "scenario"))
-    _feed(
-        digest,
-        Row.objects.filter(clip__in=clips).order_by("id").values_list("id", "clip_id", "row_index", "primary_speaker"),
+    _feed_table(digest, Row.objects.filter(clip__in=clips), ("id", "clip_id", "row_index", "primary_speaker"))
+    _feed_table(
+        digest, Assignment.objects.filter(clip__in=clips), ("id", "clip_id", "annotator_id", "annotator__username", "mode")
     )
-    _feed(
-        digest,
-        Assignment.objects.filter(clip__in=clips)
-        .order_by("id")
-        .values_list("id", "clip_id", "annotator_id", "annotator__username", "mode"),
+    _feed_table(
+        digest, Revision.objects.filter(row__clip__in=clips), ("id", "row_id", "annotator_id", "version", "updated_at")
     )
-    _feed(
-        digest,
-        Revision.objects.filter(row__clip__in=clips)
-        .order_by("id")
-        .values_list("id", "row_id", "annotator_id", "version", "updated_at"),
-    )
-    _feed(digest, Draft.objects.filter(row__clip__in=clips).order_by("id").values_list("id", "row_id", "updated_at"))
+    _feed_table(digest, Draft.objects.filter(row__clip__in=clips), ("id", "row_id", "updated_at"))
     return digest.hexdigest()
 
 
