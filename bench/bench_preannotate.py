@@ -10,7 +10,14 @@ prints:
 - wall time against the floor ``clips x latency / concurrency`` (191 x 1 s / 8),
   and the ratio (target: within 1.25x);
 - the most requests the fake server saw in any window of the rate limit's
-  length, against the configured limit (target: never above it).
+  length, against the configured limit (target: never above it);
+- where the machine's CPU went during the run (Linux only): the worker, this
+  process, PostgreSQL for the benchmark's database, and everything else. On a
+  2-core machine the ratio depends on the last figure: read it before
+  comparing runs.
+
+The 13 longest clips are asked in two windows each (204 requests), side by
+side, so each still costs about one answer's time of its worker.
 
     DATABASE_URL=postgres://... CELERY_BROKER_URL=redis://... .venv/bin/python bench/bench_preannotate.py
     ... --limit 50 --window 10     # a limit that binds: 191 requests need at least 3 windows
@@ -120,6 +127,53 @@ def start_worker(env: dict, queue: str, concurrency: int, pool: str, log_path: P
     raise SystemExit("worker did not answer a ping within 90 s")
 
 
+def machine_busy() -> float | None:
+    """CPU seconds the whole machine has been busy since boot, all cores together (Linux /proc/stat)."""
+    try:
+        fields = Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:9]
+    except OSError:
+        return None
+    user, nice, system, _idle, _iowait, irq, softirq, steal = (int(x) for x in fields)
+    return (user + nice + system + irq + softirq + steal) / os.sysconf("SC_CLK_TCK")
+
+
+def database_cpu(name: str) -> dict[int, float]:
+    """CPU seconds so far of each PostgreSQL backend serving database ``name`` on this machine, by pid."""
+    found = {}
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            if f" {name} " not in cmdline.read_bytes().decode(errors="replace"):
+                continue
+            fields = (cmdline.parent / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        found[int(cmdline.parent.name)] = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return found
+
+
+def tree_cpu(pid: int) -> float | None:
+    """CPU seconds used so far by process ``pid`` and its descendants (Linux /proc)."""
+    ticks, parents = {}, {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:  # the process ended meanwhile
+            continue
+        proc = int(stat.parent.name)
+        parents[proc] = int(fields[1])
+        ticks[proc] = int(fields[11]) + int(fields[12])  # utime + stime
+    if pid not in ticks:
+        return None
+    family, grew = {pid}, True
+    while grew:
+        grew = False
+        for proc, parent in parents.items():
+            if parent in family and proc not in family:
+                family.add(proc)
+                grew = True
+    return sum(ticks[p] for p in family) / os.sysconf("SC_CLK_TCK")
+
+
 def main(argv=None) -> int:
     sys.path.insert(0, str(REPO))
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -192,6 +246,9 @@ def main(argv=None) -> int:
 
     worker = start_worker(worker_env, queue, args.concurrency, args.pool, log_path)
     try:
+        database = connection.settings_dict["NAME"]
+        busy_before, workers_before, own_before = machine_busy(), tree_cpu(worker.pid), time.process_time()
+        db_before = database_cpu(database)
         started, started_at = time.perf_counter(), time.time()
         with audit_source("cli"):
             batch = start_preannotation(project)
@@ -206,6 +263,8 @@ def main(argv=None) -> int:
                 break
             time.sleep(0.1)
         wall = time.perf_counter() - started
+        busy_after, workers_after, own_after = machine_busy(), tree_cpu(worker.pid), time.process_time()
+        db_run = sum(cpu - db_before.get(pid, 0.0) for pid, cpu in database_cpu(database).items())
         print()
     finally:
         os.killpg(worker.pid, signal.SIGTERM)
@@ -274,6 +333,14 @@ def main(argv=None) -> int:
         f"this process (fake server, dispatch) {own_cpu.ru_utime + own_cpu.ru_stime:.1f} s; "
         f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs"
     )
+    if None not in (busy_before, busy_after, workers_before, workers_after):
+        busy, workers_run, own_run = busy_after - busy_before, workers_after - workers_before, own_after - own_before
+        others = max(0.0, busy - workers_run - own_run - db_run)
+        print(
+            f"machine cpu         {busy:.1f} of {wall * os.cpu_count():.1f} core-s busy during the run: workers {workers_run:.1f}, "
+            f"this process {own_run:.1f}, PostgreSQL for {database} {db_run:.1f}, everything else {others:.1f} "
+            "(Redis, the kernel, other work on the machine)"
+        )
     print(
         f"max request rate    {observed} in any {args.window:g} s window vs limit {args.limit}: {'never exceeded' if ok_rate else 'EXCEEDED'}; peak {per_second} requests in any 1 s"
     )

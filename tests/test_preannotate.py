@@ -7,6 +7,7 @@ written, or ``preannotated`` with every problem shown as a row warning.
 
 from __future__ import annotations
 
+import itertools
 import json
 import threading
 import time
@@ -485,7 +486,8 @@ def test_a_150_row_family_clip_is_split_into_windows_and_stitched_without_duplic
     job = assert_preannotated(clip, 150)
     requests = fake.generate_requests
     assert len(requests) == 3
-    shown = [g.parse_transcript(r.prompt)[1] for r in requests]
+    # The windows are asked side by side, so they may arrive in any order.
+    shown = sorted((g.parse_transcript(r.prompt)[1] for r in requests), key=lambda cues: cues[0].number)
     assert all(len(cues) <= 60 for cues in shown)
     assert shown[0][-1].number > shown[1][0].number  # the windows overlap
     cues = list(Cue.objects.filter(clip=clip).order_by("position"))
@@ -502,6 +504,72 @@ def test_a_150_row_family_clip_is_split_into_windows_and_stitched_without_duplic
     assert job.result["summary"]["windows"] == 3 and {
         d.provenance["window"] for d in Draft.objects.filter(row__clip=clip)
     } == {1, 2, 3}
+
+
+@pytest.mark.django_db
+def test_the_windows_of_a_long_clip_are_asked_at_the_same_time(fake, project, settings):
+    from annotation.preannotate import gemini
+
+    settings.PREANNOTATE_WINDOW_CUES = 60
+    inp = clip_input(make_family_clip(project, n=150))
+    held = g.Hold()
+    fake.script(held)  # the first window to arrive waits until the others have arrived too
+    outcome = {}
+    worker = threading.Thread(target=lambda: outcome.update(result=gemini.annotate(inp)))
+    worker.start()
+    try:
+        assert held.arrived.wait(10)
+        deadline = time.monotonic() + 10
+        while len(fake.generate_requests) < 3 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert len(fake.generate_requests) == 3, "the other windows waited for the first one"
+    finally:
+        held.release.set()
+        worker.join(30)
+    result = outcome["result"]
+    assert [r.dialogue_cleaned for r in result.rows] == [c.text for c in inp.cues]
+    assert result.provenance["windows"] == result.provenance["requests"] == 3
+
+
+@pytest.mark.django_db
+def test_windows_asked_one_after_another_when_window_concurrency_is_one(fake, project, preannotate, settings):
+    settings.PREANNOTATE_WINDOW_CUES = 60
+    settings.PREANNOTATE_WINDOW_CONCURRENCY = 1
+    clip = make_family_clip(project, n=150)
+    fake.latency = 0.05
+    preannotate()
+    assert_preannotated(clip, 150)
+    requests = fake.generate_requests
+    firsts = [g.parse_transcript(r.prompt)[1][0].number for r in requests]
+    assert firsts == sorted(firsts) and len(firsts) == 3
+    assert all(b.at - a.at >= 0.05 for a, b in itertools.pairwise(requests))  # each waited for the last answer
+
+
+@pytest.mark.django_db
+def test_a_failed_window_fails_the_clip_with_its_part_and_counts_every_request_paid(
+    fake, project, preannotate, settings
+):
+    settings.PREANNOTATE_WINDOW_CUES = 60
+    clip = make_family_clip(project, n=150)
+
+    def second_part_empty(body, prompt):
+        if "This is part 2 of 3" in prompt:
+            return {"rows": []}
+        return g.one_row_per_cue(body, prompt)
+
+    fake.responder = second_part_empty
+    preannotate()
+    job = assert_failed_cleanly(clip, "empty")
+    assert "(part 2 of 3)" in job.error
+    assert job.result["usage"]["requests"] == 3  # the windows in flight were billed too
+
+
+@pytest.mark.django_db
+def test_a_single_window_clip_finishes_with_its_progress_complete(fake, project, preannotate):
+    clip = make_clip(project)
+    preannotate()
+    job = assert_preannotated(clip, 6)
+    assert job.progress_done == job.progress_total == 1
 
 
 def test_window_plans_never_show_more_cues_than_the_limit_and_their_cores_cover_every_cue_once():
@@ -579,6 +647,23 @@ def test_a_clip_with_human_revisions_is_refused_and_left_untouched(fake, project
     assert batch.params["refused"][0]["reason"].startswith("it already has human revisions or gold")
     assert len(fake.generate_requests) == 1
     assert set(Row.objects.filter(clip=clip).values_list("pk", flat=True)) == rows
+
+
+@pytest.mark.django_db
+def test_human_work_that_appears_while_the_model_answers_is_never_replaced(
+    fake, project, preannotate, annotator, django_capture_on_commit_callbacks
+):
+    clip = make_clip(project)
+    preannotate()
+    drafts = set(Draft.objects.filter(row__clip=clip).values_list("pk", flat=True))
+    with django_capture_on_commit_callbacks(execute=False):  # queued, not yet run
+        start_preannotation(project, clips=[clip], force=True)
+    row = Row.objects.filter(clip=clip).first()
+    Revision.objects.create(row=row, annotator=annotator, content=row.draft.content)  # meanwhile, a human
+    run_clip_job(clip_job(clip).pk)
+    job = assert_failed_cleanly(clip, "human_work", rows_before=6)
+    assert job.result["usage"]["requests"] == 1  # the answer was paid for, and is recorded
+    assert set(Draft.objects.filter(row__clip=clip).values_list("pk", flat=True)) == drafts
 
 
 @pytest.mark.django_db
@@ -795,6 +880,18 @@ def test_the_shared_redis_rate_limit_is_never_exceeded_by_several_workers():
         sent = _hammer(fake, lambda: RedisRateLimiter(limit, window + MARGIN, url=url, key=key))
         assert sent == 16
         assert fake.max_in_window(window) <= limit
+
+
+def test_the_worker_warm_up_builds_the_configured_client_without_sending_anything(fake, monkeypatch):
+    """What a prefork worker's parent does before forking, so its pool processes start warm."""
+    from annotation.preannotate import client as client_module
+    from annotation.preannotate import gemini
+
+    monkeypatch.setattr(client_module, "_SDK_CLIENTS", {})
+    gemini.warm_up()
+    assert fake.requests == []  # the SDK's first call went to an in-memory transport
+    (prepared,) = client_module._SDK_CLIENTS.values()
+    assert GeminiClient.from_settings()._sdk is prepared  # the clips' client is that one
 
 
 def test_settings_fall_back_to_the_environment_then_to_defaults(monkeypatch, settings):

@@ -1,7 +1,8 @@
 """Gemini calls through the google-genai SDK: structured output, retries, rate limit, fallback.
 
-One :class:`GeminiClient` serves one clip. Every HTTP attempt first takes a slot
-from the shared rate limiter. 429, 5xx and timeouts are retried with
+One :class:`GeminiClient` serves one clip; the windows of a long clip may call
+it from several threads at once. Every HTTP attempt first takes a slot from the
+shared rate limiter. 429, 5xx and timeouts are retried with
 exponential backoff and jitter (tenacity), honouring ``Retry-After`` (header or
 the API's ``RetryInfo``) when the server sends one; the SDK's own retries are
 left off so that every attempt is counted and limited here.
@@ -152,8 +153,25 @@ class Usage:
         }
 
 
+def request_config(
+    system: str, schema: types.Schema | None, max_output_tokens: int | None, temperature: float | None
+) -> types.GenerateContentConfig:
+    """The generateContent configuration of every request (JSON out, with or without a schema)."""
+    return types.GenerateContentConfig(
+        system_instruction=system,
+        response_mime_type="application/json",
+        response_schema=schema,
+        max_output_tokens=max_output_tokens,
+        temperature=temperature,
+        # No tools are offered; skip the SDK's function-calling loop.
+        automatic_function_calling=types.AutomaticFunctionCallingConfig(disable=True),
+    )
+
+
 class GeminiClient:
-    """Calls for one clip. Not thread-safe; make one per task."""
+    """Calls for one clip; make one per task. ``generate`` may run in several threads at
+    once (a long clip's windows): what they share (usage, attempts, the schema mode) is
+    updated under a lock."""
 
     def __init__(
         self,
@@ -186,6 +204,7 @@ class GeminiClient:
         self.usage = Usage()
         self.attempts: list[dict] = []  # one entry per failed HTTP attempt, for the job's record
         self._uploaded: list[str] = []
+        self._lock = threading.Lock()
 
     @classmethod
     def from_settings(cls, **overrides) -> GeminiClient:
@@ -220,7 +239,10 @@ class GeminiClient:
     def _before_sleep(self, state: tenacity.RetryCallState) -> None:
         exc = state.outcome.exception() if state.outcome else None
         delay = state.next_action.sleep if state.next_action else 0.0
-        self.attempts.append({"attempt": state.attempt_number, "error": _describe(exc), "retry_in_s": round(delay, 3)})
+        with self._lock:
+            self.attempts.append(
+                {"attempt": state.attempt_number, "error": _describe(exc), "retry_in_s": round(delay, 3)}
+            )
         log.info("Gemini attempt %s failed (%s); retrying in %.2f s", state.attempt_number, _describe(exc), delay)
 
     def _retrying(self, call, *args, **kwargs):
@@ -241,10 +263,16 @@ class GeminiClient:
                 raise
             tries = retrying.statistics.get("attempt_number", 1)
             after = f" after {tries} attempts" if tries > 1 else ""
-            self.attempts.append({"attempt": tries, "error": _describe(exc), "retry_in_s": None})
+            with self._lock:
+                self.attempts.append({"attempt": tries, "error": _describe(exc), "retry_in_s": None})
             raise PreannotationFailed(
-                _failure_reason(exc), f"{_describe(exc)}{after}", usage=self.usage.as_dict(), attempts=self.attempts
+                _failure_reason(exc), f"{_describe(exc)}{after}", usage=self.usage_now(), attempts=self.attempts
             ) from exc
+
+    def usage_now(self) -> dict:
+        """The clip's usage so far, read consistently while other windows may be adding to it."""
+        with self._lock:
+            return self.usage.as_dict()
 
     # --- generateContent -------------------------------------------------------
 
@@ -269,47 +297,47 @@ class GeminiClient:
             text += "\n\nAnswer with JSON only, following exactly this schema:\n" + json.dumps(
                 schema_dict, separators=(",", ":")
             )
-        config = types.GenerateContentConfig(
-            system_instruction=system,
-            response_mime_type="application/json",
-            response_schema=schema if use_schema else None,
-            max_output_tokens=self.max_output_tokens,
-            temperature=self.temperature,
-            # No tools are offered; skip the SDK's function-calling loop.
-            automatic_function_calling=types.AutomaticFunctionCallingConfig(disable=True),
-        )
+        config = request_config(system, schema if use_schema else None, self.max_output_tokens, self.temperature)
         contents = [media, text] if media is not None else [text]
         started = time.monotonic()
         try:
             response = self._sdk.models.generate_content(model=self.model, contents=contents, config=config)
         except genai_errors.APIError as exc:
-            self.usage.requests += 1
-            if use_schema and schema_refused(exc):
-                self.schema_mode = "json_fallback"
-                self.fallback_reason = _describe(exc)
-                log.warning("Gemini refused the response schema (%s); falling back to JSON mode", self.fallback_reason)
+            with self._lock:
+                self.usage.requests += 1
+                refused = use_schema and schema_refused(exc)
+                if refused and self.schema_mode == "response_schema":
+                    self.schema_mode = "json_fallback"
+                    self.fallback_reason = _describe(exc)
+                    log.warning(
+                        "Gemini refused the response schema (%s); falling back to JSON mode", self.fallback_reason
+                    )
+            if refused:
                 return self._attempt(system, user, schema, schema_dict, media)
             raise
         except NETWORK_ERRORS:
-            self.usage.requests += 1
+            with self._lock:
+                self.usage.requests += 1
             raise
         latency = time.monotonic() - started
-        self.usage.requests += 1
-        self.usage.latency += latency
+        with self._lock:
+            self.usage.requests += 1
+            self.usage.latency += latency
         return self._read(response, latency)
 
     def _read(self, response: types.GenerateContentResponse, latency: float) -> Answer:
         meta = response.usage_metadata
         tokens_in = (meta.prompt_token_count or 0) if meta else 0
         tokens_out = ((meta.candidates_token_count or 0) + (meta.thoughts_token_count or 0)) if meta else 0
-        self.usage.tokens_in += tokens_in
-        self.usage.tokens_out += tokens_out
         version = response.model_version or ""
-        if version and version not in self.usage.model_versions:
-            self.usage.model_versions.append(version)
+        with self._lock:
+            self.usage.tokens_in += tokens_in
+            self.usage.tokens_out += tokens_out
+            if version and version not in self.usage.model_versions:
+                self.usage.model_versions.append(version)
 
         def fail(reason: str, detail: str):
-            return PreannotationFailed(reason, detail, usage=self.usage.as_dict(), attempts=self.attempts)
+            return PreannotationFailed(reason, detail, usage=self.usage_now(), attempts=self.attempts)
 
         if not response.candidates:
             feedback = response.prompt_feedback
@@ -346,7 +374,7 @@ class GeminiClient:
             )
         except PreannotationFailed as exc:
             raise PreannotationFailed(
-                "video_upload", exc.detail, usage=self.usage.as_dict(), attempts=self.attempts
+                "video_upload", exc.detail, usage=self.usage_now(), attempts=self.attempts
             ) from exc
         self._uploaded.append(uploaded.name)
         deadline = time.monotonic() + float(conf.get("GEMINI_FILE_TIMEOUT_SECONDS"))
@@ -378,9 +406,19 @@ _SDK_CLIENTS: dict[tuple, genai.Client] = {}
 _SDK_LOCK = threading.Lock()
 
 
+def prepare_sdk_client() -> None:
+    """Build the SDK client of the configured endpoint now (see ``gemini.warm_up``)."""
+    if conf.gemini_api_key():
+        _sdk_client(
+            conf.gemini_api_key(), conf.gemini_base_url(), int(float(conf.get("GEMINI_TIMEOUT_SECONDS")) * 1000)
+        )
+
+
 def _sdk_client(api_key: str, base_url: str, timeout_ms: int) -> genai.Client:
     """One SDK client per process and configuration: building one loads the TLS trust store
-    (~0.1 s of CPU), which at hundreds of clips per worker is worth keeping."""
+    twice (~0.1 s of CPU), which at hundreds of clips per worker is worth keeping. A client
+    built in a prefork worker's parent before the fork has no connection open yet, so each
+    pool process inherits it and opens its own connections on first use."""
     key = (api_key, base_url, timeout_ms)
     with _SDK_LOCK:
         client = _SDK_CLIENTS.get(key)

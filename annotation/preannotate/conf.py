@@ -39,10 +39,19 @@ DEFAULTS: dict[str, object] = {
     "PREANNOTATE_RETRY_BASE_DELAY": 2.0,
     "PREANNOTATE_RETRY_MAX_DELAY": 120.0,
     # Cues per request and the context cues shared with each neighbouring window.
-    # 60 cues: a release row is ~250 tokens of JSON (p95 ~375), a cue gives 1–1.3
-    # rows, so an answer stays near half of the 65,536-token output limit.
+    # 60 cues: a release row is ~250 tokens of JSON (p95 ~375; compact JSON of the
+    # 406 sample rows: median 836, p95 1,295 characters), a cue gives 1–1.3 rows,
+    # so an answer is at most ~29,000 tokens. Gemini 2.5 counts its thinking
+    # tokens against the same 65,536-token output limit (up to 8,192 by default),
+    # which leaves ~57,000 for the answer: 60 cues use about half of it. The other
+    # half is the margin for clips with more splits or wordier rows; a cut-off
+    # answer (MAX_TOKENS) fails the whole clip, so this is not a knob for speed
+    # (the windows of a clip are asked side by side anyway).
     "PREANNOTATE_WINDOW_CUES": 60,
     "PREANNOTATE_WINDOW_OVERLAP": 4,
+    # Windows of one long clip asked at the same time (1: one after another). Every
+    # request still goes through the shared rate limiter, so this never raises the rate.
+    "PREANNOTATE_WINDOW_CONCURRENCY": 4,
     # The Celery queue of the per-clip tasks (settings route annotation.preannotate.* there too).
     "PREANNOTATE_QUEUE": "preannotate",
     # A queued or running clip job with no sign of life for this long may be re-dispatched

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor, as_completed
 
 from ..models import DraftSource
 from . import conf, windows
@@ -45,27 +46,29 @@ def annotate(
     )
     plan = plan_for(inp)
     client = client or GeminiClient.from_settings()
-    answers = []
     try:
         media = client.upload_video(inp.media_path, inp.media_mime) if inp.has_video else None
-        for window in plan:
+
+        def ask(window: windows.Window) -> list:
             user = render_transcript(inp, window.first, window.stop, window.number, len(plan))
             answer = client.generate(prompt.text, user, schema=schema, schema_dict=schema_dict, media=media)
             try:
-                answers.append(parse_answer(answer.text, inp, window=window.number))
+                return parse_answer(answer.text, inp, window=window.number)
             except PreannotationFailed as exc:
                 where = f" (part {window.number} of {len(plan)})" if len(plan) > 1 else ""
-                raise PreannotationFailed(
-                    exc.reason, exc.detail + where, usage=client.usage.as_dict(), attempts=client.attempts
-                ) from exc
-            if progress:
-                progress(window.number, len(plan))
+                raise PreannotationFailed(exc.reason, exc.detail + where) from exc
+
+        answers = _ask_all(plan, ask, progress)
+    except PreannotationFailed as exc:
+        # Usage as of now: with windows asked side by side, others may have been billed since.
+        exc.usage, exc.attempts = client.usage_now(), client.attempts
+        raise
     finally:
         client.close()
 
     rows = windows.stitch(plan, answers, inp.cues)
     summary = finalise(rows, inp)
-    usage = client.usage.as_dict()
+    usage = client.usage_now()
     summary.update(
         windows=len(plan), schema_mode=client.schema_mode, retries=len(client.attempts), attempts=client.attempts
     )
@@ -98,37 +101,112 @@ def annotate(
     return Outcome(rows=rows, source=DraftSource.LLM, provenance=provenance, summary=summary)
 
 
+def _ask_all(plan: list[windows.Window], ask, progress) -> list[list]:
+    """The answers of every window of ``plan``, in plan order.
+
+    A long clip's windows are independent requests, so they are asked side by
+    side (at most PREANNOTATE_WINDOW_CONCURRENCY at once): the clip then takes
+    about one answer's time instead of one per window, and a long clip started
+    late no longer holds its worker after the others are done. Each request
+    still takes its slot from the shared rate limiter first, so the limit holds
+    exactly as for sequential requests. If a window fails, windows not started
+    yet are cancelled, those in flight are waited for (their cost is counted),
+    and the failure of the earliest failed window is raised.
+
+    ``progress`` is called here, in the task's own thread, after each window but
+    the last (the last is the job's completion, written with the result): it
+    writes to the database, which the window threads never touch.
+    """
+    total = len(plan)
+    if total == 1:
+        return [ask(plan[0])]
+    width = max(1, min(total, int(conf.get("PREANNOTATE_WINDOW_CONCURRENCY"))))
+    answers: dict[int, list] = {}
+    failures: dict[int, BaseException] = {}
+    with ThreadPoolExecutor(max_workers=width, thread_name_prefix="preannotate-window") as pool:
+        futures = {pool.submit(ask, window): window.number for window in plan}
+        for future in as_completed(futures):
+            number = futures[future]
+            if future.cancelled():
+                continue
+            error = future.exception()
+            if error is not None:
+                failures[number] = error
+                for other in futures:
+                    other.cancel()
+                continue
+            answers[number] = future.result()
+            if progress and not failures and len(answers) < total:
+                progress(len(answers), total)
+    if failures:
+        raise failures[min(failures)]
+    return [answers[window.number] for window in plan]
+
+
 def warm_up() -> None:
-    """Do, once and without network, the lazy work of a first request (prompt rendering,
-    schema derivation, the SDK's pydantic model building). A prefork worker calls it in
-    the parent before forking, so its children start warm instead of each paying ~0.5 s."""
+    """Do, once and without network, the lazy work of a first request.
+
+    A prefork worker calls it in the parent before forking, so that its pool
+    processes start warm instead of each paying it on its first clip, all at
+    the same moment (eight processes x ~0.3 s of CPU on a small machine held the
+    first requests back by seconds). What it prepares: the prompts and lean
+    schemas, the SDK client of the configured endpoint (its TLS contexts), and
+    one generateContent call through the SDK against an in-memory transport,
+    which builds the SDK's request and response models the way a real answer
+    does.
+    """
     from google import genai
     from google.genai import types
 
     from ..taxonomy import SCENARIOS, available_versions
-
-    # Loads the SDK's transport modules; the client itself is thrown away (each process makes its own).
-    genai.Client(api_key="warm-up", http_options=types.HttpOptions(base_url="http://127.0.0.1:9"))
+    from .client import prepare_sdk_client, request_config
 
     for version in available_versions():
         for scenario in SCENARIOS:
             system_prompt(scenario, version)
             lean_schema(scenario, version)
-    config = types.GenerateContentConfig(
-        system_instruction="warm-up",
-        response_mime_type="application/json",
-        response_schema=lean_schema(SCENARIOS[0]),
-        automatic_function_calling=types.AutomaticFunctionCallingConfig(disable=True),
+    prepare_sdk_client()
+    try:
+        http = _offline_http()
+    except ImportError:  # neither HTTP library the SDK can use: nothing to warm
+        return
+    offline = genai.Client(
+        api_key="warm-up",  # pragma: allowlist secret (a placeholder: this client never leaves the process)
+        http_options=types.HttpOptions(
+            base_url="http://warm-up.invalid", httpx_client=http.sync, httpx_async_client=http.asynchronous
+        ),
     )
-    types.Content(
-        role="user",
-        parts=[types.Part.from_text(text="warm-up"), types.Part.from_uri(file_uri="x", mime_type="video/mp4")],
-    )
-    config.model_dump(exclude_none=True)
-    types.GenerateContentResponse.model_validate(
-        {
-            "candidates": [{"content": {"parts": [{"text": "{}"}], "role": "model"}, "finishReason": "STOP"}],
-            "usageMetadata": {"promptTokenCount": 1, "candidatesTokenCount": 1},
-            "modelVersion": "warm-up",
-        }
+    quiet = logging.getLogger(http.name)  # its request log line would name a host that does not exist
+    was_disabled, quiet.disabled = quiet.disabled, True
+    try:
+        for schema in (lean_schema(SCENARIOS[0]), None):
+            offline.models.generate_content(
+                model=conf.gemini_model(),
+                contents=[types.Part.from_uri(file_uri="warm-up", mime_type="video/mp4"), "warm-up"],
+                config=request_config("warm-up", schema, 1, None),
+            )
+    finally:
+        quiet.disabled = was_disabled
+
+
+def _offline_http():
+    """An HTTP client pair (sync, async) for the SDK that answers every request with a
+    minimal generateContent response, in memory; ``name`` is the library's logger."""
+    from types import SimpleNamespace
+
+    try:
+        import httpx2 as httpx
+    except ImportError:
+        import httpx
+
+    answer = {
+        "candidates": [{"content": {"parts": [{"text": "{}"}], "role": "model"}, "finishReason": "STOP", "index": 0}],
+        "usageMetadata": {"promptTokenCount": 1, "candidatesTokenCount": 1, "totalTokenCount": 2},
+        "modelVersion": "warm-up",
+    }
+    transport = httpx.MockTransport(lambda request: httpx.Response(200, json=answer))
+    return SimpleNamespace(
+        name=httpx.__name__,
+        sync=httpx.Client(transport=transport),
+        asynchronous=httpx.AsyncClient(transport=transport),
     )

@@ -122,7 +122,9 @@ def lean_schema_dict(scenario: str, taxonomy_version: str = "1") -> dict:
     }
 
 
+@cache
 def lean_schema(scenario: str, taxonomy_version: str = "1") -> types.Schema:
+    """The same schema as the SDK's type (built once: the SDK reads it, never changes it)."""
     return types.Schema.model_validate(lean_schema_dict(scenario, taxonomy_version))
 
 

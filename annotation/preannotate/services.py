@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from django.db import transaction
-from django.db.models import Count, Q
+from django.db.models import Count, Exists, OuterRef, Q, Value
 from django.utils import timezone
 from simple_history.utils import bulk_create_with_history
 
@@ -47,7 +47,20 @@ FINISHED = (JobState.SUCCEEDED, JobState.FAILED)
 
 
 def has_human_work(clip: Clip) -> bool:
-    return Revision.objects.filter(row__clip=clip).exists() or Gold.objects.filter(row__clip=clip).exists()
+    return _row_facts(clip.pk)[1]
+
+
+def _row_facts(clip_id: int) -> tuple[bool, bool]:
+    """(the clip has rows, some row has a human revision or gold), in one query."""
+    clip = OuterRef("pk")
+    return (
+        Clip.objects.filter(pk=clip_id)
+        .values_list(
+            Exists(Row.objects.filter(clip_id=clip)),
+            Exists(Revision.objects.filter(row__clip_id=clip)) | Exists(Gold.objects.filter(row__clip_id=clip)),
+        )
+        .get()
+    )
 
 
 def provider_version(provider: str, scenario: str, taxonomy_version: str) -> tuple[str, str]:
@@ -159,6 +172,16 @@ def _verdict(clip: Clip, provider: str, force: bool, facts: _Facts) -> tuple[str
 START_CHUNK = 16
 
 
+def _chunks(ids: list[int]):
+    """``ids`` in growing chunks (1, 2, 4 ... START_CHUNK): the first clip is sent as soon as it
+    is decided, so the workers start within milliseconds; later clips go in fewer transactions."""
+    start, size = 0, 1
+    while start < len(ids):
+        yield ids[start : start + size]
+        start += size
+        size = min(2 * size, START_CHUNK)
+
+
 def start_preannotation(
     project: Project, clips=None, force: bool = False, user=None, *, offline_provider: bool = False
 ) -> Job:
@@ -168,7 +191,7 @@ def start_preannotation(
     reason; clips whose drafts already match are in ``params["reused"]``.
     Raises ServiceError when the Gemini provider is asked for without a key.
 
-    Clips are taken longest first, in chunks of START_CHUNK: each chunk is one
+    Clips are taken longest first, in chunks growing to START_CHUNK: each chunk is one
     transaction that locks its clips, decides for each (queue, reuse, refuse)
     on their current state and dispatches the queued ones when it commits. A
     clip that someone else queued meanwhile is refused here, never queued twice.
@@ -210,8 +233,8 @@ def start_preannotation(
             "refused": [],
         },
     )
-    for start in range(0, len(candidates), START_CHUNK):
-        _queue_chunk(project, batch.pk, candidates[start : start + START_CHUNK], provider, force, user)
+    for chunk in _chunks(candidates):
+        _queue_chunk(project, batch.pk, chunk, provider, force, user)
     with transaction.atomic():
         locked = Job.objects.select_for_update().get(pk=batch.pk)
         queued = list(batch_jobs(batch).order_by("pk").values_list("clip_id", flat=True))
@@ -343,16 +366,16 @@ def run_clip_job(job_id: int, *, client=None) -> None:
     prompt_version, model = outcome.provenance["prompt_version"], outcome.provenance["model"] or provider
     key = idempotency_key(outcome.provenance["input_hash"], prompt_version, model)
     try:
-        _store(job_id, key, outcome)
+        _store(job_id, clip.pk, key, outcome)
     except PreannotationFailed as failure:
         _record_failure(job_id, failure)
 
 
-def _store(job_id: int, key: str, outcome: Outcome) -> bool:
+def _store(job_id: int, clip_id: int, key: str, outcome: Outcome) -> bool:
     """Replace the clip's rows and drafts and finish the job, in one transaction. False if already done."""
     with transaction.atomic():
-        job = Job.objects.get(pk=job_id)
-        clip = Clip.objects.select_for_update().get(pk=job.clip_id)
+        # The clip first, then its job: the order every writer of both takes its locks in.
+        clip = Clip.objects.select_for_update().get(pk=clip_id)
         job = Job.objects.select_for_update().get(pk=job_id)
         if job.state == JobState.SUCCEEDED:
             log.info("pre-annotation job %s was finished by another delivery; result discarded", job_id)
@@ -361,24 +384,35 @@ def _store(job_id: int, key: str, outcome: Outcome) -> bool:
             raise PreannotationFailed(
                 "clip_state", f"the clip became {clip.get_state_display()} while the job ran", usage=_usage(outcome)
             )
-        if has_human_work(clip):
+        has_rows, human = _row_facts(clip.pk)
+        if human:
             raise PreannotationFailed(
                 "human_work",
                 "human revisions or gold appeared while the job ran; nothing was replaced",
                 usage=_usage(outcome),
             )
-        clip.rows.all().delete()  # drafts go with them (CASCADE)
+        if has_rows:
+            clip.rows.all().delete()  # drafts go with them (CASCADE)
         rows = [Row(clip=clip, **r.skeleton(i)) for i, r in enumerate(outcome.rows, start=1)]
         rows = bulk_create_with_history(rows, Row, batch_size=1000)
         if rows and rows[0].pk is None:  # a backend that does not return ids from bulk inserts
             rows = list(clip.rows.order_by("row_index"))
         common = {**outcome.provenance, "key": key, "job": job_id}
+        provenance_field = Draft._meta.get_field("provenance")
 
         def provenance(r):
             own = {"window": r.window} if outcome.provenance.get("windows", 1) > 1 else {}
             if r.notes:  # the safe normalisations applied to this row
                 own["normalisations"] = r.notes
-            return {**common, **own}
+            # Passed as an expression, which makes Django insert the drafts (and their history)
+            # with a multi-row VALUES statement instead of UNNEST over one array per column.
+            # The stored rows are the same; the difference is CPU: for an UNNEST array psycopg
+            # escapes every quote of every JSON document in Python, one regex callback each
+            # (on Python 3.11), which made these two inserts the largest part of a clip's CPU;
+            # in a VALUES statement each document is escaped by libpq, in C. Measured on a
+            # 40-row clip: rows + drafts with their history 44 -> 33 ms. Drop the wrapper once
+            # that escaping is cheap (Python >= 3.12 expands regex templates in C).
+            return Value({**common, **own}, output_field=provenance_field)
 
         drafts = [
             Draft(
@@ -400,11 +434,15 @@ def _store(job_id: int, key: str, outcome: Outcome) -> bool:
             "provenance": outcome.provenance,
             "previous_failures": job.result.get("previous_failures", []),
         }
+        # Progress is reported after each window but the last one; finishing completes it.
+        parts = outcome.provenance.get("windows", 1)
         Job.objects.filter(pk=job_id).update(
             state=JobState.SUCCEEDED,
             key=key,
             result=result,
             error="",
+            progress_done=parts,
+            progress_total=parts,
             finished_at=timezone.now(),
             heartbeat_at=timezone.now(),
         )
@@ -451,11 +489,12 @@ def _refresh_batch(batch_id: int | None) -> None:
     batch = Job.objects.select_for_update().filter(pk=batch_id, kind=BATCH_KIND).first()
     if batch is None:
         return
-    states = list(batch_jobs(batch).values_list("state", flat=True))
-    failed = states.count(JobState.FAILED)
-    done = failed + states.count(JobState.SUCCEEDED)
+    # Counted by the database: a batch's last clips would otherwise read every clip job's state.
+    counts = dict(batch_jobs(batch).order_by().values_list("state").annotate(n=Count("id")))
+    failed = counts.get(JobState.FAILED, 0)
+    done = failed + counts.get(JobState.SUCCEEDED, 0)
     # The batch waits for every planned clip, also those whose jobs are still being queued.
-    total = max(batch.progress_total, len(states))
+    total = max(batch.progress_total, sum(counts.values()))
     fields = {"progress_done": done, "progress_total": total, "heartbeat_at": timezone.now()}
     if done == total:
         fields.update(
