@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 from datetime import timedelta
+from importlib import import_module
 
 from django.db import transaction
 from django.db.models import F, Q
@@ -38,22 +39,42 @@ NOT_SENT = "not sent yet: the task queue was unreachable; it will be sent as soo
 REQUEUED = "requeued: worker lost or message not delivered"
 
 
+def _task(app, name: str):
+    """The registered task ``name``; its module is imported first if this process has not yet
+    (a sweeper in a management command has not loaded every capability's tasks)."""
+    if name not in app.tasks:
+        import_module(name.rpartition(".")[0])
+    return app.tasks[name]
+
+
 def _dispatch(job_id: int, task_name: str, args: list, options: dict | None = None) -> bool:
     """Hand the job to Celery; False (and the job marked NOT_SENT) when the broker is unreachable."""
     from rescue_annot.celery import app
 
     try:
         # Through the registered task (not send_task), so that eager mode runs it in-process.
-        result = app.tasks[task_name].apply_async(args=[job_id, *args], **(options or {}))
+        result = _task(app, task_name).apply_async(args=[job_id, *args], **(options or {}))
     except Exception:
         if app.conf.task_always_eager:  # no broker involved: the task itself raised, and recorded why
             log.exception("job %s (%s) failed in-process", job_id, task_name)
             return False
         log.warning("could not send job %s (%s) to the broker; it stays queued", job_id, task_name, exc_info=True)
-        Job.objects.filter(pk=job_id, state=JobState.QUEUED).update(celery_task_id="", error=NOT_SENT)
+        mark_not_sent(job_id)
         return False
-    Job.objects.filter(pk=job_id).update(celery_task_id=result.id or "")
+    if result.id != (options or {}).get("task_id"):  # a task id chosen by the caller is on the job already
+        Job.objects.filter(pk=job_id).update(celery_task_id=result.id or "")
     return True
+
+
+def dispatch(job_id: int, spec: dict, **options) -> bool:
+    """Send a committed job now, as its recorded task ``spec`` says (see ``enqueue``); False when
+    the broker is unreachable, the job then marked NOT_SENT for the sweeper."""
+    return _dispatch(job_id, spec["name"], spec.get("args", []), {**spec.get("options", {}), **options})
+
+
+def mark_not_sent(job_id: int) -> None:
+    """A queued job whose message could not reach the broker: say so; the sweeper sends it later."""
+    Job.objects.filter(pk=job_id, state=JobState.QUEUED).update(celery_task_id="", error=NOT_SENT)
 
 
 def enqueue(job: Job, task, *args, **options) -> Job:
@@ -94,6 +115,9 @@ def sweep_stale_jobs(now=None, running_after: timedelta = RUNNING_STALE_AFTER, q
         task = job.params.get("_task") or {}
         if not task.get("name"):
             continue
+        never_sent = job.state == JobState.QUEUED and job.error == NOT_SENT
+        if not never_sent and task.get("resend_if_stale") is False:
+            continue  # its kind waits long by design and recovers from lost workers itself
         if job.attempts >= MAX_ATTEMPTS:
             mark_failed(job.pk, f"gave up after {job.attempts} attempts: the worker was lost each time")
             continue

@@ -136,15 +136,6 @@ def test_saves_keep_working_while_redis_is_down_and_queued_work_runs_when_it_is_
     assert report.json()["report"]["counts"]["rows"] == 4
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "pre-annotation publishes its clip tasks itself (annotation/preannotate/services._send) instead of "
-        "through annotation.jobs.enqueue: with Redis down the start answers 500 (kombu OperationalError), the clip "
-        "is left 'preannotating' and its job 'queued' with no record that it was never sent, and the sweeper cannot "
-        "send it again (no _task on the job). Remove this marker when pre-annotation dispatches through jobs.enqueue."
-    ),
-)
 def test_starting_preannotation_while_redis_is_down_is_kept_and_runs_when_it_is_back(stack, project, lead):
     server, redis = stack.server, stack.redis
     clip = make_imported_clip(project)

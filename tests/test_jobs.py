@@ -155,3 +155,18 @@ def test_apply_async_options_are_kept_and_used_again_when_the_job_is_resent(proj
     Job.objects.filter(pk=job.pk).update(created_at=timezone.now() - timedelta(hours=1))
     assert jobs.sweep_stale_jobs() == [job.pk]
     assert calls == [{"args": [job.pk], "queue": "elsewhere"}] * 2
+
+
+def test_a_kind_that_waits_long_by_design_is_resent_only_when_it_never_reached_the_broker(project, broker):
+    # Pre-annotation batches sit in the queue for minutes (the rate limit): being queued
+    # a while is no sign of a lost message for them, and a resend would pay Gemini twice.
+    spec = {"name": recheck_project_task.name, "args": [], "resend_if_stale": False}
+    long = timezone.now() - timedelta(hours=1)
+    waiting = Job.objects.create(kind="recheck", project=project, params={"_task": spec})
+    running = Job.objects.create(kind="recheck", project=project, params={"_task": spec}, state=JobState.RUNNING)
+    never_sent = Job.objects.create(kind="recheck", project=project, params={"_task": spec})
+    Job.objects.filter(pk__in=[waiting.pk, running.pk]).update(created_at=long, heartbeat_at=long)
+    jobs.mark_not_sent(never_sent.pk)
+    broker.losing()
+    assert jobs.sweep_stale_jobs() == [never_sent.pk]
+    assert jobs.sweep_stale_jobs() == []  # sent now: from here on it waits like the others

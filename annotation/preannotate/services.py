@@ -103,15 +103,35 @@ def resolve_clips(project: Project, refs) -> list[Clip]:
 # --- starting -------------------------------------------------------------------------
 
 
-def _send(jobs_to_send: list[Job]) -> None:
-    """Dispatch the clip tasks once their job rows are committed (the worker must find them)."""
+def _task_spec() -> dict:
+    """How the sweeper (annotation.jobs) can send a clip job again, kept on the job.
+
+    Only a job that never reached the broker is sent again by the sweeper: a
+    batch waits in the queue for many minutes by design (the rate limit), so
+    "queued for a while" is no sign of a lost message here, and a clip whose
+    worker died is delivered again by the broker (acks late) or retried by a
+    lead once stale.
+    """
     from .celery_tasks import preannotate_clip
 
-    queue = conf.get("PREANNOTATE_QUEUE")
+    return {"name": preannotate_clip.name, "args": [], "options": {"queue": conf.get("PREANNOTATE_QUEUE")}, "resend_if_stale": False}
+
+
+def _send(jobs_to_send: list[Job]) -> None:
+    """Dispatch the clip tasks once their job rows are committed (the worker must find them).
+
+    With the broker down, the jobs stay queued and say so (``jobs.NOT_SENT``);
+    the sweeper sends them once it answers again. After the first refusal the
+    rest are not tried: each attempt would wait out the connection retries.
+    """
+    spec = _task_spec()
 
     def send():
-        for job in jobs_to_send:
-            preannotate_clip.apply_async(args=[job.pk], queue=queue, task_id=job.celery_task_id)
+        for i, job in enumerate(jobs_to_send):
+            if not jobs.dispatch(job.pk, spec, task_id=job.celery_task_id):
+                for unsent in jobs_to_send[i + 1 :]:
+                    jobs.mark_not_sent(unsent.pk)
+                return
 
     transaction.on_commit(send)
 
@@ -272,7 +292,7 @@ def _queue_chunk(project: Project, batch_id: int, ids: list[int], provider: str,
                     key=key,
                     created_by=user,
                     celery_task_id=uuid.uuid4().hex,
-                    params={"batch": batch_id, "provider": provider, "force": force},
+                    params={"batch": batch_id, "provider": provider, "force": force, "_task": _task_spec()},
                 )
                 for clip, key in ready
             ]
@@ -318,6 +338,7 @@ def retry_clip_job(job: Job, user=None) -> Job:
         elif stale:
             history.append({"reason": "stalled", "detail": "no sign of life from the worker; dispatched again"})
         job.state, job.error, job.result = JobState.QUEUED, "", {"previous_failures": history}
+        job.params = {**job.params, "_task": _task_spec()}
         job.progress_done = job.progress_total = 0
         job.finished_at = None
         job.celery_task_id = uuid.uuid4().hex
