@@ -11,7 +11,6 @@ from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
 import pytest
-from django.conf import settings
 
 from annotation.services import create_project, create_user
 

@@ -14,7 +14,6 @@ Expected outcomes:
 """
 from __future__ import annotations
 
-import io
 import json
 import re
 

@@ -3,7 +3,7 @@ import time
 from django.core.management.base import CommandError
 
 from ...celery_tasks import start_recheck
-from ...models import Job, JobState
+from ...models import JobState
 from ._base import AuditedCommand
 
 
