@@ -1,34 +1,16 @@
 """The audit trail as leads read it: every write of a project, who, when, from where, what changed."""
 
-import json
-
 import pytest
-from rest_framework.test import APIClient
 
 from annotation.assignment import start_assignment
 from annotation.audit_trail import selectors
 from annotation.models import Revision
-from annotation.rescue_format.importer import import_rescue
 from annotation.services import create_project
 from annotation.workspace.services import add_comment, save_revision
 
-from .factories import couple_clip
+from .test_workspace_api import api_for, clip  # noqa: F401 (clip is a fixture: a drafted couple clip)
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def clip(project, tmp_path):
-    path = tmp_path / "c.jsonl"
-    path.write_text(json.dumps(couple_clip()) + "\n", encoding="utf-8")
-    import_rescue(path, project, as_source="draft")
-    return project.clips.get()
-
-
-def api_for(user):
-    client = APIClient()
-    client.force_authenticate(user)
-    return client
 
 
 def _edited(clip, annotator, tone="soft and slow"):
