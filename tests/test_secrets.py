@@ -56,7 +56,7 @@ def test_no_secret_is_committed():
 
 @pytest.mark.django_db
 def test_secrets_never_reach_the_logs(client, settings, caplog, project, annotator, eager_celery, django_capture_on_commit_callbacks):
-    gemini_key = "AIzaFAKE-key-that-must-never-be-logged-0123456789"  # pragma: allowlist secret
+    gemini_key = "fake-gemini-key-that-must-never-be-logged-0123456789"  # pragma: allowlist secret
     password = "correct-horse-battery-staple-not-this-one"  # pragma: allowlist secret
     caplog.set_level(logging.DEBUG)
     with g.FakeGemini() as fake:
