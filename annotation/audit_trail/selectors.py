@@ -226,8 +226,6 @@ def _changes(record, previous) -> list[Change]:
 def _records(kind: Kind, project: Project, filters: Filters, cursor, clip_ids, limit: int) -> list[Entry]:
     history = kind.model.history.model
     qs = history.objects.filter(**{kind.project_filter: project.pk})
-    if kind.key == "project":
-        qs = history.objects.filter(id=project.pk)
     if clip_ids is not None:
         if kind.clip_filter is None:
             return []
