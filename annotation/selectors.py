@@ -3,7 +3,9 @@ annotation is enforced in one place: an annotator sees only the clips assigned
 to them (and only their own revisions); leads and admins see everything."""
 from __future__ import annotations
 
+from django.core.exceptions import PermissionDenied
 from django.db.models import Count, Q, QuerySet
+from django.http import Http404
 
 from .models import Clip, Project, Revision
 from .roles import is_lead
@@ -15,6 +17,17 @@ def visible_projects(user) -> QuerySet[Project]:
     if is_lead(user):
         return Project.objects.all()
     return Project.objects.filter(clips__assignments__annotator=user).distinct()
+
+
+def lead_project(user, slug: str, refusal: str = "This is for leads.") -> Project:
+    """The project ``slug`` for a lead: 404 when ``user`` cannot see it (so its existence is
+    not confirmed), 403 with ``refusal`` when they can see it but are not a lead."""
+    project = visible_projects(user).filter(slug=slug).first()
+    if project is None:
+        raise Http404("no such project")
+    if not is_lead(user):
+        raise PermissionDenied(refusal)
+    return project
 
 
 def visible_clips(user, project: Project | None = None) -> QuerySet[Clip]:

@@ -9,25 +9,21 @@ from __future__ import annotations
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, inline_serializer
 from rest_framework import serializers, status
-from rest_framework.permissions import BasePermission
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from .. import assignment as assigning
 from .. import selectors as scoped
+from ..api.permissions import IsLead as SharedIsLead
 from ..models import Assignment, Row
-from ..roles import is_lead
 from ..services import ServiceError
 from ..workspace.services import InvalidDocument
 from . import selectors, services
 from .fields import FIELDS
 
 
-class IsLead(BasePermission):
+class IsLead(SharedIsLead):
     message = "only leads and admins may adjudicate or assign clips"
-
-    def has_permission(self, request, view):
-        return is_lead(request.user)
 
 
 class LeadView(APIView):

@@ -17,17 +17,14 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from .. import selectors
-from ..roles import is_lead
+from ..api.permissions import IsLead as SharedIsLead
 from ..taxonomy import SCENARIOS
 from . import services
 from .report import MAX_RESAMPLES, MIN_RESAMPLES
 
 
-class IsLead(permissions.BasePermission):
+class IsLead(SharedIsLead):
     message = "Agreement figures are for leads."
-
-    def has_permission(self, request, view):
-        return is_lead(request.user)
 
 
 PARAMETERS = [

@@ -9,12 +9,10 @@ from __future__ import annotations
 
 from django.contrib.auth.decorators import login_required
 from django.core.cache import cache
-from django.core.exceptions import PermissionDenied
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods
 
 from .. import selectors
-from ..roles import is_lead
 from . import plots, services
 
 MODE_NAMES = {
@@ -26,11 +24,7 @@ PLOT_CACHE_SECONDS = 24 * 3600
 
 
 def lead_project(request, slug: str):
-    """The project, for leads only: 404 when the user cannot see it, 403 when they may see it but are not a lead."""
-    project = get_object_or_404(selectors.visible_projects(request.user), slug=slug)
-    if not is_lead(request.user):
-        raise PermissionDenied("Agreement figures are for leads.")
-    return project
+    return selectors.lead_project(request.user, slug, "Agreement figures are for leads.")
 
 
 def slice_name(entry: dict) -> str:

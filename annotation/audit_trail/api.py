@@ -8,16 +8,13 @@ from rest_framework import permissions, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from ..roles import is_lead
+from ..api.permissions import IsLead as SharedIsLead
 from . import selectors
 from .views import lead_project
 
 
-class IsLead(permissions.BasePermission):
+class IsLead(SharedIsLead):
     message = "The audit trail is for leads."
-
-    def has_permission(self, request, view):
-        return is_lead(request.user)
 
 
 class ProjectHistoryView(APIView):

@@ -3,22 +3,16 @@
 from __future__ import annotations
 
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
-from django.shortcuts import get_object_or_404, render
+from django.shortcuts import render
 from django.utils.http import urlencode
 from django.views.decorators.http import require_GET
 
 from .. import selectors as scoped
-from ..roles import is_lead
 from . import selectors
 
 
 def lead_project(user, slug: str):
-    """The project, for leads only: 404 when the user cannot see it, 403 when they may see it but are not a lead."""
-    project = get_object_or_404(scoped.visible_projects(user), slug=slug)
-    if not is_lead(user):
-        raise PermissionDenied("The audit trail is for leads.")
-    return project
+    return scoped.lead_project(user, slug, "The audit trail is for leads.")
 
 
 @login_required

@@ -15,8 +15,8 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from .. import selectors
+from ..api.permissions import IsLead as SharedIsLead
 from ..api.views import ProjectClipList
-from ..roles import is_lead
 from ..services import ServiceError
 from ..taxonomy import SCENARIOS, load_taxonomy
 from . import services
@@ -24,11 +24,8 @@ from .forms import safe_relative_path, split_names
 from .selectors import speaker_rows
 
 
-class IsLead(permissions.BasePermission):
+class IsLead(SharedIsLead):
     message = "Only leads ingest transcripts and confirm speakers."
-
-    def has_permission(self, request, view):
-        return is_lead(request.user)
 
 
 class IsLeadForWrites(IsLead):

@@ -15,19 +15,16 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from .. import selectors as scoped
+from ..api.permissions import IsLead as SharedIsLead
 from ..models import Job
-from ..roles import is_lead
 from ..services import ServiceError
 from . import selectors, services
 from .gemini import PROVIDER as GEMINI
 from .offline import PROVIDER as OFFLINE
 
 
-class IsLead(permissions.BasePermission):
+class IsLead(SharedIsLead):
     message = "pre-annotation is for leads"
-
-    def has_permission(self, request, view):
-        return bool(request.user and request.user.is_authenticated and is_lead(request.user))
 
 
 class StartSerializer(serializers.Serializer):

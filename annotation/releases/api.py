@@ -19,7 +19,7 @@ from rest_framework.response import Response
 from rest_framework.reverse import reverse
 from rest_framework.views import APIView
 
-from ..roles import is_lead
+from ..api.permissions import IsLead as SharedIsLead
 from . import selectors, services
 from .diff import Snapshot, diff_releases
 from .freeze import FreezeError
@@ -27,11 +27,8 @@ from .manifest import verify
 from .views import zip_response
 
 
-class IsLead(permissions.BasePermission):
+class IsLead(SharedIsLead):
     message = "Releases are managed by leads."
-
-    def has_permission(self, request, view):
-        return is_lead(request.user)
 
 
 class ReleaseSerializer(serializers.Serializer):

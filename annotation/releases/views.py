@@ -12,14 +12,12 @@ from pathlib import Path
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
 from django.http import FileResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
 from tasks.rules import ALL_TASKS
 
-from ..roles import is_lead
 from . import selectors, services
 from .archive import archive_name, write_zip
 from .diff import Snapshot, diff_releases
@@ -29,10 +27,7 @@ from .splits import DEFAULT_RATIOS, SPLITS
 
 
 def _lead_project(request, slug: str):
-    project = selectors.lead_project(request.user, slug)
-    if not is_lead(request.user):
-        raise PermissionDenied("Releases are managed by leads.")
-    return project
+    return selectors.lead_project(request.user, slug, "Releases are managed by leads.")
 
 
 def _summary(release) -> dict:
