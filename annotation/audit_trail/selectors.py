@@ -35,17 +35,19 @@ class Kind:
     model: type
     project_filter: str  # lookup on the historical model that equals the project's id
     clip_filter: str | None  # lookup on the historical model that equals a clip's id
+    # The live objects its description names (a deleted one reads as "#id").
+    related: tuple[str, ...] = ()
 
 
 KINDS: tuple[Kind, ...] = (
     Kind("project", "project", Project, "id", None),
     Kind("clip", "clip", Clip, "project_id", "id"),
-    Kind("row", "row", Row, "clip__project_id", "clip_id"),
-    Kind("draft", "LLM draft", Draft, "row__clip__project_id", "row__clip_id"),
-    Kind("revision", "revision", Revision, "row__clip__project_id", "row__clip_id"),
-    Kind("gold", "gold", Gold, "row__clip__project_id", "row__clip_id"),
-    Kind("assignment", "assignment", Assignment, "clip__project_id", "clip_id"),
-    Kind("comment", "comment", Comment, "clip__project_id", "clip_id"),
+    Kind("row", "row", Row, "clip__project_id", "clip_id", ("clip",)),
+    Kind("draft", "LLM draft", Draft, "row__clip__project_id", "row__clip_id", ("row__clip",)),
+    Kind("revision", "revision", Revision, "row__clip__project_id", "row__clip_id", ("row__clip", "annotator")),
+    Kind("gold", "gold", Gold, "row__clip__project_id", "row__clip_id", ("row__clip",)),
+    Kind("assignment", "assignment", Assignment, "clip__project_id", "clip_id", ("clip", "annotator")),
+    Kind("comment", "comment", Comment, "clip__project_id", "clip_id", ("clip", "row__clip")),
 )
 KIND_BY_KEY = {k.key: k for k in KINDS}
 SOURCES = ("web", "api", "cli", "worker", "system")
@@ -184,19 +186,6 @@ def _describe(kind: Kind, record) -> str:
     return f"{kind.label} of {where}"
 
 
-def _related(kind: Kind) -> list[str]:
-    # The live objects a description names; a deleted one reads as "#id" instead.
-    return {
-        "clip": [],
-        "row": ["clip"],
-        "draft": ["row__clip"],
-        "revision": ["row__clip", "annotator"],
-        "gold": ["row__clip"],
-        "assignment": ["clip", "annotator"],
-        "comment": ["clip", "row__clip"],
-    }.get(kind.key, [])
-
-
 def _text(value) -> str:
     if isinstance(value, (dict, list)):
         text = json.dumps(value, ensure_ascii=False)
@@ -239,7 +228,7 @@ def _records(kind: Kind, project: Project, filters: Filters, cursor, clip_ids, l
     # History ids grow with every write, so an object's previous record is its largest smaller id.
     previous = history.objects.filter(id=OuterRef("id"), history_id__lt=OuterRef("history_id"))
     qs = (
-        qs.select_related("history_user", *_related(kind))
+        qs.select_related("history_user", *kind.related)
         .annotate(previous_id=Subquery(previous.order_by("-history_id").values("history_id")[:1]))
         .order_by("-history_date", "-history_id")[:limit]
     )

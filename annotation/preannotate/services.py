@@ -283,6 +283,7 @@ def _queue_chunk(project: Project, batch_id: int, ids: list[int], provider: str,
             else:
                 ready.append((clip, detail))
         # Task ids are chosen here so that each job row names its task from the start.
+        task = _task_spec()
         clip_jobs = Job.objects.bulk_create(
             [
                 Job(
@@ -292,7 +293,7 @@ def _queue_chunk(project: Project, batch_id: int, ids: list[int], provider: str,
                     key=key,
                     created_by=user,
                     celery_task_id=uuid.uuid4().hex,
-                    params={"batch": batch_id, "provider": provider, "force": force, "_task": _task_spec()},
+                    params={"batch": batch_id, "provider": provider, "force": force, "_task": task},
                 )
                 for clip, key in ready
             ]

@@ -134,6 +134,13 @@ def load_for_save(revision_id: int, user) -> SaveTarget:
     return SaveTarget(revision_id, row, ctx, assignment_state, version, status, _json(layout) or {}, _json(content))
 
 
+def _at_version(target: SaveTarget, expected_version: int) -> SaveTarget:
+    """``target`` if the edit was based on its current version; else the conflict, with the current revision."""
+    if target.version != expected_version:
+        raise VersionConflict(Revision.objects.select_related("row").get(pk=target.revision_id))
+    return target
+
+
 def _write(target: SaveTarget, user, content: dict, status: str, expected_version: int) -> Revision:
     """Store the revision if it is still at ``expected_version``, with its audit record.
 
@@ -182,9 +189,7 @@ def save_revision(
     revision_id: int, user, content: dict, expected_version: int, *, reviewed: bool | None = None, target: SaveTarget | None = None
 ) -> SaveResult:
     """Validate and store an annotator's edit of one row (``target`` when the caller has read it already)."""
-    target = target or load_for_save(revision_id, user)
-    if target.version != expected_version:
-        raise VersionConflict(Revision.objects.select_related("row").get(pk=target.revision_id))
+    target = _at_version(target or load_for_save(revision_id, user), expected_version)
     if not isinstance(content, dict):
         raise InvalidDocument([Issue("", "the document must be a JSON object", "model_type")])
     content = mirror_relation(content, target.row.primary_speaker, target.layout)
@@ -202,9 +207,7 @@ def save_revision(
 
 def set_reviewed(revision_id: int, user, expected_version: int, reviewed: bool = True, *, target: SaveTarget | None = None) -> Revision:
     """Mark a row reviewed (its current content must pass validation) or reopen it."""
-    target = target or load_for_save(revision_id, user)
-    if target.version != expected_version:
-        raise VersionConflict(Revision.objects.select_related("row").get(pk=target.revision_id))
+    target = _at_version(target or load_for_save(revision_id, user), expected_version)
     if reviewed:
         issues = validate_content(target.row, target.content, target.ctx)
         if issues:
