@@ -14,18 +14,18 @@ reports (``services``).
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from dataclasses import dataclass, field
 
 import numpy as np
-from django.db import connections
-from django.db.models import BooleanField, ExpressionWrapper, F, Q, QuerySet
-from django.db.models.functions import JSONArray
+from django.db import NotSupportedError
+from django.db.models import BooleanField, ExpressionWrapper, F, Func, Q, QuerySet, TextField
 
 from ..models import Assignment, AssignmentMode, Clip, ClipState, Draft, Project, Revision, Row
 from ..schema import SPARSE_LIST_FIELDS
 from ..taxonomy import SCENARIOS
-from .fields import SOURCES
+from .fields import SOURCES, Measure
 
 LLM_CODER = "LLM draft"  # has a space, so it can never be a username
 NOT_CODED, ANCHORED, CALIBRATION, LLM = 0, 1, 2, 3
@@ -104,77 +104,137 @@ def scope_sample_ids(clips) -> list[str] | None:
     return sorted(str(c.sample_id if isinstance(c, Clip) else c) for c in clips)
 
 
-# The parts of an annotation document the measures read (fields.py), fetched by
-# the database as JSON paths: decoding whole documents (~750 bytes each, mostly
-# free text) was most of the extraction time on PostgreSQL.
-def _flag(**lookup) -> ExpressionWrapper:
-    return ExpressionWrapper(Q(**lookup), output_field=BooleanField())
+# --- the parts of a document the measures read ----------------------------------------
+#
+# The database returns, per document, the JSON text of each part the measures
+# read (``fields.Measure.reads``) and whether each sparse list has an entry:
+# decoding whole documents (~750 bytes each, mostly free text) was most of
+# the extraction time. Texts are compared, not decoded: a measure's value is
+# computed once per distinct combination of its parts and the row's speaker,
+# and every document with that combination gets it.
 
 
-# Read as JSON, not text: on SQLite a text read cannot tell a JSON null from the string "null".
-_VALUES = (
-    "content__utterance_type",
-    "content__support_strategy__0__strategy_type",
-    "content__relation_pattern",
-    "content__relation_cycle_state",
-    "content__target",
-    "content__support_strategy__0__target",
-    "content__internal_emotion",
-)
-# Whether each sparse list has an entry, and which relation keys the row carries (null and absent differ there).
-_FLAGS = {
-    **{f"agreement_has_{name}": _flag(**{f"content__{name}__0__isnull": False}) for name in SPARSE_LIST_FIELDS},
-    "agreement_has_relation_pattern": _flag(content__has_key="relation_pattern"),
-    "agreement_has_relation_cycle_state": _flag(content__has_key="relation_cycle_state"),
-}
-_OTHER_LISTS = tuple(
-    (name, SPARSE_LIST_FIELDS.index(name))
-    for name in SPARSE_LIST_FIELDS
-    if name not in ("support_strategy", "internal_emotion")
-)
-_HAS_STRATEGY = SPARSE_LIST_FIELDS.index("support_strategy")
+class JSONText(Func):
+    """The JSON text of the value at ``path`` inside a JSON column.
 
-
-def _document_values(documents: QuerySet, leading: tuple[str, ...]):
-    """(leading values..., the _VALUES..., the _FLAGS...) per document."""
-    documents = documents.annotate(**_FLAGS)
-    if connections[documents.db].vendor != "postgresql":
-        return documents.values_list(*leading, *_VALUES, *_FLAGS)
-    # PostgreSQL packs the parts into one JSON array per document: one decode per
-    # document instead of one per part (decoding was most of the extraction time).
-    # Not on SQLite, whose JSON_ARRAY turns a JSON null read by path into the text "null".
-    packed = JSONArray(*(F(name) for name in (*_VALUES, *_FLAGS)))
-    return ((*row[:-1], *row[-1]) for row in documents.annotate(agreement_parts=packed).values_list(*leading, "agreement_parts"))
-
-
-def slim_documents(documents: QuerySet, *leading: str):
-    """(leading values..., slim document) per row of ``documents`` (Revision or Draft).
-
-    The slim document has what the measures read, in the shape of the full
-    one: the first strategy's type and target, the internal emotions, the
-    relation keys the document carries, and for the other sparse lists a
-    one-item list when the list is not empty.
+    SQL NULL when the path is absent, the text ``null`` for a JSON null (the
+    relation keys need the difference), ``"x"`` for a string: exactly what
+    ``json.loads`` turns back into the value.
     """
-    n = len(leading)
-    rows = _document_values(documents, leading)
-    for row in rows:
-        utterance, strategy_type, pattern, cycle, target, strategy_target, emotions = row[n : n + 7]
-        has = row[n + 7 :]
-        doc = {
-            "target": target,
-            "utterance_type": utterance,
-            "internal_emotion": emotions or [],
-            "support_strategy": [{"strategy_type": strategy_type, "target": strategy_target}]
-            if has[_HAS_STRATEGY]
-            else [],
-        }
-        for name, i in _OTHER_LISTS:
-            doc[name] = [True] if has[i] else []
-        if has[-2]:
-            doc["relation_pattern"] = pattern
-        if has[-1]:
-            doc["relation_cycle_state"] = cycle
-        yield (*row[:n], doc)
+
+    output_field = TextField()
+
+    def __init__(self, column: str, *path: str | int):
+        self.path = path
+        super().__init__(F(column))
+
+    def as_postgresql(self, compiler, connection, **extra):
+        sql, params = compiler.compile(self.source_expressions[0])
+        return f"(({sql}) #> %s)::text", (*params, [str(p) for p in self.path])
+
+    def as_sqlite(self, compiler, connection, **extra):
+        sql, params = compiler.compile(self.source_expressions[0])
+        json_path = "$" + "".join(f"[{p}]" if isinstance(p, int) else f'."{p}"' for p in self.path)
+        return f"(({sql}) -> %s)", (*params, json_path)
+
+    def as_sql(self, compiler, connection, **extra):
+        raise NotSupportedError(f"agreement extraction reads JSON paths on PostgreSQL and SQLite, not {connection.vendor}")
+
+
+# Part name -> path in the document, read as JSON text.
+TEXT_PARTS: dict[str, tuple[str | int, ...]] = {
+    "utterance_type": ("utterance_type",),
+    "strategy_type": ("support_strategy", 0, "strategy_type"),
+    "strategy_target": ("support_strategy", 0, "target"),
+    "relation_pattern": ("relation_pattern",),
+    "relation_cycle_state": ("relation_cycle_state",),
+    "target": ("target",),
+    "internal_emotion": ("internal_emotion",),
+}
+# has_<list>: whether the sparse list has a first entry.
+FLAG_PARTS = {f"has_{name}": name for name in SPARSE_LIST_FIELDS}
+PARTS = (*TEXT_PARTS, *FLAG_PARTS)
+# Top-level keys whose JSON text is read whole.
+_WHOLE_KEYS = ("utterance_type", "target", "internal_emotion", "relation_pattern", "relation_cycle_state")
+
+
+def _part_expressions() -> dict:
+    texts = {f"agreement_{name}": JSONText("content", *path) for name, path in TEXT_PARTS.items()}
+    flags = {
+        f"agreement_{name}": ExpressionWrapper(Q(**{f"content__{field}__0__isnull": False}), output_field=BooleanField())
+        for name, field in FLAG_PARTS.items()
+    }
+    return {**texts, **flags}
+
+
+def document_columns(documents: QuerySet, *leading: str) -> dict[str, list]:
+    """Columns (name -> one value per document) of ``leading`` fields and of every part in ``PARTS``.
+
+    Texts stay undecoded (they are what distinct combinations are found on);
+    flags come back as booleans (0/1 on SQLite).
+    """
+    expressions = _part_expressions()
+    rows = list(documents.annotate(**expressions).values_list(*leading, *expressions))
+    names = (*leading, *PARTS)
+    columns = list(zip(*rows)) if rows else [() for _ in names]
+    return {name: list(column) for name, column in zip(names, columns)}
+
+
+def slim_document(parts: dict) -> dict:
+    """A document in the shape of the full one, holding only ``parts`` (part name -> text or flag).
+
+    A measure given the parts it declares reads from this what it would read
+    from the full document: a text of None (SQL NULL) is an absent key, a
+    sparse list with its flag set is a one-entry list.
+    """
+    doc: dict = {}
+    for key in _WHOLE_KEYS:
+        text = parts.get(key)
+        if text is not None:
+            doc[key] = json.loads(text)
+    if "has_support_strategy" in parts:
+        first = {}
+        for key, part in (("strategy_type", "strategy_type"), ("target", "strategy_target")):
+            if parts.get(part) is not None:
+                first[key] = json.loads(parts[part])
+        doc["support_strategy"] = [first] if parts["has_support_strategy"] else []
+    for flag, name in FLAG_PARTS.items():
+        if flag in parts and name not in doc:
+            doc[name] = [True] if parts[flag] else []
+    return doc
+
+
+def _factorise(column) -> tuple[np.ndarray, list]:
+    """Codes (positions in the list of distinct values, in order of first appearance) and that list."""
+    levels = list(dict.fromkeys(column))
+    position = {v: i for i, v in enumerate(levels)}
+    return np.fromiter(map(position.__getitem__, column), dtype=np.int64, count=len(column)), levels
+
+
+def measure_codes(measure: Measure, parts: dict[str, tuple[np.ndarray, list]], speaker: tuple[np.ndarray, list]):
+    """(codes per document into the domain, -1 missing; the sorted domain) of one measure.
+
+    ``parts`` and ``speaker`` are factorised columns (``_factorise``). The value
+    is computed once per distinct (speaker, parts read) combination.
+    """
+    combined = speaker[0]
+    for name in measure.reads:
+        codes, levels = parts[name]
+        # Renumbered after each step, so the combined code stays small.
+        combined = np.unique(combined * len(levels) + codes, return_inverse=True)[1].reshape(-1)
+    _, first, inverse = np.unique(combined, return_index=True, return_inverse=True)
+    values = []
+    for doc in first.tolist():
+        who = speaker[1][speaker[0][doc]]
+        if not measure.applies_to(who):
+            values.append(None)
+            continue
+        slim = slim_document({name: parts[name][1][parts[name][0][doc]] for name in measure.reads})
+        values.append(measure.value(slim, who))
+    domain = sorted({v for v in values if v is not None})
+    code_of = {v: i for i, v in enumerate(domain)}
+    per_combination = np.fromiter((-1 if v is None else code_of[v] for v in values), dtype=np.int32, count=len(values))
+    return per_combination[inverse.reshape(-1)], domain
 
 
 def extract(clips: QuerySet[Clip]) -> Extraction:
@@ -198,63 +258,60 @@ def extract(clips: QuerySet[Clip]) -> Extraction:
         assigned[(clip_id, annotator_id)] = mode
         usernames[annotator_id] = username
 
-    # (coder name, unit, mode, content) for every document that counts.
-    documents: list[tuple[str, int, int, dict]] = []
+    # Every document that counts: the assigned annotators' revisions, then the drafts.
+    revisions = document_columns(Revision.objects.filter(row__clip__in=clips), "row_id", "annotator_id", "status")
+    drafts = document_columns(Draft.objects.filter(row__clip__in=clips), "row_id")
+    keep: list[int] = []
+    doc_names: list[str] = []
+    doc_modes: list[int] = []
     status_counts: Counter = Counter()
     unassigned = 0
-    for row_id, annotator_id, status, content in slim_documents(
-        Revision.objects.filter(row__clip__in=clips), "row_id", "annotator_id", "status"
-    ):
-        unit = unit_of[row_id]
-        mode = assigned.get((clip_of_unit[unit], annotator_id))
+    for i, (row_id, annotator_id, status) in enumerate(zip(revisions["row_id"], revisions["annotator_id"], revisions["status"])):
+        mode = assigned.get((clip_of_unit[unit_of[row_id]], annotator_id))
         if mode is None:
             unassigned += 1
             continue
+        keep.append(i)
         status_counts[status] += 1
-        documents.append((usernames[annotator_id], unit, MODE_CODES.get(mode, ANCHORED), content))
-    drafts = 0
-    for row_id, content in slim_documents(Draft.objects.filter(row__clip__in=clips), "row_id"):
-        documents.append((LLM_CODER, unit_of[row_id], LLM, content))
-        drafts += 1
+        doc_names.append(usernames[annotator_id])
+        doc_modes.append(MODE_CODES.get(mode, ANCHORED))
+    n_drafts = len(drafts["row_id"])
+    doc_names += [LLM_CODER] * n_drafts
+    doc_modes += [LLM] * n_drafts
+    doc_rows = [revisions["row_id"][i] for i in keep] + drafts["row_id"]
 
-    coders = sorted({d[0] for d in documents if d[0] != LLM_CODER})
-    if drafts:
+    coders = sorted(set(doc_names) - {LLM_CODER})
+    if n_drafts:
         coders.append(LLM_CODER)
     coder_pos = {name: i for i, name in enumerate(coders)}
     n_units = len(rows)
     coding = np.zeros((len(coders), n_units), dtype=np.int8)
+    doc_coder = np.fromiter((coder_pos[name] for name in doc_names), dtype=np.int64, count=len(doc_names))
+    doc_unit = np.fromiter((unit_of[r] for r in doc_rows), dtype=np.int64, count=len(doc_rows))
+    coding[doc_coder, doc_unit] = doc_modes
 
-    doc_coder = np.fromiter((coder_pos[d[0]] for d in documents), dtype=np.int64, count=len(documents))
-    doc_unit = np.fromiter((d[1] for d in documents), dtype=np.int64, count=len(documents))
-    coding[doc_coder, doc_unit] = [d[2] for d in documents]
-    doc_speaker = [speakers[d[1]] for d in documents]
-
+    unit_speaker_codes, speaker_names = _factorise(speakers)
+    doc_speaker = (unit_speaker_codes[doc_unit], speaker_names)
+    parts = {name: _factorise([revisions[name][i] for i in keep] + drafts[name]) for name in PARTS}
     values = {}
     for source, measure in SOURCES.items():
-        # One value per document (None: missing, or the measure does not apply to the row).
-        raw = [
-            measure.value(d[3], speaker) if measure.applies_to(speaker) else None
-            for d, speaker in zip(documents, doc_speaker)
-        ]
-        domain = sorted({v for v in raw if v is not None})
-        code_of = {v: i for i, v in enumerate(domain)}
-        code_of[None] = -1
+        per_document, domain = measure_codes(measure, parts, doc_speaker)
         codes = np.full((len(coders), n_units), -1, dtype=np.int32)
-        codes[doc_coder, doc_unit] = [code_of[v] for v in raw]
+        codes[doc_coder, doc_unit] = per_document
         values[source] = ValueMatrix(codes, domain)
 
     modes = Counter(assigned.values())
     stats = {
         "clips": len(sample_ids),
         "rows": n_units,
-        "annotators": len(coders) - (1 if drafts else 0),
+        "annotators": len(coders) - (1 if n_drafts else 0),
         "assignments": {"anchored": modes[AssignmentMode.FROM_DRAFT], "calibration": modes[AssignmentMode.FROM_EMPTY]},
         "revisions": sum(status_counts.values()),
         "revisions_by_status": dict(sorted(status_counts.items())),
         # Revisions of annotators no longer assigned to the clip are not coders' work for this report.
         "revisions_left_out_unassigned": unassigned,
-        "drafts": drafts,
-        "rows_without_draft": n_units - drafts,
+        "drafts": n_drafts,
+        "rows_without_draft": n_units - n_drafts,
     }
     return Extraction(
         coders=coders,

@@ -87,6 +87,9 @@ class Measure:
     source: str  # measures with the same source share extracted values
     value: Callable[[dict, str], Any]
     missing: str  # what makes a coder's value missing on a unit, for the report
+    # The parts of the document ``value`` reads (``extract.PARTS``): extraction
+    # computes the value once per distinct combination of these and the speaker.
+    reads: tuple[str, ...]
     # Units count only when every coder of the row has a value (the speaker's
     # emotion intensity is compared only where all coders recorded one).
     every_coder: bool = False
@@ -112,6 +115,7 @@ MEASURES: tuple[Measure, ...] = (
         "relation_pattern",
         _relation_pattern,
         'null (not annotated) is missing; "" is the value "(no clear pattern)"',
+        ("relation_pattern", "relation_cycle_state"),
     ),
     Measure(
         "strategy_type",
@@ -121,6 +125,7 @@ MEASURES: tuple[Measure, ...] = (
         "strategy_type",
         _strategy_type,
         'never missing: a row without a strategy has the value "(no strategy)"',
+        ("has_support_strategy", "strategy_type"),
     ),
     Measure(
         "utterance_type",
@@ -130,6 +135,7 @@ MEASURES: tuple[Measure, ...] = (
         "utterance_type",
         _utterance_type,
         "an empty utterance type is missing",
+        ("utterance_type",),
     ),
     Measure(
         "support_target",
@@ -139,6 +145,7 @@ MEASURES: tuple[Measure, ...] = (
         "support_target",
         _support_target,
         "missing when the coder gave the row no strategy",
+        ("has_support_strategy", "strategy_target"),
     ),
     Measure(
         "support_target_masi",
@@ -148,6 +155,7 @@ MEASURES: tuple[Measure, ...] = (
         "support_target",
         _support_target,
         "missing when the coder gave the row no strategy",
+        ("has_support_strategy", "strategy_target"),
     ),
     Measure(
         "target",
@@ -157,6 +165,7 @@ MEASURES: tuple[Measure, ...] = (
         "target",
         _row_target,
         "an empty target list is missing",
+        ("target",),
     ),
     Measure(
         "target_masi",
@@ -166,6 +175,7 @@ MEASURES: tuple[Measure, ...] = (
         "target",
         _row_target,
         "an empty target list is missing",
+        ("target",),
     ),
     Measure(
         "emotion_intensity",
@@ -175,6 +185,7 @@ MEASURES: tuple[Measure, ...] = (
         "emotion_intensity",
         _speaker_intensity,
         "units are client rows on which every coder of the row recorded an emotion for the speaker",
+        ("internal_emotion",),
         every_coder=True,
     ),
     *(
@@ -186,6 +197,7 @@ MEASURES: tuple[Measure, ...] = (
             f"presence_{name}",
             _presence(name),
             'never missing: an empty list is the value "absent"',
+            (f"has_{name}",),
         )
         for name in SPARSE_LIST_FIELDS
     ),
