@@ -300,6 +300,9 @@ def report_from_extraction(
     done = 0
 
     out_slices = []
+    # Slices that select the same values (e.g. 'all' and 'anchored' when no clip
+    # has a calibration assignment) have the same figures: computed once.
+    same_values: dict[bytes, tuple[dict, dict]] = {}
     for sl, available, humans, everyone, pairs in plans:
         entry = {"key": sl.key, "mode": sl.mode, "scenario": sl.scenario}
         if not humans:
@@ -321,6 +324,14 @@ def report_from_extraction(
             annotators=[ex.coders[c] for c in humans],
             with_llm=ex.llm is not None and ex.llm in everyone,
         )
+        selection = hashlib.blake2b(available.tobytes(), digest_size=16).digest()
+        if selection in same_values:
+            entry["measures"], entry["edit_rates"] = same_values[selection]
+            out_slices.append(entry)
+            done += len(MEASURES) * (2 + len(pairs))
+            if progress:
+                progress(done, total)
+            continue
         measures = {}
         for measure in MEASURES:
             fig_humans, res_humans = computer.figure(measure, available, humans)
@@ -339,6 +350,7 @@ def report_from_extraction(
                 progress(done, total)
         entry["measures"] = measures
         entry["edit_rates"] = _edit_rates(ex, available, computer)
+        same_values[selection] = (entry["measures"], entry["edit_rates"])
         out_slices.append(entry)
 
     return {
