@@ -155,7 +155,7 @@ def test_a_large_freeze_builds_agreement_and_figures_in_child_processes_to_the_s
     monkeypatch.setattr(agreement_report, "Forked", Spy)
     release, built = freeze(project, version="1.0.0", seed=3, out_dir=tmp_path / "r")
     assert built.files == here.files
-    assert children == (["agreement_document"] if can_fork_for_database() else [])  # (an SQLite test database lives in memory)
+    assert children == (["agreement_file"] if can_fork_for_database() else [])  # (an SQLite test database lives in memory)
     assert AgreementReport.objects.filter(project=project).count() == 1  # stored, whichever process computed it
     assert Release.objects.get(pk=release.pk).manifest == built.manifest  # this process's connection still serves
 

@@ -272,8 +272,8 @@ def _build(project, complete, skipped, *, version, seed, ratios, params, progres
     files["stats.json"] = dumps_json(stats)
     stage("stats")
 
-    agreement = agreement.result()
-    files["agreement.json"] = _sorted_json(agreement)
+    files["agreement.json"] = agreement.result()
+    agreement = json.loads(files["agreement.json"])  # for the card
     stage("agreement")
 
     files.update(drawing.result())
@@ -323,11 +323,6 @@ def _build(project, complete, skipped, *, version, seed, ratios, params, progres
     files[MANIFEST] = dumps_json(manifest)
     stage("manifest")
     return BuiltRelease(files, manifest, [c["sample_id"] for c in clips], skipped, sum(len(c["rows"]) for c in clips), timings, digests)
-
-
-def _sorted_json(value) -> bytes:
-    """JSON whose key order cannot depend on where the dict came from (e.g. jsonb)."""
-    return (json.dumps(value, indent=2, ensure_ascii=False, sort_keys=True) + "\n").encode("utf-8")
 
 
 def _citation(project: Project, version: str, date: str) -> str:
