@@ -85,16 +85,16 @@ def pairable(codes: np.ndarray, n_values: int) -> Pairable:
     weight = 1.0 / (m - 1)
     o = np.zeros(n_values * n_values)
     # Each ordered pair of values from two different coders of a unit adds 1 / (m_u - 1).
+    # Counted for coder i before coder j, then mirrored: (j, i) gives the transpose.
     for i in range(len(codes)):
-        for j in range(len(codes)):
-            if i == j:
-                continue
+        for j in range(i + 1, len(codes)):
             both = valid[i] & valid[j]
             if both.any():
                 o += np.bincount(
                     codes[i][both] * n_values + codes[j][both], weights=weight[both], minlength=n_values * n_values
                 )
     o = o.reshape(n_values, n_values)
+    o = o + o.T
     present = np.flatnonzero(o.sum(axis=0) > 0)
     return Pairable(
         o=o[np.ix_(present, present)],
