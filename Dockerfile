@@ -51,4 +51,4 @@ USER 10001:10001
 EXPOSE 8000
 
 # Shell form through sh -c so WEB_CONCURRENCY is read at start; exec keeps gunicorn as the signalled process.
-CMD ["sh", "-c", "exec gunicorn rescue_annot.wsgi:application --bind 0.0.0.0:8000 --workers ${WEB_CONCURRENCY:-3} --timeout 60 --graceful-timeout 30 --worker-tmp-dir /dev/shm --access-logfile - --error-logfile -"]
+CMD ["sh", "-c", "exec gunicorn rescue_annot.wsgi:application --preload --bind 0.0.0.0:8000 --workers ${WEB_CONCURRENCY:-3} --timeout 60 --graceful-timeout 30 --worker-tmp-dir /dev/shm --access-logfile - --error-logfile -"]

@@ -37,6 +37,29 @@ from bench.bench_workspace import Gunicorn, require_postgres  # noqa: E402
 from bench.workspace_data import assign, drop, make_annotators, make_family_clip, new_project  # noqa: E402
 
 SAVE_P95_TARGET_MS = 100
+# Every simulated annotator starts at once and opens a clip first: the first
+# seconds are a burst of clip openings that the rest of the run does not see.
+STARTUP_SECONDS = 5
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))] if ordered else float("nan")
+
+
+def print_phases(timings: Path, startup: float) -> None:
+    """p50 and p95 per request type, for the start-up burst and for the rest of the run apart."""
+    entries = [line.split("\t") for line in timings.read_text(encoding="utf-8").splitlines() if line]
+    if not entries:
+        return
+    first = min(float(e[1]) for e in entries)
+    phases: dict[tuple[str, bool], list[float]] = {}
+    for name, start, ms in entries:
+        phases.setdefault((name, float(start) - first >= startup), []).append(float(ms))
+    print(f"\n{'request, by phase':32} {'requests':>9} {'p50 ms':>8} {'p95 ms':>8}")
+    for (name, steady), values in sorted(phases.items()):
+        label = f"{name} ({'after' if steady else 'first'} {startup:.0f} s)"
+        print(f"{label:32} {len(values):>9} {percentile(values, 0.5):>8.0f} {percentile(values, 0.95):>8.0f}")
 
 
 def build(users: int, rows: int):
@@ -98,7 +121,13 @@ def main(argv=None) -> int:
     log_path.touch()
     try:
         server.wait_ready(identities[0]["token"])
-        env = dict(os.environ, LOAD_IDENTITIES=str(work / "identities.json"), LOAD_LOG=str(log_path), LOAD_CONFLICT_RATE=str(args.conflict_rate))
+        env = dict(
+            os.environ,
+            LOAD_IDENTITIES=str(work / "identities.json"),
+            LOAD_LOG=str(log_path),
+            LOAD_TIMINGS=str(work / "timings.tsv"),
+            LOAD_CONFLICT_RATE=str(args.conflict_rate),
+        )
         locust = [str(Path(sys.executable).with_name("locust")), "-f", str(ROOT / "bench" / "locustfile.py"), "--headless",
                   "-u", str(args.users), "-r", str(args.users), "-t", f"{args.seconds}s", "--host", f"http://127.0.0.1:{server.port}",
                   "--csv", str(work / "run"), "--only-summary", "--stop-timeout", "10", "--loglevel", "WARNING"]
@@ -115,6 +144,7 @@ def main(argv=None) -> int:
             save_p95 = float(r["95%"])
         if r["Name"] != "Aggregated":
             failures += int(r["Failure Count"])
+    print_phases(work / "timings.tsv", STARTUP_SECONDS)
     result = check_database(log_path)
     print()
     for key, value in result.items():

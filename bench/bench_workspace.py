@@ -142,6 +142,7 @@ class Gunicorn:
         self.cmd = [
             str(Path(sys.executable).with_name("gunicorn")),
             "rescue_annot.wsgi:application",
+            "--preload",  # as deployed (Dockerfile): workers forked with the application loaded
             "--bind",
             f"127.0.0.1:{self.port}",
             "--workers",

@@ -12,13 +12,29 @@ import itertools
 import json
 import os
 import random
+import time
 
-from locust import HttpUser, between, task
+from locust import HttpUser, between, events, task
 
 IDENTITIES = json.loads(open(os.environ["LOAD_IDENTITIES"], encoding="utf-8").read())
 LOG = open(os.environ["LOAD_LOG"], "a", encoding="utf-8", buffering=1)
 CONFLICT_RATE = float(os.environ.get("LOAD_CONFLICT_RATE", "0.1"))
 _next_identity = itertools.count()
+# Every request's type, start (seconds since the epoch) and response time, for
+# latencies per phase of the run (bench_load.py: the start-up burst apart).
+TIMINGS = open(os.environ["LOAD_TIMINGS"], "a", encoding="utf-8", buffering=1 << 16) if os.environ.get("LOAD_TIMINGS") else None
+
+
+@events.request.add_listener
+def _record_timing(request_type, name, response_time, response_length, exception, start_time=None, **kwargs):
+    if TIMINGS is not None:
+        TIMINGS.write(f"{name}\t{start_time or time.time() - response_time / 1000:.3f}\t{response_time:.1f}\n")
+
+
+@events.quitting.add_listener
+def _close_timings(environment, **kwargs):
+    if TIMINGS is not None:
+        TIMINGS.close()
 
 
 class Annotator(HttpUser):
