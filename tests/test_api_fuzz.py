@@ -38,5 +38,6 @@ def test_api_answers_within_its_schema_and_never_with_a_server_error(live_server
         cwd=tmp_path, capture_output=True, text=True, timeout=600,
     )
     summary = "\n".join(result.stdout.splitlines()[-25:])
+    print(f"schemathesis as {role}:\n{summary}")  # the figures, in the run's log (pytest -s)
     assert result.returncode == 0, summary
     assert "passed" in summary
