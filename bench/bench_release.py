@@ -17,8 +17,10 @@ target holds when both are within 4x.
   2. ``freeze`` of a new version, cold every time: before each trial the
      released clips are reopened (back to ``adjudicated``, as a lead does) and
      the project's stored agreement reports are dropped, so every freeze
-     computes the agreement report and moves every clip (``--project`` reopens
-     that project's released clips too);
+     computes the agreement report and moves every clip (on an existing
+     project, ``--project SLUG --reset`` does the same to that project: it
+     reopens its released clips and drops its stored agreement reports, so
+     use a copy, never a project people work on);
   3. ``reproduce`` of the last release into another folder (the agreement
      report comes from its cache, no state changes) and a byte comparison.
 Targets: the freeze under 15 s; within 4x of the floor (printed for both,
@@ -33,7 +35,7 @@ lines show the whole work: this process (its threads included) and the
 children.
 
     .venv/bin/python bench/bench_release.py                       # generates a 191-clip synthetic project
-    .venv/bin/python bench/bench_release.py --project SLUG        # an existing project
+    .venv/bin/python bench/bench_release.py --project SLUG --reset   # an existing (throw-away) project
     DATABASE_URL=postgres://... .venv/bin/python bench/bench_release.py
 """
 
@@ -117,8 +119,15 @@ def main(argv=None) -> int:
     parser.add_argument("--clips", type=int, default=RELEASE_CLIPS)
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--trials", type=int, default=3, help="measurements of each kind (best and median printed)")
-    parser.add_argument("--keep", action="store_true", help="keep the release folders")
+    parser.add_argument(
+        "--reset",
+        action="store_true",
+        help="with --project: before each freeze, reopen the project's released clips and drop its stored agreement reports",
+    )
+    parser.add_argument("--keep", action="store_true", help="keep the last freeze's and the last re-freeze's folders")
     args = parser.parse_args(argv)
+    if args.project and not args.reset:
+        parser.error("--project needs --reset: every freeze here is cold, so the project's released clips are reopened and its stored agreement reports dropped")
 
     vendor = f"{connection.vendor} ({connection.settings_dict['NAME']})"
     with audit_source("cli"):

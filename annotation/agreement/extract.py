@@ -171,7 +171,7 @@ def document_columns(documents: QuerySet, *leading: str) -> dict[str, list]:
     """Columns (name -> one value per document) of ``leading`` fields and of every part in ``PARTS``.
 
     Texts stay undecoded (they are what distinct combinations are found on);
-    flags come back as booleans (0/1 on SQLite).
+    flags come back as booleans.
     """
     expressions = _part_expressions()
     rows = list(documents.annotate(**expressions).values_list(*leading, *expressions))

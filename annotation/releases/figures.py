@@ -37,9 +37,6 @@ from .labels import NOT_ANNOTATED
 from .splits import SPLITS
 
 PNG_METADATA = {"Software": None}
-# Glyphs drawn unhinted: FreeType's hinting was a third of the drawing time, and
-# anti-aliased text at this size reads the same without it.
-STYLE = {"text.hinting": "no_hinting"}
 DPI = 90
 # Fast zlib level: figures are small, and a freeze should not wait on compression.
 PIL_OPTIONS = {"compress_level": 3}
@@ -130,8 +127,8 @@ def release_figures(stats: dict, part: int = 0, parts: int = 1) -> dict[str, byt
     With ``parts`` > 1, only every ``parts``-th figure from the ``part``-th on:
     each figure is drawn on its own, so the parts together are the whole.
     """
-    # Defaults, whatever another module of this process may have set, but for the hinting.
-    with style.context(["default", STYLE]):
+    # Defaults, whatever another module of this process may have set.
+    with style.context("default"):
         return {path: draw() for n, (path, draw) in enumerate(_plan(stats)) if n % parts == part}
 
 
