@@ -8,6 +8,7 @@ import stat
 import sys
 import tempfile
 from collections import defaultdict
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -18,7 +19,7 @@ from annotation.releases import agreement_report, figures
 from annotation.releases.agreement_report import agreement_document
 from annotation.releases.background import Forked, can_fork_for_database
 from annotation.releases.figures import CHILD_MIN_ROWS, Drawing, release_figures
-from annotation.releases.freeze import FreezeError, build_release, freeze
+from annotation.releases.freeze import FreezeError, build_release, freeze, recorded_figure_style, reproduce
 from annotation.releases.manifest import MANIFEST, sha256, verify
 from annotation.releases.splits import group_of
 from annotation.releases.stats import figure_data
@@ -287,6 +288,27 @@ def test_figures_drawn_in_a_child_process_are_byte_identical_to_drawing_them_her
     assert drawn == release_figures(data) and list(drawn) == list(release_figures(data))  # same bytes, same order
     assert set(drawn) >= {"figures/label_distributions_couple.png", "figures/relation_transitions_couple.png"}
     assert all(png.startswith(b"\x89PNG") and b"Software" not in png for png in drawn.values())
+
+
+def test_a_release_records_its_figure_style_and_is_reproduced_in_it(sample, tmp_path, monkeypatch):
+    new = build_release(sample, version="1.0.0", seed=1)
+    assert new.inputs["figure_style"] == figures.FIGURE_STYLE == recorded_figure_style(new.inputs)
+    old = build_release(sample, version="1.0.0", seed=1, figure_style=1)
+    assert "figure_style" not in old.inputs and recorded_figure_style(old.inputs) == 1  # as recorded before styles were numbered
+    pngs = sorted(p for p in new.files if p.startswith("figures/"))
+    assert pngs and {p: old.files[p] for p in pngs} == release_figures(json.loads(old.files["stats.json"]), figure_style=1)
+    assert all(old.files[p] != new.files[p] for p in pngs)  # the styles differ in bytes, not in what they show
+    # A release frozen in the first style (as every release before styles were numbered) reproduces byte for byte.
+    from annotation.releases import freeze as freezing
+
+    monkeypatch.setattr(freezing, "build_release", partial(freezing.build_release, figure_style=1))
+    release, _ = freeze(sample, version="1.0.0", seed=1, out_dir=tmp_path / "frozen")
+    monkeypatch.undo()
+    assert "figure_style" not in release.manifest["inputs"]
+    _, verification = reproduce(release, tmp_path / "again")
+    assert verification.ok, verification.lines()
+    with pytest.raises(FreezeError, match="style 9"):
+        recorded_figure_style({"figure_style": 9})
 
 
 def test_a_figure_child_that_fails_or_is_never_fed_leaves_nothing_behind(monkeypatch, caplog):

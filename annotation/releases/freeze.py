@@ -43,7 +43,7 @@ from .agreement_report import Agreement
 from .background import Threaded
 from .card import LICENCE_TEXT, CardInputs, render_card
 from .croissant import build_croissant
-from .figures import Drawing
+from .figures import FIGURE_STYLE, FIGURE_STYLES, Drawing
 from .manifest import FORMAT, MANIFEST, Digests, Verification, dumps_json, file_entries, remove_tree, sha256, write_tree
 from .splits import SPLITS, ClipInfo, assign_splits, parse_ratios
 from .stats import compute_stats, figure_data
@@ -163,6 +163,7 @@ def build_release(
     clip_ids: list[str] | None = None,
     data_as_of: str | None = None,
     params: RuleParameters = DEFAULT_PARAMETERS,
+    figure_style: int = FIGURE_STYLE,
     progress: Progress | None = None,
 ) -> BuiltRelease:
     """Every file of the release, as bytes, with the manifest. Writes nothing.
@@ -189,7 +190,7 @@ def build_release(
     rows = sum(c.row_count for c in complete)
     with (
         _gc_paused(),
-        Drawing(rows=rows) as drawing,
+        Drawing(rows=rows, figure_style=figure_style) as drawing,
         Agreement(project, [c.sample_id for c in complete], rows=rows) as agreement,
         Threaded(_database_facts, project, [c.pk for c in complete], data_as_of) as facts,
     ):
@@ -266,6 +267,8 @@ def _build(project, complete, skipped, *, version, seed, ratios, params, progres
         # PNG bytes are reproducible with the same plotting library only.
         "figures_drawn_with": f"matplotlib {package_version('matplotlib')}",
     }
+    if drawing.figure_style != 1:  # releases drawn before styles were numbered record none
+        inputs["figure_style"] = drawing.figure_style
     stats = compute_stats(
         clips, splits, instances, taxonomy_version=project.taxonomy_version, provenance=provenance, figures_input=drawn_from
     )
@@ -380,6 +383,14 @@ def freeze(
     return release, built
 
 
+def recorded_figure_style(inputs: dict) -> int:
+    """The drawing style a release's figures were made in (releases made before styles were numbered record none: 1)."""
+    style = inputs.get("figure_style", 1)
+    if style not in FIGURE_STYLES:
+        raise FreezeError(f"the release's figures were drawn in style {style}; this platform draws styles {', '.join(map(str, FIGURE_STYLES))}")
+    return style
+
+
 def reproduce(release: Release, out_dir: str | Path, *, progress: Progress | None = None) -> tuple[BuiltRelease, Verification]:
     """Rebuild ``release`` from its recorded inputs and clip list into ``out_dir``
     (not recorded), and compare every file with the recorded manifest."""
@@ -397,6 +408,7 @@ def reproduce(release: Release, out_dir: str | Path, *, progress: Progress | Non
         clip_ids=[c["sample_id"] for c in release.manifest["clips"]],
         data_as_of=inputs["data_as_of"],
         params=params,
+        figure_style=recorded_figure_style(inputs),
         progress=progress,
     )
     started = time.perf_counter()
