@@ -274,11 +274,16 @@ def test_agreement_json_says_so_when_agreement_is_not_available(sample, monkeypa
     assert document["available"] is False and "not available" in document["reason"]
 
 
+def _figure_input(*, clips: int, seed: int, split: str) -> dict:
+    """What the figures are drawn from, for synthetic gold clips all in one split."""
+    documents = [c.document(c.gold) for c in build_clips(clips=clips, annotators=1, seed=seed)]
+    return figure_data(documents, {d["sample_id"]: split for d in documents}, "1")
+
+
 @pytest.mark.parametrize("fork", [True, False], ids=["forked", "new interpreter"])
 def test_figures_drawn_in_a_child_process_are_byte_identical_to_drawing_them_here(fork, monkeypatch):
     monkeypatch.setattr(figures, "can_fork", lambda: fork)
-    clips = [c.document(c.gold) for c in build_clips(clips=6, annotators=1, seed=2)]
-    data = figure_data(clips, {c["sample_id"]: "train" for c in clips}, "1")
+    data = _figure_input(clips=6, seed=2, split="train")
     with Drawing(rows=CHILD_MIN_ROWS) as drawing:
         children = drawing.children
         assert [type(c) for c in children] == ([Forked] * figures.FORKED_PARTS if fork else [figures._Spawned])
@@ -313,8 +318,7 @@ def test_a_release_records_its_figure_style_and_is_reproduced_in_it(sample, tmp_
 
 def test_a_figure_child_that_fails_or_is_never_fed_leaves_nothing_behind(monkeypatch, caplog):
     monkeypatch.setattr(figures, "can_fork", lambda: True)
-    clips = [c.document(c.gold) for c in build_clips(clips=3, annotators=1, seed=5)]
-    data = figure_data(clips, {c["sample_id"]: "test" for c in clips}, "1")
+    data = _figure_input(clips=3, seed=5, split="test")
     with Drawing(rows=CHILD_MIN_ROWS) as drawing:
         children = drawing.children
         drawing.send({"label_distributions": {}, "relation_pattern_transitions": None})  # the children cannot draw this
