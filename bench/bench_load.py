@@ -22,6 +22,8 @@ import tempfile
 import time
 from pathlib import Path
 
+import numpy as np
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "rescue_annot.settings")
@@ -42,11 +44,6 @@ SAVE_P95_TARGET_MS = 100
 STARTUP_SECONDS = 5
 
 
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))] if ordered else float("nan")
-
-
 def print_phases(timings: Path, startup: float) -> None:
     """p50 and p95 per request type, for the start-up burst and for the rest of the run apart."""
     entries = [line.split("\t") for line in timings.read_text(encoding="utf-8").splitlines() if line]
@@ -62,7 +59,8 @@ def print_phases(timings: Path, startup: float) -> None:
     print(f"\n{'request, by phase':32} {'requests':>9} {'p50 ms':>8} {'p95 ms':>8}   (every request, the stop included)")
     for (name, steady), values in sorted(phases.items()):
         label = f"{name} ({'after' if steady else 'first'} {startup:.0f} s)"
-        print(f"{label:32} {len(values):>9} {percentile(values, 0.5):>8.0f} {percentile(values, 0.95):>8.0f}")
+        p50, p95 = np.percentile(values, [50, 95])
+        print(f"{label:32} {len(values):>9} {p50:>8.0f} {p95:>8.0f}")
 
 
 def build(users: int, rows: int):

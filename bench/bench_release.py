@@ -169,7 +169,7 @@ def main(argv=None) -> int:
     floor_times = [f for f, _ in floors]
     total_bytes = sum(len(b) for b in colds[0][1].files.values())
 
-    def report(label: str, runs: list, paired_floors: list[float]) -> tuple[float, float, float]:
+    def report(label: str, runs: list, paired_floors: list[float]) -> tuple[float, float]:
         """Print the best run against the best of the floors measured beside these runs
         (as many as there are runs), and the median of each run over the floor measured just before it."""
         floor = min(paired_floors)
@@ -181,14 +181,14 @@ def main(argv=None) -> int:
             f"without the agreement report {seconds - agreement:5.2f} s  {(seconds - agreement) / floor:4.1f}x"
         )
         print(f"{'':<22}each run over the floor measured just before it: median {statistics.median(paired):.1f}x (runs {', '.join(f'{t:.2f}' for t, _ in runs)} s)")
-        return seconds / floor, statistics.median(paired), seconds
+        return seconds / floor, statistics.median(paired)
 
     print(f"database              {vendor}")
     print(f"project               {project.slug} ({generated})")
     print(f"released              {len(colds[0][1].clip_ids)} clips, {colds[0][1].rows} rows; {len(colds[0][1].files)} files, {total_bytes / 1e6:.1f} MB (data/all.jsonl {data_bytes / 1e6:.1f} MB)")
     print(f"floor                 {min(floor_times):6.2f} s  (one query for all gold rows, JSONL once; best of {len(floors)}, median {statistics.median(floor_times):.2f} s)")
-    cold_best, cold_paired, _ = report("freeze (cold)", colds, floor_times[: args.trials])
-    warm_best, warm_paired, _ = report("re-freeze (reproduce)", warms, floor_times[args.trials :])
+    cold_best, cold_paired = report("freeze (cold)", colds, floor_times[: args.trials])
+    warm_best, warm_paired = report("re-freeze (reproduce)", warms, floor_times[args.trials :])
     best_cold = min(colds, key=lambda r: r[0])[1]
     best_warm = min(warms, key=lambda r: r[0])[1]
     print("stages, best freeze   " + ", ".join(f"{k} {v:.2f}" for k, v in best_cold.timings.items()))

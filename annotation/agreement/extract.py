@@ -154,8 +154,8 @@ TEXT_PARTS: dict[str, tuple[str | int, ...]] = {
 # has_<list>: whether the sparse list has a first entry.
 FLAG_PARTS = {f"has_{name}": name for name in SPARSE_LIST_FIELDS}
 PARTS = (*TEXT_PARTS, *FLAG_PARTS)
-# Top-level keys whose JSON text is read whole.
-_WHOLE_KEYS = ("utterance_type", "target", "internal_emotion", "relation_pattern", "relation_cycle_state")
+# Parts that are a top-level key of the same name, read whole.
+_WHOLE_KEYS = tuple(name for name, path in TEXT_PARTS.items() if path == (name,))
 
 
 def _part_expressions() -> dict:

@@ -21,6 +21,7 @@ from typing import Any, Self
 from django.db import connection, transaction
 
 from .background import ChildFailed, Forked, can_fork_for_database
+from .manifest import dumps_json
 
 log = logging.getLogger(__name__)
 
@@ -124,14 +125,12 @@ def agreement_document(project, sample_ids: list[str]) -> dict:
 
 
 def agreement_file(project, sample_ids: list[str]) -> bytes:
-    """``agreement.json``: the document with sorted keys (its order cannot depend on where
-    the dict came from, e.g. jsonb), 2-space indent and a final newline.
+    """``agreement.json``: the document in the release's JSON spelling, keys sorted.
 
     Serialising it is part of the child's work: with an indent, ``json`` takes
     its pure-Python path, a tenth of a second for a full report.
     """
-    document = agreement_document(project, sample_ids)
-    return (json.dumps(document, indent=2, ensure_ascii=False, sort_keys=True) + "\n").encode("utf-8")
+    return dumps_json(agreement_document(project, sample_ids), sort_keys=True)
 
 
 # Below this many rows the report is computed in place: a child would not pay off.

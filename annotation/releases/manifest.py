@@ -23,9 +23,12 @@ _READ_ONLY_FILE = stat.S_IRUSR | stat.S_IRGRP | stat.S_IROTH
 _READ_ONLY_DIR = _READ_ONLY_FILE | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH
 
 
-def dumps_json(value) -> bytes:
-    """The release's JSON spelling: UTF-8, 2-space indent, a final newline."""
-    return (json.dumps(value, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+def dumps_json(value, *, sort_keys: bool = False) -> bytes:
+    """The release's JSON spelling: UTF-8, 2-space indent, a final newline.
+
+    ``sort_keys`` for a document whose key order could depend on where it came from (e.g. jsonb).
+    """
+    return (json.dumps(value, indent=2, ensure_ascii=False, sort_keys=sort_keys) + "\n").encode("utf-8")
 
 
 def sha256(data: bytes) -> str:
