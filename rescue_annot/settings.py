@@ -9,6 +9,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import environ
+from csp.constants import NONCE
 from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -77,13 +78,14 @@ AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
 AXES_VERBOSE = False
 
-# Content Security Policy: scripts only from our own static files (no inline
-# script); styles may be inline only because server-rendered SVG plots carry
-# style attributes.
+# Content Security Policy: scripts only from our own static files; the one
+# inline script is the import map of the vendored ES modules, allowed by a
+# per-request nonce (templates/_importmap.html). Styles may be inline only
+# because server-rendered SVG plots carry style attributes.
 CONTENT_SECURITY_POLICY = {
     "DIRECTIVES": {
         "default-src": ["'self'"],
-        "script-src": ["'self'"],
+        "script-src": ["'self'", NONCE],
         "style-src": ["'self'", "'unsafe-inline'"],
         "img-src": ["'self'", "data:"],
         "media-src": ["'self'", "https:"],

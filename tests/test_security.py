@@ -1,5 +1,6 @@
 """Security settings that a user relies on without seeing them."""
 import io
+import re
 
 import pytest
 from django.core.management import call_command
@@ -10,11 +11,23 @@ pytestmark = pytest.mark.django_db
 
 def test_pages_carry_a_content_security_policy_without_inline_script(client, annotator):
     client.force_login(annotator)
-    policy = client.get("/work/")["Content-Security-Policy"]
+    response = client.get("/work/")
+    policy = response["Content-Security-Policy"]
     directives = dict(d.strip().split(" ", 1) for d in policy.split(";") if d.strip())
-    assert directives["script-src"] == "'self'"
+    # Our own files, plus the per-request nonce of the one inline script: the import map.
+    self_src, nonce_src = directives["script-src"].split(" ")
+    assert self_src == "'self'" and re.fullmatch(r"'nonce-[A-Za-z0-9+/=_-]{16,}'", nonce_src)
     assert "unsafe-inline" not in directives["script-src"] and "unsafe-eval" not in policy
     assert directives["object-src"] == "'none'" and directives["frame-ancestors"] == "'none'"
+    nonce = nonce_src[len("'nonce-"):-1]
+    inline_scripts = re.findall(r"<script(?![^>]*\bsrc=)([^>]*)>", response.content.decode())
+    assert inline_scripts == [f' type="importmap" nonce="{nonce}"'], "the import map is the only inline script"
+
+
+def test_a_second_request_gets_a_new_nonce(client, annotator):
+    client.force_login(annotator)
+    first, second = (client.get("/work/")["Content-Security-Policy"] for _ in range(2))
+    assert first != second
 
 
 def test_repeated_failed_logins_lock_the_account_out(client, annotator):
