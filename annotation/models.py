@@ -157,11 +157,21 @@ class DraftSource(models.TextChoices):
     SYNTHETIC = "synthetic", "Synthetic generator"
 
 
+class Modality(models.TextChoices):
+    """What the model could perceive of the clip when it drafted it."""
+
+    VIDEO = "video", "video with audio"
+    AUDIO = "audio", "audio only"
+    TRANSCRIPT = "transcript", "transcript only"
+
+
 class Draft(AnnotationDocument):
     row = models.OneToOneField(Row, on_delete=models.CASCADE, related_name="draft")
     source = models.CharField(max_length=16, choices=DraftSource.choices, default=DraftSource.LLM)
     # model, model version, prompt version, input hash, tokens, latency, cost...
     provenance = models.JSONField(default=dict, blank=True)
+    # What the draft was made from; "" when not recorded (imported or synthetic drafts).
+    modality = models.CharField(max_length=12, choices=Modality.choices, blank=True, default="")
     history = _history()
 
 

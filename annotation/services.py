@@ -10,14 +10,14 @@ from django.utils import timezone
 
 from .models import Clip, ClipState, Project
 from .roles import ADMIN, GROUP_ROLES, ROLES
-from .taxonomy import available_versions
+from .taxonomy import DEFAULT_VERSION, available_versions
 
 
 class ServiceError(Exception):
     """A request that cannot be carried out; the message is for the user."""
 
 
-def create_project(slug: str, *, name: str = "", annotators_per_clip: int = 3, taxonomy_version: str = "1") -> Project:
+def create_project(slug: str, *, name: str = "", annotators_per_clip: int = 3, taxonomy_version: str = DEFAULT_VERSION) -> Project:
     if Project.objects.filter(slug=slug).exists():
         raise ServiceError(f"project {slug!r} already exists")
     if taxonomy_version not in available_versions():

@@ -259,12 +259,15 @@ def test_an_entity_not_in_the_clip_is_kept_as_a_row_warning_and_the_therapists_n
 
 
 @pytest.mark.django_db
-def test_an_answer_cut_off_at_max_tokens_is_a_recorded_failure_with_its_cost(fake, project, preannotate):
-    clip = make_clip(project)
-    fake.script(g.max_tokens())
+def test_an_answer_cut_off_even_for_one_cue_is_a_recorded_failure_with_its_cost(fake, project, preannotate):
+    clip = make_clip(project, n=2)
+    fake.responder = lambda body, prompt: g.max_tokens()
     preannotate()
     job = assert_failed_cleanly(clip, "max_tokens")
+    # The whole clip, then its first half (a single cue, which cannot be split): both cut off, both paid for.
+    assert len(fake.generate_requests) == 2
     assert job.result["usage"]["tokens_out"] > 0 and job.result["usage"]["cost_usd"] > 0
+    assert "(part 1.1 of 1)" in job.error
 
 
 @pytest.mark.django_db
@@ -309,23 +312,32 @@ def test_a_failed_rerun_leaves_the_previous_drafts_exactly_as_they_were(fake, pr
 def test_the_lean_schema_is_the_row_model_without_bounds_or_entity_enums():
     schema = lean_schema_dict("family")
     row = schema["properties"]["rows"]["items"]
-    # Derived from the pydantic model: the model's keys, minus the mirrored relation_cycle_* ones.
-    assert (
-        tuple(row["properties"])
-        == ANSWER_ROW_KEYS
-        == tuple(k for k in CONVENTION_ROW_KEYS if not k.startswith("relation_cycle"))
+    # Derived from the pydantic model: the release keys minus the mirrored relation_cycle_* ones and
+    # row_index (the platform numbers rows), evidence asked by cue id under its wire name.
+    expected = tuple(
+        "relation_pattern_evidence_cues" if k == "relation_pattern_evidence_rows" else k
+        for k in CONVENTION_ROW_KEYS
+        if not k.startswith("relation_cycle") and k != "row_index"
     )
-    assert set(ANSWER_ROW_KEYS) <= set(RowModel.model_fields)
+    assert tuple(row["properties"]) == ANSWER_ROW_KEYS == expected
+    assert set(ANSWER_ROW_KEYS) - {"relation_pattern_evidence_cues"} <= set(RowModel.model_fields)
     assert row["property_ordering"] == list(ANSWER_ROW_KEYS)
+    assert row["properties"]["relation_pattern_evidence_cues"] == {"type": "ARRAY", "items": {"type": "STRING"}}
     text = json.dumps(schema)
     for bound in ("minimum", "maximum", "min_items", "max_items", "minItems", "maxItems"):
         assert bound not in text
     family = load_taxonomy("family")
     assert row["properties"]["primary_speaker"] == {"type": "STRING"}  # no per-clip entity enum
-    assert row["properties"]["relation_pattern"]["enum"] == [x.label for x in family.relation_patterns]
+    # null is "not annotated"; "no clear pattern" has its own member, stored as "".
+    assert row["properties"]["relation_pattern"] == {
+        "type": "STRING",
+        "enum": [x.label for x in family.relation_patterns] + ["no_clear_pattern"],
+        "nullable": True,
+    }
+    assert row["properties"]["relation_pattern_reason"] == {"type": "STRING", "nullable": True}
     assert enum_value_count(schema) == len(family.utterance_types) + len(family.support_strategies) + len(
         family.relation_patterns
-    )
+    ) + 1
     assert g.schema_problem(schema, enum_limit=40) is None
 
 
@@ -349,11 +361,12 @@ def test_the_fake_server_refuses_what_gemini_refuses():
 def test_the_prompt_of_each_scenario_carries_the_taxonomy_and_the_rules(scenario):
     prompt = system_prompt(scenario)
     taxonomy = load_taxonomy(scenario)
-    assert prompt.version == f"{scenario}-v1"
+    assert prompt.version == f"{scenario}-v2" and taxonomy.version == "2"
     for label in [*taxonomy.relation_patterns, *taxonomy.support_strategies, *taxonomy.utterance_types]:
         assert f"`{label.label}`: {label.definition}" in prompt.text
     for rule in taxonomy.rules:
-        assert rule.text in prompt.text
+        assert f"- {rule.title}: {rule.text}" in prompt.text
+    flat = " ".join(prompt.text.split()).lower()
     for must in (
         "no extra keys",
         "Never write the therapist's personal name",
@@ -362,9 +375,46 @@ def test_the_prompt_of_each_scenario_carries_the_taxonomy_and_the_rules(scenario
         "every cue that contains words",
         "Before you answer, check",
         f"`{taxonomy.group_label}`",
+        "An empty list is not the safe choice",  # the counterweight to under-labelling
+        "list each of them" if scenario == "family" else 'list both names, for example `["Evelyn", "Alan"]`',
+        "a laugh, sigh or murmur with no outward target is not background dialogue",
+        "on therapist rows leave it `[]`",  # internal emotion
+        "`no_clear_pattern`",
+        "Copy the ids; do not count rows",
     ):
-        assert must.lower() in " ".join(prompt.text.split()).lower(), must
+        assert " ".join(must.split()).lower() in flat, must
     assert "$" not in prompt.text  # every placeholder filled
+    if scenario == "family":
+        assert "evoke" not in prompt.text  # not a family label
+
+
+def test_the_rules_the_issue_asked_for_are_taxonomy_data_linked_to_the_labels_they_separate():
+    couple, family = load_taxonomy("couple"), load_taxonomy("family")
+    specific = next(r for r in couple.rules if r.id == "more-specific-beats-track")
+    assert {"evoke", "repair", "join"} <= set(specific.labels) and "evoke, repair or join" in specific.text
+    for tax in (couple, family):
+        ids = {r.id for r in tax.rules}
+        assert {
+            "function-not-wording-support-strategy",
+            "function-not-wording-relation-pattern",
+            "no-strategy-vs-strategy",
+            "join-not-warmth-alone",
+            "safeguard-not-agreement",
+            "no-fallback-strategy",
+            "no-clear-pattern-vs-not-annotated",
+        } <= ids
+        # "" is the empty choice: the counterweight shows where an annotator is about to leave the list empty.
+        assert "no-strategy-vs-strategy" in {r.id for r in tax.rules_for("support_strategy", "")}
+        assert "join-not-warmth-alone" in {r.id for r in tax.rules_for("support_strategy", "join")}
+        for rule in tax.rules:
+            allowed = tax.strategy_labels if rule.field == "support_strategy" else tax.relation_labels
+            assert set(rule.labels) <= allowed | {""}, rule.id
+    assert {"goal-align-not-a-summary", "detach-needs-both-partners"} <= {r.id for r in couple.rules}
+    assert "evoke" not in {label for r in family.rules for label in r.labels}
+    repair = next(x for x in family.relation_patterns if x.label == "repair_softening").definition
+    assert all(word in repair for word in ("vulnerability", "validation", "reconnect"))
+    # Version 1 stays as it was: releases frozen under it must reproduce.
+    assert "no-strategy-vs-strategy" not in {r.id for r in load_taxonomy("couple", "1").rules}
 
 
 # --- provenance and convention -------------------------------------------------------------
@@ -383,10 +433,12 @@ def test_every_draft_records_model_version_prompt_input_hash_tokens_latency_and_
     p = drafts[0].provenance
     assert p["provider"] == "gemini" and p["model"] == "gemini-2.5-flash"
     assert p["model_version"] == g.MODEL_VERSION  # reported by the API, not assumed
-    assert p["prompt_version"] == "couple-v1" and p["input_hash"] == clip_input(clip).input_hash()
+    assert p["prompt_version"] == "couple-v2" and p["input_hash"] == clip_input(clip).input_hash()
     assert p["tokens_in"] > 0 and p["tokens_out"] > 0 and p["latency_s"] > 0
     assert p["cost_usd"] == pytest.approx(p["tokens_in"] * 1.0 / 1e6 + p["tokens_out"] * 10.0 / 1e6)
-    assert p["key"] == f"sha256:{p['input_hash']}|couple-v1|gemini-2.5-flash"
+    assert p["key"] == f"sha256:{p['input_hash']}|couple-v2|gemini-2.5-flash"
+    assert p["modality"] == "transcript" and {d.modality for d in drafts} == {"transcript"}
+    assert (p["thinking_budget"], p["window_cues"]) == (8192, 81)
     assert all(d.provenance["input_hash"] == p["input_hash"] for d in drafts)
 
 
@@ -397,10 +449,10 @@ def test_drafts_follow_the_platform_convention_with_the_relation_label_mirrored_
     clip = make_clip(project)
 
     def label_rows(rows):
-        for row in rows:
+        for number, row in enumerate(rows, start=1):  # one row per cue
             row["relation_pattern"] = "pursue_withdraw"
             row["relation_pattern_reason"] = "she presses, he retreats"
-            row["relation_pattern_evidence_rows"] = [row["row_index"]]
+            row["relation_pattern_evidence_cues"] = [f"c{number}"]
 
     fake.responder = with_row_change(label_rows)
     preannotate()
@@ -473,15 +525,16 @@ def test_a_150_row_family_clip_is_split_into_windows_and_stitched_without_duplic
     settings.PREANNOTATE_WINDOW_OVERLAP = 4
     clip = make_family_clip(project, n=150)
 
-    def label_with_evidence(rows):
-        for row in rows:
+    def label_with_evidence(body, prompt):
+        # Evidence by the clip-wide cue ids the transcript prints: this cue and the one before.
+        answer = g.one_row_per_cue(body, prompt)
+        for cue, row in zip(g.parse_transcript(prompt)[1], answer["rows"]):
             row["relation_pattern"] = "escalation_conflict"
             row["relation_pattern_reason"] = "several members raise the stakes"
-            row["relation_pattern_evidence_rows"] = (
-                [row["row_index"] - 1, row["row_index"]] if row["row_index"] > 1 else [1]
-            )
+            row["relation_pattern_evidence_cues"] = [f"c{max(1, cue.number - 1)}", f"c{cue.number}"]
+        return answer
 
-    fake.responder = with_row_change(label_with_evidence)
+    fake.responder = label_with_evidence
     preannotate()
     job = assert_preannotated(clip, 150)
     requests = fake.generate_requests
@@ -499,7 +552,7 @@ def test_a_150_row_family_clip_is_split_into_windows_and_stitched_without_duplic
         d.row.row_index: d.content["relation_pattern_evidence_rows"]
         for d in Draft.objects.filter(row__clip=clip).select_related("row")
     }
-    assert evidence[1] == [1] and all(evidence[i] == [i - 1, i] for i in range(2, 151))
+    assert evidence[1] == [1] and all(evidence[i] == [i - 1, i] for i in range(2, 151))  # never a window's local numbers
     assert not Draft.objects.filter(row__clip=clip).exclude(warnings=[]).exists()
     assert job.result["summary"]["windows"] == 3 and {
         d.provenance["window"] for d in Draft.objects.filter(row__clip=clip)
@@ -586,15 +639,13 @@ def test_stitching_keeps_one_copy_of_a_cue_that_two_windows_annotated_differentl
     cues = tuple(TranscriptCue(i + 1, i * 5.0, i * 5.0 + 4.0, "Maya", f"cue {i}") for i in range(10))
     plan = [windows.Window(1, 0, 7, 0, 5), windows.Window(2, 3, 10, 5, 10)]
 
-    def row(start, end, text, local, window):
-        return DraftRow(
-            start, end, "Maya", text, {"relation_pattern_evidence_rows": []}, window=window, local_index=local
-        )
+    def row(start, end, text, window):
+        return DraftRow(start, end, "Maya", text, {"relation_pattern_evidence_rows": []}, window=window, part=str(window))
 
     # Window 1 splits cue 6 (a context cue for it) into two rows; window 2 owns cue 6 and keeps it whole.
-    first = [row(c.start, c.end, c.text, i + 1, 1) for i, c in enumerate(cues[:5])]
-    first += [row(25.0, 27.0, "cue", 6, 1), row(27.0, 29.0, "5", 7, 1), row(30.0, 34.0, "cue 6", 8, 1)]
-    second = [row(c.start, c.end, c.text, i + 1, 2) for i, c in enumerate(cues[3:])]
+    first = [row(c.start, c.end, c.text, 1) for c in cues[:5]]
+    first += [row(25.0, 27.0, "cue", 1), row(27.0, 29.0, "5", 1), row(30.0, 34.0, "cue 6", 1)]
+    second = [row(c.start, c.end, c.text, 2) for c in cues[3:]]
     stitched = windows.stitch(plan, [first, second], cues)
     assert [r.dialogue_cleaned for r in stitched] == [c.text for c in cues]
 
@@ -750,8 +801,9 @@ def test_a_clip_with_a_video_uploads_it_through_the_files_api_and_sends_it_with_
     assert paths[-1] == ("DELETE", "/v1/files/file2")  # removed afterwards
     (request,) = fake.generate_requests
     assert request.file_uris and request.file_uris[0].endswith("/files/file2")
-    provenance = Draft.objects.filter(row__clip=clip).first().provenance
-    assert provenance["video"].endswith(":4096") and provenance["input_hash"] != text_only_hash
+    draft = Draft.objects.filter(row__clip=clip).first()
+    assert draft.provenance["media"].endswith(":4096") and draft.provenance["input_hash"] != text_only_hash
+    assert draft.modality == "video" and request.modality == "video with audio"
 
 
 # --- exactly once (in-process) ---------------------------------------------------------------------
@@ -900,7 +952,7 @@ def test_settings_fall_back_to_the_environment_then_to_defaults(monkeypatch, set
     settings.PREANNOTATE_RETRY_BASE_DELAY = 0.5
     assert conf.get("PREANNOTATE_RETRY_BASE_DELAY") == 0.5
     monkeypatch.delenv("PREANNOTATE_WINDOW_CUES", raising=False)
-    assert conf.get("PREANNOTATE_WINDOW_CUES") == 60
+    assert conf.get("PREANNOTATE_WINDOW_CUES") == 0  # 0: sized from the output budget
 
 
 @pytest.mark.django_db

@@ -98,7 +98,7 @@ def test_freeze_writes_the_whole_release_read_only_and_records_it(synthetic, lea
     for path in out.rglob("*"):
         assert not path.stat().st_mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH), path
     inputs = manifest["inputs"]
-    assert (inputs["project"], inputs["seed"], inputs["split_ratios"], inputs["taxonomy_version"], inputs["rule_version"]) == (synthetic.slug, 1, {"train": 0.7, "validation": 0.1, "test": 0.2}, "1", "1")
+    assert (inputs["project"], inputs["seed"], inputs["split_ratios"], inputs["taxonomy_version"], inputs["rule_version"]) == (synthetic.slug, 1, {"train": 0.7, "validation": 0.1, "test": 0.2}, "2", "1")
     assert len(manifest["clips"]) == 20 and manifest["tasks"]["itp"]["all"]["all"]["instances"] > 0
     assert (release.path, release.manifest, release.created_by, release.seed) == (str(out.resolve()), manifest, lead, 1)
     assert set(synthetic.clips.values_list("state", flat=True)) == {ClipState.RELEASED}
@@ -123,6 +123,11 @@ def test_freeze_writes_the_whole_release_read_only_and_records_it(synthetic, lea
     assert stats["relation_pattern_transitions"]["couple"]["labels"][0] == "pursue_withdraw"
     card = (out / "README.md").read_text()
     assert card.startswith("---\n") and "config_name: itp" in card and "Synthetic data" in card and "The ITP shortcut" in card
+    # The boundary rules of the release's taxonomy, read here straight from its data files.
+    for scenario in ("couple", "family"):
+        data = json.loads((Path(__file__).resolve().parent.parent / "annotation" / "taxonomy" / "data" / f"{scenario}-2.json").read_text())
+        for rule in data["rules"]:
+            assert f"- *{rule['title']}* ({rule['field'].replace('_', ' ')}): {rule['text']}\n" in card, rule["id"]
     agreement = json.loads((out / "agreement.json").read_text())
     assert agreement["available"] is True and agreement["scope"]["clips"] == 20 and "Krippendorff's alpha per field" in card
 

@@ -154,15 +154,24 @@ class Usage:
 
 
 def request_config(
-    system: str, schema: types.Schema | None, max_output_tokens: int | None, temperature: float | None
+    system: str,
+    schema: types.Schema | None,
+    max_output_tokens: int | None,
+    temperature: float | None,
+    thinking_budget: int | None = None,
 ) -> types.GenerateContentConfig:
-    """The generateContent configuration of every request (JSON out, with or without a schema)."""
+    """The generateContent configuration of every request (JSON out, with or without a schema).
+
+    The thinking budget is always sent when known: thinking tokens count against
+    ``max_output_tokens``, and only a fixed budget leaves a known room for the answer.
+    """
     return types.GenerateContentConfig(
         system_instruction=system,
         response_mime_type="application/json",
         response_schema=schema,
         max_output_tokens=max_output_tokens,
         temperature=temperature,
+        thinking_config=types.ThinkingConfig(thinking_budget=thinking_budget) if thinking_budget is not None else None,
         # No tools are offered; skip the SDK's function-calling loop.
         automatic_function_calling=types.AutomaticFunctionCallingConfig(disable=True),
     )
@@ -183,6 +192,7 @@ class GeminiClient:
         max_output_tokens: int,
         temperature: float | None,
         limiter: RateLimiter,
+        thinking_budget: int | None = None,
         max_attempts: int,
         base_delay: float,
         max_delay: float,
@@ -193,6 +203,7 @@ class GeminiClient:
         self.model = model
         self.timeout = timeout
         self.max_output_tokens = max_output_tokens
+        self.thinking_budget = thinking_budget
         self.temperature = temperature
         self.limiter = limiter
         self.max_attempts = max(1, int(max_attempts))
@@ -215,6 +226,7 @@ class GeminiClient:
             "model": model,
             "timeout": float(conf.get("GEMINI_TIMEOUT_SECONDS")),
             "max_output_tokens": int(conf.get("GEMINI_MAX_OUTPUT_TOKENS")),
+            "thinking_budget": conf.thinking_budget(),
             "temperature": conf.get("GEMINI_TEMPERATURE"),
             "limiter": shared_limiter(model),
             "max_attempts": int(conf.get("PREANNOTATE_MAX_ATTEMPTS")),
@@ -297,7 +309,9 @@ class GeminiClient:
             text += "\n\nAnswer with JSON only, following exactly this schema:\n" + json.dumps(
                 schema_dict, separators=(",", ":")
             )
-        config = request_config(system, schema if use_schema else None, self.max_output_tokens, self.temperature)
+        config = request_config(
+            system, schema if use_schema else None, self.max_output_tokens, self.temperature, self.thinking_budget
+        )
         contents = [media, text] if media is not None else [text]
         started = time.monotonic()
         try:
@@ -352,7 +366,7 @@ class GeminiClient:
         if finish == "MAX_TOKENS":
             raise fail(
                 "max_tokens",
-                f"the answer was cut off after {tokens_out} output tokens (finish reason MAX_TOKENS); lower PREANNOTATE_WINDOW_CUES",
+                f"the answer was cut off after {tokens_out} output tokens (finish reason MAX_TOKENS)",
             )
         if finish in SAFETY_FINISH:
             raise fail("safety", f"the answer was blocked (finish reason {finish})")
@@ -364,31 +378,38 @@ class GeminiClient:
             raise fail("empty", "the answer contained no text")
         return Answer(text=text, model_version=version, tokens_in=tokens_in, tokens_out=tokens_out, latency=latency)
 
-    # --- video -----------------------------------------------------------------
+    # --- media -----------------------------------------------------------------
 
-    def upload_video(self, path: str, mime_type: str) -> types.Part:
-        """Upload the clip's video with the Files API, wait until it is ACTIVE, return the part to send."""
+    def media_part(self, path: str, url: str, mime_type: str) -> types.Part:
+        """The part that carries the clip's video or audio: a local file is uploaded with the
+        Files API (and waited for until ACTIVE), a URL is sent as it is for the API to fetch."""
+        if url:
+            return types.Part(file_data=types.FileData(file_uri=url, mime_type=mime_type or None))
+        return self.upload_media(path, mime_type)
+
+    def upload_media(self, path: str, mime_type: str) -> types.Part:
+        """Upload a video or audio file with the Files API, wait until it is ACTIVE, return the part to send."""
         try:
             uploaded = self._retrying(
                 lambda: self._sdk.files.upload(file=path, config=types.UploadFileConfig(mime_type=mime_type))
             )
         except PreannotationFailed as exc:
             raise PreannotationFailed(
-                "video_upload", exc.detail, usage=self.usage_now(), attempts=self.attempts
+                "media_upload", exc.detail, usage=self.usage_now(), attempts=self.attempts
             ) from exc
         self._uploaded.append(uploaded.name)
         deadline = time.monotonic() + float(conf.get("GEMINI_FILE_TIMEOUT_SECONDS"))
         while getattr(uploaded.state, "value", uploaded.state) == "PROCESSING":
             if time.monotonic() > deadline:
                 raise PreannotationFailed(
-                    "video_upload", f"the uploaded video {uploaded.name} was still processing after the timeout"
+                    "media_upload", f"the uploaded file {uploaded.name} was still processing after the timeout"
                 )
             self._sleep(float(conf.get("GEMINI_FILE_POLL_SECONDS")))
             uploaded = self._retrying(self._sdk.files.get, name=uploaded.name)
         state = getattr(uploaded.state, "value", uploaded.state)
         if state == "FAILED":
             raise PreannotationFailed(
-                "video_upload", f"the API could not process the video {uploaded.name}: {uploaded.error}"
+                "media_upload", f"the API could not process the file {uploaded.name}: {uploaded.error}"
             )
         return types.Part.from_uri(file_uri=uploaded.uri, mime_type=uploaded.mime_type or mime_type)
 

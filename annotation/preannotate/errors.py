@@ -6,7 +6,7 @@ from __future__ import annotations
 REASONS = {
     "invalid_json": "the answer was not valid JSON",
     "schema_mismatch": "the answer's JSON does not have the structure of the response schema",
-    "max_tokens": "the answer was cut off at the model's output limit (MAX_TOKENS)",
+    "max_tokens": "the answer was cut off at the model's output limit (MAX_TOKENS), even for a single cue",
     "safety": "the answer was blocked by the model's safety filter",
     "blocked": "the request was blocked before an answer was generated",
     "no_candidates": "the model returned no candidate answer",
@@ -17,12 +17,14 @@ REASONS = {
     "timeout": "the API did not answer in time, after every retry",
     "network": "the API could not be reached, after every retry",
     "api_error": "the API refused the request",
-    "video_upload": "the clip's video could not be uploaded",
+    "media_upload": "the clip's video or audio could not be uploaded",
+    "video_upload": "the clip's video could not be uploaded",  # as jobs recorded it before audio was sent too
     "no_cues": "the clip has no transcript cue with words",
     "speaker_map": "the clip's speaker mapping is not confirmed",
     "human_work": "the clip already has human revisions or gold",
     "clip_state": "the clip left the pre-annotating state while the job ran",
     "internal_error": "an unexpected error in the platform",
+    "configuration": "the pre-annotation settings are inconsistent",
 }
 
 

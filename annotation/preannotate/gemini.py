@@ -12,6 +12,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, as_completed
 
 from ..models import DraftSource
+from ..taxonomy import DEFAULT_VERSION
 from . import conf, windows
 from .client import GeminiClient
 from .errors import PreannotationFailed
@@ -25,12 +26,10 @@ PROVIDER = "gemini"
 
 
 def plan_for(inp: ClipInput) -> list[windows.Window]:
-    return windows.plan(
-        len(inp.cues), int(conf.get("PREANNOTATE_WINDOW_CUES")), int(conf.get("PREANNOTATE_WINDOW_OVERLAP"))
-    )
+    return windows.plan(len(inp.cues), conf.window_cues(), int(conf.get("PREANNOTATE_WINDOW_OVERLAP")))
 
 
-def prompt_version(scenario: str, taxonomy_version: str = "1") -> str:
+def prompt_version(scenario: str, taxonomy_version: str = DEFAULT_VERSION) -> str:
     return system_prompt(scenario, taxonomy_version).version
 
 
@@ -39,26 +38,38 @@ def annotate(
 ) -> Outcome:
     if not any(c.has_words for c in inp.cues):
         raise PreannotationFailed("no_cues", "the clip has no transcript cue with words")
-    prompt = system_prompt(inp.scenario, inp.taxonomy_version)
+    try:
+        plan = plan_for(inp)
+        client = client or GeminiClient.from_settings()
+    except conf.BudgetError as exc:
+        raise PreannotationFailed("configuration", str(exc)) from exc
+    prompt = system_prompt(inp.scenario, inp.taxonomy_version, modality=inp.modality)
     schema, schema_dict = (
         lean_schema(inp.scenario, inp.taxonomy_version),
         lean_schema_dict(inp.scenario, inp.taxonomy_version),
     )
-    plan = plan_for(inp)
-    client = client or GeminiClient.from_settings()
+    overlap = int(conf.get("PREANNOTATE_WINDOW_OVERLAP"))
+    cut_off: list[str] = []  # parts whose answer hit the output limit and were asked again in halves
     try:
-        media = client.upload_video(inp.media_path, inp.media_mime) if inp.has_video else None
+        media = client.media_part(inp.media_path, inp.media_url, inp.media_mime) if inp.has_media else None
 
-        def ask(window: windows.Window) -> list:
-            user = render_transcript(inp, window.first, window.stop, window.number, len(plan))
-            answer = client.generate(prompt.text, user, schema=schema, schema_dict=schema_dict, media=media)
+        def ask(window: windows.Window) -> list[tuple[windows.Window, list]]:
+            user = render_transcript(inp, window.first, window.stop, window.label, len(plan))
+            where = f" (part {window.label} of {len(plan)})" if len(plan) > 1 or window.part != "1" else ""
             try:
-                return parse_answer(answer.text, inp, window=window.number)
+                answer = client.generate(prompt.text, user, schema=schema, schema_dict=schema_dict, media=media)
+                return [(window, parse_answer(answer.text, inp, window=window.number, part=window.label))]
             except PreannotationFailed as exc:
-                where = f" (part {window.number} of {len(plan)})" if len(plan) > 1 else ""
-                raise PreannotationFailed(exc.reason, exc.detail + where) from exc
+                halves = windows.split(window, len(inp.cues), overlap) if exc.reason == "max_tokens" else None
+                if halves is None:
+                    raise PreannotationFailed(exc.reason, exc.detail + where) from exc
+            # Cut off at the output limit: the same cues in two smaller requests (the cost of
+            # the cut-off answer is already counted in the client's usage).
+            log.info("clip %s: answer%s cut off at the output limit; asking again in two halves", inp.sample_id, where)
+            cut_off.append(window.label)
+            return [pair for half in halves for pair in ask(half)]
 
-        answers = _ask_all(plan, ask, progress)
+        answered = [pair for pairs in _ask_all(plan, ask, progress) for pair in pairs]
     except PreannotationFailed as exc:
         # Usage as of now: with windows asked side by side, others may have been billed since.
         exc.usage, exc.attempts = client.usage_now(), client.attempts
@@ -66,11 +77,15 @@ def annotate(
     finally:
         client.close()
 
-    rows = windows.stitch(plan, answers, inp.cues)
+    rows = windows.stitch([w for w, _ in answered], [r for _, r in answered], inp.cues)
     summary = finalise(rows, inp)
     usage = client.usage_now()
     summary.update(
-        windows=len(plan), schema_mode=client.schema_mode, retries=len(client.attempts), attempts=client.attempts
+        windows=len(answered),
+        cut_off_parts=sorted(cut_off),
+        schema_mode=client.schema_mode,
+        retries=len(client.attempts),
+        attempts=client.attempts,
     )
     # Copied onto every draft of the clip. Usage figures are those of the whole clip
     # (all its requests); prices per million tokens are in the job's result.
@@ -82,8 +97,11 @@ def annotate(
         "prompt_version": prompt.version,
         "taxonomy_version": inp.taxonomy_version,
         "input_hash": inp.input_hash(),
+        "modality": str(inp.modality),
         "schema_mode": client.schema_mode,  # response_schema | json_fallback
-        "windows": len(plan),
+        "windows": len(answered),
+        "window_cues": conf.window_cues(),
+        "thinking_budget": client.thinking_budget,
         "requests": usage["requests"],
         "tokens_in": usage["tokens_in"],
         "tokens_out": usage["tokens_out"],
@@ -92,8 +110,10 @@ def annotate(
     }
     if client.fallback_reason:
         provenance["schema_fallback_reason"] = client.fallback_reason
-    if inp.has_video:
-        provenance["video"] = inp.media_fingerprint
+    if inp.has_media:
+        provenance["media"] = inp.media_fingerprint
+    if inp.media_skipped:
+        provenance["media_skipped"] = inp.media_skipped
     summary["price_per_mtok"] = {
         "in": float(conf.get("GEMINI_PRICE_IN_PER_MTOK")),
         "out": float(conf.get("GEMINI_PRICE_OUT_PER_MTOK")),
@@ -101,8 +121,8 @@ def annotate(
     return Outcome(rows=rows, source=DraftSource.LLM, provenance=provenance, summary=summary)
 
 
-def _ask_all(plan: list[windows.Window], ask, progress) -> list[list]:
-    """The answers of every window of ``plan``, in plan order.
+def _ask_all(plan: list[windows.Window], ask, progress) -> list:
+    """The answers of every window of ``plan``, in plan order (each what ``ask`` returned).
 
     A long clip's windows are independent requests, so they are asked side by
     side (at most PREANNOTATE_WINDOW_CONCURRENCY at once): the clip then takes
@@ -158,12 +178,14 @@ def warm_up() -> None:
     from google import genai
     from google.genai import types
 
+    from ..models import Modality
     from ..taxonomy import SCENARIOS, available_versions
     from .client import prepare_sdk_client, request_config
 
     for version in available_versions():
         for scenario in SCENARIOS:
-            system_prompt(scenario, version)
+            for modality in Modality.values:
+                system_prompt(scenario, version, modality=modality)
             lean_schema(scenario, version)
     prepare_sdk_client()
     try:

@@ -11,7 +11,7 @@ in their provenance: nothing here pretends to be an LLM.
 
 from __future__ import annotations
 
-from ..models import DraftSource
+from ..models import DraftSource, Modality
 from ..schema import ANNOTATION_KEYS
 from ..taxonomy import THERAPIST
 from .transcript import ClipInput, TranscriptCue
@@ -51,7 +51,6 @@ def annotate(inp: ClipInput) -> Outcome:
                 primary_speaker=cue.speaker,
                 dialogue_cleaned=" ".join(cue.text.split()),
                 content=content,
-                local_index=i + 1,
                 home_cue=cue.number - 1,
             )
         )
@@ -64,6 +63,7 @@ def annotate(inp: ClipInput) -> Outcome:
         "prompt_version": VERSION,
         "taxonomy_version": inp.taxonomy_version,
         "input_hash": inp.input_hash(),
+        "modality": Modality.TRANSCRIPT.value,
         "note": "row skeleton from the transcript; no model was called and every annotation field is empty",
     }
     return Outcome(rows=rows, source=DraftSource.OFFLINE, provenance=provenance, summary=summary)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from django.db.models import Count, Q
 
 from .. import selectors as scoped
-from ..models import Draft, Job, JobState, Project
+from ..models import Draft, Job, JobState, Modality, Project
 from .errors import REASONS
 from .services import BATCH_KIND, CLIP_KIND, batch_jobs, is_stale
 
@@ -108,10 +108,18 @@ def project_clips(user, project: Project) -> list[dict]:
     for job in Job.objects.filter(kind=CLIP_KIND, project=project).order_by("clip_id", "-created_at", "-pk"):
         latest.setdefault(job.clip_id, job)
     sources: dict[int, set[str]] = {}
-    for clip_id, source in (
-        Draft.objects.filter(row__clip__project=project).values_list("row__clip_id", "source").distinct()
+    prompts: dict[int, set[str]] = {}
+    modalities: dict[int, set[str]] = {}
+    for clip_id, source, prompt, modality in (
+        Draft.objects.filter(row__clip__project=project)
+        .values_list("row__clip_id", "source", "provenance__prompt_version", "modality")
+        .distinct()
     ):
         sources.setdefault(clip_id, set()).add(source)
+        if prompt:
+            prompts.setdefault(clip_id, set()).add(prompt)
+        if modality:
+            modalities.setdefault(clip_id, set()).add(MODALITY_LABELS[modality])
     out = []
     for clip in clips:
         out.append(
@@ -125,10 +133,31 @@ def project_clips(user, project: Project) -> list[dict]:
                 "drafts": clip.draft_count,
                 "warning_rows": clip.warning_rows,
                 "draft_sources": sorted(sources.get(clip.pk, ())),
+                # Each draft keeps the prompt version it was made with (v1 drafts stay v1).
+                "prompt_versions": sorted(prompts.get(clip.pk, ())),
+                "modalities": sorted(modalities.get(clip.pk, ())),
                 "last_job": _job_view(latest.get(clip.pk)),
             }
         )
     return out
+
+
+MODALITY_LABELS = dict(Modality.choices)
+_DRAFTED_FROM = {
+    Modality.VIDEO: "drafted from the video (with its sound)",
+    Modality.AUDIO: "drafted from the audio only",
+    Modality.TRANSCRIPT: "drafted from the transcript only",
+}
+
+
+def modality_note(modality: str) -> str:
+    """What a draft was made from, as the editor shows it next to the draft ("" when not recorded)."""
+    return _DRAFTED_FROM.get(modality, "")
+
+
+def draft_modality_label(draft: Draft) -> str:
+    """``modality_note`` of one draft: "drafted from the transcript only" and the like."""
+    return modality_note(draft.modality)
 
 
 def failure_meanings() -> dict[str, str]:

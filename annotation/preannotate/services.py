@@ -221,6 +221,11 @@ def start_preannotation(
         raise ServiceError(
             "GEMINI_API_KEY is not set: set it (and GEMINI_BASE_URL for a proxy) or use the offline provider"
         )
+    if provider == gemini.PROVIDER:
+        try:
+            conf.window_cues()
+        except conf.BudgetError as exc:
+            raise ServiceError(str(exc)) from None
     if clips is None:
         candidates = list(project.clips.filter(state__in=STARTABLE).order_by("sample_id").values_list("pk", flat=True))
     else:
@@ -424,6 +429,8 @@ def _store(job_id: int, clip_id: int, key: str, outcome: Outcome) -> bool:
 
         def provenance(r):
             own = {"window": r.window} if outcome.provenance.get("windows", 1) > 1 else {}
+            if r.part != str(r.window):  # from a half of a window asked again after a cut-off answer
+                own["part"] = r.part
             if r.notes:  # the safe normalisations applied to this row
                 own["normalisations"] = r.notes
             # Passed as an expression, which makes Django insert the drafts (and their history)
@@ -444,6 +451,7 @@ def _store(job_id: int, clip_id: int, key: str, outcome: Outcome) -> bool:
                 layout={},
                 source=outcome.source,
                 provenance=provenance(r),
+                modality=outcome.provenance.get("modality", ""),
             )
             for row, r in zip(rows, outcome.rows)
         ]

@@ -11,7 +11,13 @@ subtitle speaker label copied in front of the words. An annotation field whose
 value does not have the schema's structure is left empty with a warning naming
 what the model sent. Everything else the full validation finds (the ROW_SCHEMA
 rules via ``annotation.schema.check_row``, cue coverage, times outside the cue
-spans) is kept as it came and stored as warnings on the row, for the annotator.
+spans, a pattern without a reason or evidence) is kept as it came and stored as
+warnings on the row, for the annotator.
+
+The wire conventions of ``response_schema`` are undone here: ``null`` utterance
+type → ``""``; relation pattern ``null`` → null ("not annotated", its reason null
+too), ``no_clear_pattern`` → ``""``; evidence cue ids are read into cue numbers
+(``DraftRow.evidence_cues``), which ``windows.stitch`` turns into row numbers.
 """
 
 from __future__ import annotations
@@ -30,13 +36,21 @@ from pydantic import ValidationError
 from ..schema import ANNOTATION_KEYS, ClipContext, RowAnnotation, check_row
 from ..taxonomy import THERAPIST
 from .errors import PreannotationFailed
-from .response_schema import ANSWER_ROW_KEYS, MIRRORED_KEYS, NULL_MEANS_BLANK
-from .transcript import ClipInput
+from .response_schema import (
+    ANSWER_ROW_KEYS,
+    EVIDENCE_KEY,
+    EVIDENCE_WIRE_KEY,
+    MIRRORED_KEYS,
+    NO_CLEAR_PATTERN,
+    STORED_ANSWER_KEYS,
+)
+from .transcript import ClipInput, cue_number
 
 log = logging.getLogger(__name__)
 
 SKELETON_FIELDS = ("start_time", "end_time", "primary_speaker", "dialogue_cleaned")
-ANSWER_CONTENT_KEYS = tuple(k for k in ANSWER_ROW_KEYS if k not in SKELETON_FIELDS and k != "row_index")
+# The stored annotation keys an answer fills (evidence under its stored name).
+ANSWER_CONTENT_KEYS = tuple(k for k in STORED_ANSWER_KEYS if k not in SKELETON_FIELDS)
 # Seconds a row may reach past its cues (rounding, cue edges) before it is a warning.
 TIME_TOLERANCE = 0.5
 # Share of a cue's words that must appear, in order, in the rows around it.
@@ -58,9 +72,11 @@ class DraftRow:
     content: dict
     warnings: list[dict] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
-    window: int = 1
-    local_index: int = 0  # the row's index in its window's answer (what its evidence rows refer to)
+    window: int = 1  # the window of the clip's plan the row came from
+    part: str = "1"  # the request it came from: the window, or a half of it asked again ("2.1")
     home_cue: int = 0  # 0-based position of the cue the row mostly covers
+    # Cue numbers the model cited as evidence; ``windows.stitch`` maps them to row numbers.
+    evidence_cues: list[int] = field(default_factory=list)
 
     def warn(self, path: str, message: str, code: str) -> None:
         self.warnings.append({"path": path, "message": message, "code": code, "severity": "warning"})
@@ -138,7 +154,7 @@ def _skeleton_problem(raw, pos: int) -> str | None:
     return None
 
 
-def parse_answer(text: str, inp: ClipInput, *, window: int = 1) -> list[DraftRow]:
+def parse_answer(text: str, inp: ClipInput, *, window: int = 1, part: str = "1") -> list[DraftRow]:
     """The rows of one answer, normalised and structurally valid. Raises PreannotationFailed."""
     data = _loads(text)
     if isinstance(data, dict) and isinstance(data.get("rows"), list):
@@ -155,10 +171,10 @@ def parse_answer(text: str, inp: ClipInput, *, window: int = 1) -> list[DraftRow
         if problem:
             raise PreannotationFailed("schema_mismatch", problem)
     names = PersonNames(inp)
-    return [_read_row(raw, pos, names, window) for pos, raw in enumerate(raw_rows)]
+    return [_read_row(raw, names, window, part) for raw in raw_rows]
 
 
-def _read_row(raw: dict, pos: int, names: PersonNames, window: int) -> DraftRow:
+def _read_row(raw: dict, names: PersonNames, window: int, part: str) -> DraftRow:
     row = DraftRow(
         start_time=float(raw["start_time"]),
         end_time=float(raw["end_time"]),
@@ -166,11 +182,9 @@ def _read_row(raw: dict, pos: int, names: PersonNames, window: int) -> DraftRow:
         dialogue_cleaned=raw["dialogue_cleaned"],
         content={},
         window=window,
-        local_index=raw["row_index"]
-        if isinstance(raw.get("row_index"), int) and not isinstance(raw.get("row_index"), bool)
-        else pos + 1,
+        part=part,
     )
-    extra = sorted(k for k in raw if k not in ANSWER_ROW_KEYS and k not in MIRRORED_KEYS)
+    extra = sorted(k for k in raw if k not in ANSWER_ROW_KEYS and k not in MIRRORED_KEYS and k != "row_index")
     if extra:
         row.notes.append(f"keys outside the schema ignored: {', '.join(extra)}")
 
@@ -188,29 +202,63 @@ def _read_row(raw: dict, pos: int, names: PersonNames, window: int) -> DraftRow:
         row.notes.append(f"primary_speaker: {note}")
     row.primary_speaker = speaker
 
-    # Wire conventions (see response_schema): null means "" for these two.
-    values = {k: raw.get(k) for k in ANSWER_CONTENT_KEYS}
-    for key in NULL_MEANS_BLANK:
-        if values[key] is None and key in raw:
-            values[key] = ""
-    if values["relation_pattern_reason"] is None and "relation_pattern_reason" in raw:
-        values["relation_pattern_reason"] = ""
-    row.content = _checked_content(values, raw, row)
+    values = {k: raw.get(k) for k in ANSWER_CONTENT_KEYS if k != EVIDENCE_KEY}
+    values[EVIDENCE_KEY] = []  # numbered by windows.stitch from the cited cues
+    present = {k for k in ANSWER_CONTENT_KEYS if k in raw} | ({EVIDENCE_KEY} if EVIDENCE_WIRE_KEY in raw else set())
+    if values["utterance_type"] is None and "utterance_type" in raw:
+        values["utterance_type"] = ""
+    row.content = _checked_content(values, present, row)
+    _read_relation(raw, row)
     _normalise_people(row, names)
     _normalise_text(row)
     return row
 
 
+def _read_relation(raw: dict, row: DraftRow) -> None:
+    """The three relation states of the release, from the wire's null / no_clear_pattern / label."""
+    content = row.content
+    label = content["relation_pattern"]
+    if label == NO_CLEAR_PATTERN:
+        content["relation_pattern"] = ""
+    handles = raw.get(EVIDENCE_WIRE_KEY)
+    if label is None:
+        # Not annotated: the release stores a null reason and no evidence with it.
+        if content["relation_pattern_reason"] or handles:
+            row.notes.append("relation_pattern is null (not annotated): the reason and evidence sent with it were dropped")
+        content["relation_pattern_reason"] = None
+        return
+    if content["relation_pattern_reason"] is None:
+        content["relation_pattern_reason"] = ""
+    if handles is None:
+        return
+    if not isinstance(handles, list):
+        handles = [handles]
+    for handle in handles:
+        number = cue_number(handle)
+        if number is None:
+            row.warn(
+                EVIDENCE_KEY,
+                f"evidence {json.dumps(handle, ensure_ascii=False)[:40]} is not a cue id such as \"c12\"; it was left out",
+                "evidence_cue_unreadable",
+            )
+        elif number not in row.evidence_cues:
+            row.evidence_cues.append(number)
+
+
 def _empty(key: str):
-    """The empty value of an annotation field: [] for lists, "" for text (and for the relation label)."""
+    """The empty value of an annotation field: [] for lists, null for the relation label and its
+    reason (not annotated), "" for other text."""
+    if key in ("relation_pattern", "relation_pattern_reason"):
+        return None
     return [] if typing.get_origin(RowAnnotation.model_fields[key].annotation) is list else ""
 
 
-def _checked_content(values: dict, raw: dict, row: DraftRow) -> dict:
+def _checked_content(values: dict, present: set, row: DraftRow) -> dict:
     """Annotation fields with the schema's structure; a broken field is emptied with a warning."""
     for key in ANSWER_CONTENT_KEYS:
-        if key not in raw:
-            row.warn(key, f"the model left out {key}; it is empty here", "llm_field_missing")
+        if key not in present:
+            wire = EVIDENCE_WIRE_KEY if key == EVIDENCE_KEY else key
+            row.warn(key, f"the model left out {wire}; it is empty here", "llm_field_missing")
             values[key] = _empty(key)
     for _ in range(len(ANSWER_CONTENT_KEYS)):
         try:
@@ -319,6 +367,8 @@ def finalise(rows: list[DraftRow], inp: ClipInput, *, ignore_codes: frozenset[st
                 "rows_out_of_order",
             )
         previous_start = row.start_time
+    for row in rows:
+        _check_relation(row)
     _check_spans(rows, inp)
     uncovered = _check_coverage(rows, inp)
     for row in rows:
@@ -335,6 +385,21 @@ def finalise(rows: list[DraftRow], inp: ClipInput, *, ignore_codes: frozenset[st
         "normalisations": sum(len(r.notes) for r in rows),
         "uncovered_cues": uncovered,
     }
+
+
+def _check_relation(row: DraftRow) -> None:
+    """A pattern, and "no clear pattern" too, comes with a reason and the rows that show it (as in
+    the release: all its "" rows carry both). Skipped where the row model's own rules already
+    flagged the same field."""
+    label = row.content.get("relation_pattern")
+    if label is None:
+        return
+    flagged = {w["path"] for w in row.warnings}
+    what = "'no clear pattern'" if label == "" else repr(label)
+    if "relation_pattern_reason" not in flagged and not (row.content.get("relation_pattern_reason") or "").strip():
+        row.warn("relation_pattern_reason", f"the model gave {what} without a reason", "relation_reason_missing")
+    if EVIDENCE_KEY not in flagged and not row.content.get(EVIDENCE_KEY):
+        row.warn(EVIDENCE_KEY, f"the model gave {what} without evidence rows", "relation_evidence_missing")
 
 
 def _check_spans(rows: list[DraftRow], inp: ClipInput) -> None:

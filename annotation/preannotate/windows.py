@@ -3,14 +3,20 @@
 A family session can run to 150 rows, more than one answer can hold. The cues
 are cut into consecutive *cores* of at most ``size - 2 * overlap`` cues; each
 request shows its core plus ``overlap`` context cues on either side, so the
-model sees how the exchange around the edges goes.
+model sees how the exchange around the edges goes. A window whose answer is cut
+off at the output limit is asked again as two halves (``split``), each with its
+own context, down to a single cue.
 
 Stitching keeps, from each window, exactly the rows whose *home cue* (the cue
 the row overlaps most in time) lies in that window's core. Cores partition the
 cues and every row has one home cue, so each stretch of the transcript comes
 from exactly one answer: nothing is kept twice, and coverage of the whole clip
-is checked afterwards like for any answer. Evidence row numbers, which the
-model gives within its own answer, are translated to the stitched numbering.
+is checked afterwards like for any answer.
+
+Evidence is cited by cue id (``c12``), the clip-wide handle printed in front of
+each cue, and mapped to row numbers here, once the rows are numbered: cue ``c12``
+stands for the rows whose home cue it is. A cited cue the request did not show
+(a row number mistaken for a cue id, say) is left out with a warning.
 """
 
 from __future__ import annotations
@@ -18,30 +24,65 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from .transcript import TranscriptCue
+from .response_schema import EVIDENCE_KEY
+from .transcript import TranscriptCue, cue_id
 from .validate import DraftRow
 
 
 @dataclass(frozen=True)
 class Window:
-    number: int  # 1-based
+    number: int  # 1-based, in the clip's plan
     first: int  # first cue shown (0-based position, inclusive)
     stop: int  # end of the cues shown (exclusive)
     core_first: int
     core_stop: int
+    part: str = ""  # "2", or "2.1" / "2.2" for the halves of window 2 asked again
+
+    @property
+    def label(self) -> str:
+        return self.part or str(self.number)
+
+    def shows(self, position: int) -> bool:
+        return self.first <= position < self.stop
 
 
 def plan(cue_count: int, size: int, overlap: int) -> list[Window]:
     """Windows over ``cue_count`` cues, each showing at most ``size`` cues."""
     if cue_count <= size:
-        return [Window(1, 0, cue_count, 0, cue_count)]
+        return [Window(1, 0, cue_count, 0, cue_count, "1")]
     overlap = max(0, min(overlap, (size - 1) // 2))
     core = size - 2 * overlap
     count = math.ceil(cue_count / core)
     bounds = [round(i * cue_count / count) for i in range(count + 1)]  # balanced cores
     return [
-        Window(i + 1, max(0, bounds[i] - overlap), min(cue_count, bounds[i + 1] + overlap), bounds[i], bounds[i + 1])
+        Window(
+            i + 1,
+            max(0, bounds[i] - overlap),
+            min(cue_count, bounds[i + 1] + overlap),
+            bounds[i],
+            bounds[i + 1],
+            str(i + 1),
+        )
         for i in range(count)
+    ]
+
+
+def split(window: Window, cue_count: int, overlap: int) -> list[Window] | None:
+    """The two halves of ``window``'s core, each with ``overlap`` context cues; None for a one-cue core."""
+    if window.core_stop - window.core_first < 2:
+        return None
+    middle = (window.core_first + window.core_stop) // 2
+    halves = [(window.core_first, middle), (middle, window.core_stop)]
+    return [
+        Window(
+            window.number,
+            max(0, first - overlap),
+            min(cue_count, stop + overlap),
+            first,
+            stop,
+            f"{window.label}.{i}",
+        )
+        for i, (first, stop) in enumerate(halves, start=1)
     ]
 
 
@@ -66,51 +107,48 @@ def _same_words(a: DraftRow, b: DraftRow) -> bool:
 
 
 def stitch(windows: list[Window], answers: list[list[DraftRow]], cues: tuple[TranscriptCue, ...]) -> list[DraftRow]:
-    """One list of rows from the answers of ``windows`` (same order)."""
+    """One list of rows from the answers of ``windows`` (same order), evidence cues mapped to rows."""
     kept: list[DraftRow] = []
-    dropped: list[DraftRow] = []
+    shown_in: dict[int, Window] = {}
     for window, rows in zip(windows, answers):
         for row in rows:
             row.home_cue = home_cue(row, cues, window)
-            if window.core_first <= row.home_cue < window.core_stop:
-                if (
-                    kept
-                    and kept[-1].window != row.window
-                    and kept[-1].home_cue == row.home_cue
-                    and _same_words(kept[-1], row)
-                ):
-                    # The same row from both sides of a window edge.
-                    dropped.append(row)
-                    continue
-                kept.append(row)
-            else:
-                dropped.append(row)
-    _renumber_evidence(kept, dropped)
+            if not window.core_first <= row.home_cue < window.core_stop:
+                continue
+            if kept and kept[-1].part != row.part and kept[-1].home_cue == row.home_cue and _same_words(kept[-1], row):
+                continue  # the same row from both sides of a window edge
+            kept.append(row)
+            shown_in[id(row)] = window
+    resolve_evidence(kept, cues, shown_in)
     return kept
 
 
-def _renumber_evidence(kept: list[DraftRow], dropped: list[DraftRow]) -> None:
-    final = {id(r): i for i, r in enumerate(kept, start=1)}
-    first_on_cue: dict[int, int] = {}
-    for i, r in enumerate(kept, start=1):
-        first_on_cue.setdefault(r.home_cue, i)
-    # (window, index in that window's answer) -> index in the stitched clip
-    where: dict[tuple[int, int], int] = {}
-    for r in dropped:
-        if r.home_cue in first_on_cue:
-            where.setdefault((r.window, r.local_index), first_on_cue[r.home_cue])
-    for r in kept:
-        where[(r.window, r.local_index)] = final[id(r)]
-    for r in kept:
-        evidence = r.content.get("relation_pattern_evidence_rows") or []
-        mapped = []
-        for n in evidence:
-            if (r.window, n) in where:
-                mapped.append(where[(r.window, n)])
-            else:
-                r.warn(
-                    "relation_pattern_evidence_rows",
-                    f"evidence row {n} does not exist in the model's answer (part {r.window}); it was left out",
+def resolve_evidence(rows: list[DraftRow], cues: tuple[TranscriptCue, ...], shown_in: dict[int, Window]) -> None:
+    """Each row's cited cues as the numbers of the rows (1-based, in ``rows`` order) that cover them.
+
+    The one place where evidence handles become row numbers. ``shown_in`` maps a row (by id)
+    to the window it was answered in; a cue that window did not show is not evidence the model
+    could have read, so it is left out with a warning, like a cue that does not exist.
+    """
+    rows_of_cue: dict[int, list[int]] = {}
+    for index, row in enumerate(rows, start=1):
+        rows_of_cue.setdefault(row.home_cue, []).append(index)
+    for row in rows:
+        window = shown_in.get(id(row))
+        found: list[int] = []
+        for number in row.evidence_cues:
+            handle = cue_id(number)
+            if not 1 <= number <= len(cues):
+                row.warn(EVIDENCE_KEY, f"evidence cue {handle} is not a cue of this clip; it was left out", "evidence_row_missing")
+            elif window is not None and not window.shows(number - 1):
+                row.warn(
+                    EVIDENCE_KEY,
+                    f"evidence cue {handle} was not shown to the model in this part "
+                    f"({cue_id(window.first + 1)}-{cue_id(window.stop)}); it was left out",
                     "evidence_row_missing",
                 )
-        r.content["relation_pattern_evidence_rows"] = list(dict.fromkeys(mapped))
+            elif number - 1 not in rows_of_cue:
+                row.warn(EVIDENCE_KEY, f"evidence cue {handle} has no row in the draft; it was left out", "evidence_row_missing")
+            else:
+                found.extend(rows_of_cue[number - 1])
+        row.content[EVIDENCE_KEY] = sorted(set(found))

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from tasks.rules import ALL_TASKS, PREDICTION_FIELDS, RPP_ANY_SPEAKER, TASKS
 
 from ..schema import CONVENTION_ROW_KEYS
+from ..taxonomy import boundary_rules_markdown
 from .agreement_report import summary_rows
 from .croissant import config_files
 from .labels import NO_PATTERN, NO_STRATEGY, NOT_ANNOTATED
@@ -491,6 +492,9 @@ def _provenance_section(card: CardInputs) -> str:
             else ".\n\n"
         )
     )
+    # Cards of releases under taxonomy 1 were frozen before the card listed the rules; they must reproduce byte for byte.
+    if inputs["taxonomy_version"] != "1":
+        text += boundary_rules_markdown(inputs["taxonomy_version"])
     return text
 
 

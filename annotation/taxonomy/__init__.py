@@ -3,7 +3,22 @@
 One JSON file per scenario and version under ``data/`` (``couple-1.json``):
 labels with short definitions, and the disambiguation rules of TAXONOMY.md §4
 linked to the labels they separate. Everything that needs a closed label set
-(the row schema, the editor, the pre-annotation prompt) asks this module.
+(the row schema, the editor, the pre-annotation prompt, the release card) asks
+this module.
+
+A rule's ``labels`` may include ``NONE`` (``""``): the empty choice, i.e. no
+strategy on the turn, or "no clear pattern" for the relation pattern. Rules
+that separate a label from leaving the field empty ("warmth alone is not
+join", "an empty list is not the safe choice") are linked to it, so an editor
+shows them when the annotator is about to leave the field empty too.
+
+Versions: 1 is what the first projects were annotated under and stays as it
+was (their releases record it and must reproduce byte for byte). 2 has the
+same labels; it completes the family ``repair_softening`` definition and adds
+the rules version 1 lacked (the function-not-wording principle, the
+counterweight to empty strategy lists, the "not enough" boundaries, no
+fallback labels, "no clear pattern" vs "not annotated"). New projects use
+DEFAULT_VERSION.
 """
 from __future__ import annotations
 
@@ -14,7 +29,8 @@ from pathlib import Path
 
 DATA_DIR = Path(__file__).resolve().parent / "data"
 SCENARIOS = ("couple", "family")
-DEFAULT_VERSION = "1"
+DEFAULT_VERSION = "2"
+NONE = ""  # the empty choice in a rule's labels: no strategy / no clear pattern
 THERAPIST = "Therapist"
 
 
@@ -95,6 +111,19 @@ def load_taxonomy(scenario: str, version: str = DEFAULT_VERSION) -> Taxonomy:
             for r in raw["rules"]
         ),
     )
+
+
+def boundary_rules_markdown(version: str) -> str:
+    """The boundary rules of every scenario in ``version`` as Markdown, for the release card."""
+    text = f"### Boundary rules shown to annotators (taxonomy version {version})\n\n"
+    for scenario in SCENARIOS:
+        taxonomy = load_taxonomy(scenario, version)
+        text += f"**{scenario.capitalize()}.**\n\n"
+        for rule in taxonomy.rules:
+            field = rule.field.replace("_", " ")
+            text += f"- *{rule.title}* ({field}): {rule.text}\n"
+        text += "\n"
+    return text
 
 
 def available_versions() -> list[str]:

@@ -13,8 +13,9 @@ produces a constraint that has too many states for serving ...").
 Each test scripts it: ``server.script(behaviour, ...)`` queues what the next
 generateContent requests get (an answer, an error, a hang, a hold ...); when
 the queue is empty, ``responder`` answers (by default: one well-formed row per
-transcript cue). Every request is recorded with its arrival time, for rate
-checks.
+transcript cue). A responder returns the answer's JSON, or a ``Reply`` (for
+example ``max_tokens()`` for a request showing too many cues). Every request
+is recorded with its arrival time, for rate checks.
 """
 
 from __future__ import annotations
@@ -59,7 +60,8 @@ BOUND_KEYS = {
 MODEL_VERSION = "gemini-2.5-flash-fake-001"
 _GENERATE = re.compile(r"^/(?P<version>v\d\w*)/models/(?P<model>[^/:]+):generateContent$")
 _FILE = re.compile(r"^/(?P<version>v\d\w*)/files/(?P<id>[\w-]+)$")
-_CUE = re.compile(r"^\[(?P<n>\d+)\] (?P<start>[\d.]+)-(?P<end>[\d.]+) \| (?P<speaker>.*?) \| (?P<text>.*)$")
+_CUE = re.compile(r"^\[c(?P<n>\d+)\] (?P<start>[\d.]+)-(?P<end>[\d.]+) \| (?P<speaker>.*?) \| (?P<text>.*)$")
+_MODALITY = re.compile(r"^Modality: (?P<modality>[a-z ]+?)\.", re.MULTILINE)
 
 
 # --- behaviours ---------------------------------------------------------------------
@@ -161,7 +163,7 @@ def parse_transcript(prompt: str) -> tuple[list[str], list[Cue]]:
 
 
 def row_for(cue: Cue, index: int, previous: str | None, labels: list[str]) -> dict:
-    """A row the platform's validation accepts without warnings."""
+    """A row the platform's validation accepts without warnings (``index``: its place in the answer)."""
     group = labels[-1] if labels else "Couple"
     therapist = cue.speaker == "Therapist"
     if previous and previous != cue.speaker:
@@ -186,10 +188,9 @@ def row_for(cue: Cue, index: int, previous: str | None, labels: list[str]) -> di
         else [{"person": cue.speaker, "emotion_description": "feels unheard", "intensity": 5}],
         "viewpoints_attitudes": [],
         "support_strategy": [],
-        "row_index": index,
         "relation_pattern": None,
-        "relation_pattern_reason": "",
-        "relation_pattern_evidence_rows": [],
+        "relation_pattern_reason": None,
+        "relation_pattern_evidence_cues": [],
     }
 
 
@@ -225,15 +226,47 @@ class Recorded:
         return "\n".join(texts)
 
     @property
+    def system(self) -> str:
+        """The system instruction of a generateContent request (the rendered prompt)."""
+        parts = ((self.body or {}).get("systemInstruction") or {}).get("parts", [])
+        return "\n".join(p.get("text", "") for p in parts)
+
+    @property
+    def modality(self) -> str | None:
+        """What the transcript message says is attached: "video with audio", "audio only", "transcript only"."""
+        m = _MODALITY.search(self.prompt)
+        return m["modality"] if m else None
+
+    @property
+    def generation_config(self) -> dict:
+        return (self.body or {}).get("generationConfig") or {}
+
+    @property
     def response_schema(self) -> dict | None:
         config = (self.body or {}).get("generationConfig") or {}
         return config.get("responseSchema") or config.get("response_schema")
 
     @property
-    def file_uris(self) -> list[str]:
+    def files(self) -> list[tuple[str, str | None]]:
+        """(URI, MIME type) of every file part (the SDK writes their keys in either case)."""
         parts = [p for c in (self.body or {}).get("contents", []) for p in c.get("parts", [])]
         data = [p.get("fileData") or p.get("file_data") for p in parts]
-        return [d.get("fileUri") or d.get("file_uri") for d in data if d]
+        return [(d.get("fileUri") or d.get("file_uri"), d.get("mimeType") or d.get("mime_type")) for d in data if d]
+
+    @property
+    def file_uris(self) -> list[str]:
+        return [uri for uri, _ in self.files]
+
+    @property
+    def thinking_budget(self) -> int | None:
+        config = self.generation_config
+        thinking = config.get("thinkingConfig") or config.get("thinking_config") or {}
+        return thinking.get("thinkingBudget", thinking.get("thinking_budget"))
+
+    @property
+    def max_output_tokens(self) -> int | None:
+        config = self.generation_config
+        return config.get("maxOutputTokens", config.get("max_output_tokens"))
 
 
 def schema_problem(schema, enum_limit: int) -> str | None:
@@ -444,7 +477,11 @@ class FakeGemini:
                     if behaviour.details:
                         payload["error"]["details"] = behaviour.details
                     return self._send(behaviour.status, payload, headers)
-                reply = behaviour if isinstance(behaviour, Reply) else Reply()
+                if isinstance(behaviour, Reply):
+                    reply = behaviour
+                else:
+                    produced = fake.responder(record.body, record.prompt)
+                    reply = produced if isinstance(produced, Reply) else Reply(payload=produced)
                 return self._send(200, self._answer(record, reply))
 
             def _answer(self, record: Recorded, reply: Reply) -> dict:
@@ -462,6 +499,8 @@ class FakeGemini:
                     answer = reply.text
                 else:
                     payload = reply.payload if reply.payload is not None else fake.responder(record.body, prompt)
+                    if isinstance(payload, Reply):  # a scripted Reply() left the answer to the responder
+                        return self._answer(record, payload)
                     answer = json.dumps(payload, ensure_ascii=False)
                 out_tokens = max(1, len(answer) // 4)
                 candidate = {"content": {"parts": [{"text": answer}] if answer else [], "role": "model"}, "index": 0}

@@ -1,6 +1,7 @@
 from django.core.management.base import CommandError
 
 from ...services import ServiceError, create_project
+from ...taxonomy import DEFAULT_VERSION
 from ._base import AuditedCommand
 
 
@@ -11,7 +12,7 @@ class Command(AuditedCommand):
         parser.add_argument("slug")
         parser.add_argument("--name", default="")
         parser.add_argument("--annotators-per-clip", type=int, default=3)
-        parser.add_argument("--taxonomy-version", default="1")
+        parser.add_argument("--taxonomy-version", default=DEFAULT_VERSION)
 
     def handle(self, slug, name, annotators_per_clip, taxonomy_version, **options):
         try:
