@@ -16,8 +16,10 @@ prints:
   2-core machine the ratio depends on the last figure: read it before
   comparing runs.
 
-The 13 longest clips are asked in two windows each (204 requests), side by
-side, so each still costs about one answer's time of its worker.
+With the default window (82 cues, sized from the output budget) the 3 longest
+clips are asked in two windows each (194 requests), side by side, so each still
+costs about one answer's time of its worker; ``--window-cues 60`` gives the
+earlier 13 split clips (204 requests).
 
     DATABASE_URL=postgres://... CELERY_BROKER_URL=redis://... .venv/bin/python bench/bench_preannotate.py
     ... --limit 50 --window 10     # a limit that binds: 191 requests need at least 3 windows
@@ -191,7 +193,7 @@ def main(argv=None) -> int:
         "--window-cues",
         type=int,
         default=None,
-        help="cues per request (PREANNOTATE_WINDOW_CUES; default: the platform's, which splits clips over 60 cues)",
+        help="cues per request (PREANNOTATE_WINDOW_CUES; default: the platform's, sized from the output budget: 82 cues)",
     )
     parser.add_argument("--dump", help="write the request arrival times (JSON) to this file")
     args = parser.parse_args(argv)

@@ -438,7 +438,7 @@ def test_every_draft_records_model_version_prompt_input_hash_tokens_latency_and_
     assert p["cost_usd"] == pytest.approx(p["tokens_in"] * 1.0 / 1e6 + p["tokens_out"] * 10.0 / 1e6)
     assert p["key"] == f"sha256:{p['input_hash']}|couple-v2|gemini-2.5-flash"
     assert p["modality"] == "transcript" and {d.modality for d in drafts} == {"transcript"}
-    assert (p["thinking_budget"], p["window_cues"]) == (8192, 81)
+    assert (p["thinking_budget"], p["window_cues"]) == (8192, 82)
     assert all(d.provenance["input_hash"] == p["input_hash"] for d in drafts)
 
 

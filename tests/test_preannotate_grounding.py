@@ -264,10 +264,10 @@ def test_every_request_sets_the_thinking_budget_and_the_output_limit_from_config
 
 
 def test_the_window_is_sized_from_the_output_limit_minus_the_thinking_budget(settings):
-    # The defaults: (65,536 - 8,192) / (361 tokens per row x 1.3 rows per cue x 1.5 headroom).
-    assert conf.window_cues() == int((65536 - 8192) / (361 * 1.3 * 1.5)) == 81
+    # The defaults: (65,536 - 8,192) / (357 tokens per row x 1.3 rows per cue x 1.5 headroom).
+    assert conf.window_cues() == int((65536 - 8192) / (357 * 1.3 * 1.5)) == 82
     settings.GEMINI_THINKING_BUDGET = 24576  # the most gemini-2.5-flash thinks: the window shrinks with it
-    assert conf.window_cues() == int((65536 - 24576) / (361 * 1.3 * 1.5)) == 58
+    assert conf.window_cues() == int((65536 - 24576) / (357 * 1.3 * 1.5)) == 58
     settings.PREANNOTATE_WINDOW_CUES = 30  # an explicit size wins
     assert conf.window_cues() == 30
 

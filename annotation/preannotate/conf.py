@@ -47,17 +47,17 @@ DEFAULTS: dict[str, object] = {
     # Cues per request. 0 (the default) sizes the window from the output budget:
     #   (GEMINI_MAX_OUTPUT_TOKENS - GEMINI_THINKING_BUDGET)
     #     / (PREANNOTATE_TOKENS_PER_ROW x PREANNOTATE_ROWS_PER_CUE x PREANNOTATE_ANSWER_HEADROOM)
-    # = (65,536 - 8,192) / (361 x 1.3 x 1.5) = 81 cues with the defaults, so most family
+    # = (65,536 - 8,192) / (357 x 1.3 x 1.5) = 82 cues with the defaults, so most family
     # clips (about 71 rows) go in one request. A number here overrides the computation.
     "PREANNOTATE_WINDOW_CUES": 0,
     # Answer tokens per row: the 95th percentile of the 406 rows of the real sample as
     # the model's answer JSON, counted with the Gemma 3 tokenizer Gemini 2.x uses
-    # (bench/bench_row_tokens.py; median 245, max 413).
-    "PREANNOTATE_TOKENS_PER_ROW": 361,
+    # (bench/bench_row_tokens.py; median 244, mean 250, max 413).
+    "PREANNOTATE_TOKENS_PER_ROW": 357,
     # Rows per cue: a cue becomes one row, sometimes two (split addressees).
     "PREANNOTATE_ROWS_PER_CUE": 1.3,
     # Room for whitespace in the model's JSON (indented JSON of the same rows measured
-    # 1.37x compact) and for clips wordier than the sample. An answer cut off anyway
+    # 1.33x compact) and for clips wordier than the sample. An answer cut off anyway
     # (MAX_TOKENS) is asked again in two halves, down to one cue.
     "PREANNOTATE_ANSWER_HEADROOM": 1.5,
     # Context cues shared with each neighbouring window.

@@ -19,7 +19,7 @@ from django.views.decorators.http import require_POST
 from .. import selectors as scoped
 from ..roles import is_lead
 from ..services import ServiceError
-from . import conf, selectors, services
+from . import conf, quality, selectors, services
 from .gemini import PROVIDER as GEMINI
 from .offline import PROVIDER as OFFLINE
 
@@ -56,6 +56,7 @@ def batch_page(request, slug):
         "has_key": bool(conf.gemini_api_key()),
         "model": conf.gemini_model(),
         "form": StartForm(),
+        "quality": quality.draft_quality(project),
     }
     return _render(request, "preannotate/batch.html", context)
 
