@@ -19,7 +19,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from annotation.models import Draft, Modality
 from annotation.preannotate import conf
 from annotation.preannotate.prompts import system_prompt
-from annotation.preannotate.selectors import draft_modality_label, project_clips
+from annotation.preannotate.selectors import batch_status, draft_modality_label, latest_batch, project_clips
 from annotation.preannotate.transcript import clip_input, media_type
 from annotation.rescue_format.exporter import ExportSource, export_rescue
 from annotation.services import ServiceError
@@ -119,6 +119,9 @@ def test_the_batch_page_lists_each_clips_prompt_version_and_modality(fake, proje
     preannotate()
     (row,) = [c for c in project_clips(lead, project) if c["clip"] == clip.pk]
     assert row["prompt_versions"] == ["couple-v2"] and row["modalities"] == ["transcript only"]
+    # The API's batch status says it per clip job too.
+    (job,) = batch_status(latest_batch(project))["clips"]
+    assert (job["prompt_version"], job["modality"]) == ("couple-v2", "transcript")
 
 
 # --- 2. evidence rows that cannot be misnumbered ----------------------------------------------------

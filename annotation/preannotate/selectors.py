@@ -51,6 +51,8 @@ def _job_view(job: Job | None) -> dict | None:
         "retries": (job.result.get("summary") or {}).get("retries", len(job.result.get("attempts") or [])),
         "warnings": (job.result.get("summary") or {}).get("warnings", {}),
         "schema_mode": provenance.get("schema_mode", ""),
+        "prompt_version": provenance.get("prompt_version", ""),
+        "modality": provenance.get("modality", ""),
         "retryable": job.state == JobState.FAILED or is_stale(job),
         "previous_failures": len(job.result.get("previous_failures") or []),
         "started_at": job.started_at.isoformat() if job.started_at else None,
