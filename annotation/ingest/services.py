@@ -92,6 +92,8 @@ class FileResult:
     cues: int = 0
     speaker_map_confirmed: bool = False
     unmapped_speakers: list[str] = field(default_factory=list)
+    # What reading the file changed that a person should know at once (rolling captions collapsed).
+    notes: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -227,7 +229,7 @@ def ingest_one(
     if not confirmed:
         message += "; speaker map waits for confirmation"
     return FileResult(upload.name, status, message, sample_id=sample_id, clip_id=clip.pk, cues=len(transcript.cues),
-                      speaker_map_confirmed=confirmed, unmapped_speakers=unmapped)
+                      speaker_map_confirmed=confirmed, unmapped_speakers=unmapped, notes=list(transcript.notes.headlines))
 
 
 def replace_blocker(clip: Clip) -> str:
