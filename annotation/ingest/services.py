@@ -25,6 +25,7 @@ from django.core.exceptions import ValidationError
 from django.core.validators import URLValidator
 from django.db import IntegrityError, transaction
 
+from ..labels import state_label
 from ..models import Assignment, Clip, ClipState, Comment, Cue, Gold, Project, Revision
 from ..schema import CLIP_KEYS
 from ..services import ServiceError
@@ -237,7 +238,7 @@ def replace_blocker(clip: Clip) -> str:
     if clip.state == ClipState.PREANNOTATING:
         return "it is being pre-annotated; replace it when that has finished"
     if clip.state not in REPLACEABLE_STATES:
-        return f"it is {clip.state} and can no longer be replaced"
+        return f"it is {state_label(clip.state)} and can no longer be replaced"
     work = [
         ("revisions", Revision.objects.filter(row__clip=clip).exists()),
         ("gold rows", Gold.objects.filter(row__clip=clip).exists()),
