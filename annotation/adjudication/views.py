@@ -185,10 +185,15 @@ def project_assignments(request, slug):
     form = AssignForm(request.POST or None, project=project)
     if request.method == "POST" and form.is_valid():
         d = form.cleaned_data
-        clips = project.clips.filter(sample_id__in=d["clips"]) if d["clips"] else None
         try:
             plan = assigning.assign_clips(
-                project, clips=clips, users=list(d["annotators"]) or None, per_clip=d["per_clip"], calibration=d["calibration"], seed=d["seed"], actor=request.user
+                project,
+                clips=project.clips.filter(sample_id__in=d["clips"]),
+                users=list(d["annotators"]) or None,
+                per_clip=d["per_clip"],
+                calibration=form.calibration_subset(),
+                seed=d["seed"],
+                actor=request.user,
             )
         except ServiceError as exc:
             form.add_error(None, str(exc))
@@ -206,6 +211,9 @@ def project_assignments(request, slug):
         "project": project,
         "form": form,
         "clips": clips,
+        "assignable_states": assigning.ASSIGNABLE_STATES,
+        "ticked": form.ticked("clips"),
+        "ticked_calibration": form.ticked("calibration_clips"),
         "progress": assigning.annotator_progress(project),
         "annotators": list(assigning.annotators(project)),
     }
