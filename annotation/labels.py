@@ -95,6 +95,18 @@ def key_label(key: str) -> str:
     return words[:1].upper() + words[1:]
 
 
+def measure_label(measure: dict) -> str:
+    """An agreement measure's name for the page: ``presence_internal_emotion`` reads ``Internal emotion present``.
+
+    The measures' own labels (``internal_emotion present``) stay as they are in
+    the report and the figures: frozen releases reproduce them byte for byte.
+    """
+    key = measure.get("key", "")
+    if key.startswith("presence_"):
+        return f"{key_label(key.removeprefix('presence_'))} present"
+    return measure.get("label", key)
+
+
 def field_label(path: str) -> str:
     """A field path as a person reads it.
 

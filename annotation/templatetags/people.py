@@ -2,6 +2,7 @@
 
 - ``{{ clip.state|state_label }}``: a state as words (``in review``, never ``in_review``);
 - ``{{ path|field_label }}``: a field path as the editor names it (``Relation pattern › evidence rows, entry 3``);
+- ``{{ measure|measure_label }}``: an agreement measure (``Internal emotion present``);
 - ``{{ value|change_value:field }}``: an audit-trail value, a state as words where the field holds one;
 - ``{{ when|local_time }}``: a date and time the reader's browser shows in their own locale and time zone;
 - ``{{ clip.sample_id|breakable }}``: a long identifier that may wrap after ``/`` and ``_`` (not inside words).
@@ -34,6 +35,11 @@ def state_label(value) -> str:
 @register.filter
 def field_label(path) -> str:
     return labels.field_label(str(path or ""))
+
+
+@register.filter
+def measure_label(measure) -> str:
+    return labels.measure_label(measure) if isinstance(measure, dict) else str(measure)
 
 
 @register.filter
