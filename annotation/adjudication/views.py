@@ -202,16 +202,18 @@ def project_assignments(request, slug):
             for line in plan.skipped[:20]:
                 messages.info(request, f"Skipped {line}")
             return redirect("assignment-index", slug=project.slug)
-    clips = (
+    clips = list(
         project.clips.annotate(row_count=Count("rows", distinct=True))
         .prefetch_related(Prefetch("assignments", queryset=Assignment.objects.select_related("annotator").order_by("annotator__username")))
         .order_by("sample_id")
     )
+    present = {clip.state for clip in clips}
     context = {
         "project": project,
         "form": form,
         "clips": clips,
         "assignable_states": assigning.ASSIGNABLE_STATES,
+        "states": [state for state in ClipState.values if state in present],  # the state filter's choices
         "ticked": form.ticked("clips"),
         "ticked_calibration": form.ticked("calibration_clips"),
         "progress": assigning.annotator_progress(project),
