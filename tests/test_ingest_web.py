@@ -105,6 +105,23 @@ def test_mapping_page_suggests_and_the_lead_confirms(client, project, lead):
     assert clip.history.first().history_source == "web"
 
 
+def test_maps_to_offers_the_clips_people_as_choices(client, project, lead):
+    client.force_login(lead)
+    client.post(upload_page(project), {"files": [corpus_file("maya_and_tobias/001_clean.srt")], "scenario": "couple", "group": "g"})
+    clip = Clip.objects.get()
+    url = f"/projects/{project.slug}/clips/{clip.pk}/speakers/"
+    response = client.get(url)
+    field = response.context["form"]["speaker_0"]  # Dr. Weiss, suggested as the therapist
+    assert [value for value, _ in field.field.widget.choices] == ["", "Maya", "Tobias", "Therapist", "Couple"]
+    page = response.content.decode()
+    assert '<select name="speaker_0"' in page and '<option value="Therapist" selected>Therapist</option>' in page
+    # After a refused confirmation the choices follow the participants that were posted.
+    refused = client.post(url, {"participants": "Maya, Toby", "speaker_0": "Therapist", "speaker_1": "Maya", "speaker_2": "Tobias"})
+    assert refused.status_code == 200 and "&#x27;Tobias&#x27;, which is not a person of this clip" in refused.content.decode()
+    choices = [value for value, _ in refused.context["form"]["speaker_2"].field.widget.choices]
+    assert choices == ["", "Maya", "Toby", "Therapist", "Couple", "Tobias"]  # the stored choice stays visible
+
+
 def test_mapping_page_refuses_a_name_outside_the_clip(client, project, lead):
     client.force_login(lead)
     client.post(upload_page(project), {"files": [corpus_file("maya_and_tobias/001_clean.srt")], "scenario": "couple", "group": "g"})
