@@ -182,7 +182,7 @@ def test_rolling_auto_captions_collapse_into_their_distinct_lines():
     assert "rolling_captions" in codes(t.notes.normalisations)
 
 
-def test_rolling_captions_without_word_timings_still_collapse():
+def test_rolling_captions_without_word_timings_still_collapse_in_webvtt_and_subrip():
     # The same rolling shape after a converter dropped the timestamp tags (and the hold cues).
     text = (
         "WEBVTT\n\n00:00:01.000 --> 00:00:03.000\nwhere do we start\n\n"
@@ -195,6 +195,14 @@ def test_rolling_captions_without_word_timings_still_collapse():
     ]
     rolled = t.notes.as_dict()["rolling_captions"]
     assert rolled["words_timed"] == 0 and all(w["words"] == [] for w in rolled["word_timings"])
+    assert t.notes.headlines == ["rolling auto-captions: 3 cues, each repeating the line before it, collapsed into 3 lines (the file has no word timings)"]
+    # The same captions converted to SubRip.
+    subrip = "".join(
+        f"{n}\n00:00:0{c.start:.3f} --> 00:00:0{c.end:.3f}\n".replace(".", ",") + "\n".join(lines) + "\n\n"
+        for n, (c, lines) in enumerate(zip(t.cues, [["where do we start"], ["where do we start", "with the kids I think"],
+                                                     ["with the kids I think", "they hear everything"]]), start=1)
+    )
+    assert cue_tuples(read_transcript("g/converted.srt", subrip.encode())) == cue_tuples(t)
 
 
 @pytest.mark.parametrize("text", [
@@ -202,8 +210,10 @@ def test_rolling_captions_without_word_timings_still_collapse():
     "WEBVTT\n\n00:00:01.000 --> 00:00:02.000\n<v Maya>Yes.\n\n00:00:02.000 --> 00:00:03.000\n<v Maya>Yes.\n\n"
     "00:00:03.000 --> 00:00:04.000\n<v Tobias>Fine then.\n\n00:00:04.000 --> 00:00:05.000\n<v Maya>Really?\n\n"
     "00:00:05.000 --> 00:00:06.000\n<v Tobias>Really.\n",
-    # ... and so is one repetition in a short file.
+    # ... and so is one repetition in a short file ...
     "WEBVTT\n\n00:00:01.000 --> 00:00:02.000\nYes.\n\n00:00:02.000 --> 00:00:03.000\nYes.\n\n00:00:03.000 --> 00:00:04.000\nFine.\n",
+    # ... or the same word again and again: no cue carries a line on and adds one.
+    "WEBVTT\n\n" + "".join(f"00:00:0{n}.000 --> 00:00:0{n}.500\nNo.\n\n" for n in range(1, 6)),
 ])
 def test_a_transcript_that_only_sometimes_repeats_a_line_is_not_rolling(text):
     t = read_transcript("g/repeats.vtt", text.encode())

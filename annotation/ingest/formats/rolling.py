@@ -12,8 +12,10 @@ webvtt-py reads such files cue by cue and does nothing about the repetition,
 and its plain text drops the word timings, so both are handled here, on the
 payload lines the WebVTT reader has already split off (tags still in them).
 
-A file is rolling when at least half of the cues after the first, and at
-least two of them, begin with the line the cue before ended with. Collapsing
+A file is rolling when at least two cues, and at least a third of the cues
+after the first, begin with the line the cue before ended with and go on
+with a new line. (Cues that only repeat the line before are not enough: a
+transcript may hold the same short answer twice in a row.) Collapsing
 keeps each line once: it starts when the cue that first shows it starts and
 ends when the last cue in which it is the newest line ends (through the hold
 cue, up to where the next line starts). The word timings go to the ingest
@@ -33,7 +35,7 @@ from ..report import IngestNotes
 # An inline timestamp tag: <00:00:01.520> or <01:02.500>.
 _TIMESTAMP = re.compile(r"<((?:\d+:)?\d{2}:\d{2}\.\d{3})>")
 _TAG = re.compile(r"<[^>]*>")
-MIN_CARRIED = 2  # one repeated line in a short file is someone saying the same thing twice
+MIN_ROLLS = 2
 
 
 @dataclass
@@ -73,10 +75,10 @@ def _shown(cue: CaptionCue) -> list[tuple[str | None, str, str]]:
 
 
 def is_rolling(cues: list[CaptionCue]) -> bool:
-    """At least half of the cues after the first (and two or more) start with the line the cue before ended with."""
+    """Two or more cues, and a third of those after the first, carry the line before on and add a line."""
     shown = [[_key(v, t) for v, t, _ in _shown(c)] for c in cues]
-    carried = sum(1 for before, after in zip(shown, shown[1:]) if before and after and after[0] == before[-1])
-    return carried >= MIN_CARRIED and carried * 2 >= len(cues) - 1
+    rolls = sum(1 for before, after in zip(shown, shown[1:]) if before and len(after) > 1 and after[0] == before[-1])
+    return rolls >= MIN_ROLLS and rolls * 3 >= len(cues) - 1
 
 
 def _overlap(before: list, after: list) -> int:
@@ -129,17 +131,18 @@ def collapse(cues: list[CaptionCue], notes: IngestNotes) -> list[CaptionCue] | N
             # A hold cue: the newest line stays on screen until the next one starts.
             spoken[-1].end = max(spoken[-1].end, cue.end)
         before = keys
+    timed = sum(len(s.words) for s in spoken)
     notes.headline(
         "rolling_captions",
         f"rolling auto-captions: {len(cues)} cues, each repeating the line before it, collapsed into "
-        f"{len(spoken)} lines (word timings kept in this report)",
+        f"{len(spoken)} lines ({'word timings kept in this report' if timed else 'the file has no word timings'})",
     )
     notes.section(
         "rolling_captions",
         {
             "cues_read": len(cues),
             "lines": len(spoken),
-            "words_timed": sum(len(s.words) for s in spoken),
+            "words_timed": timed,
             "word_timings": [
                 {"line": s.line, "start": s.start, "end": s.end, "text": " ".join(s.text.split()), "words": s.words}
                 for s in spoken
