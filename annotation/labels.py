@@ -65,12 +65,12 @@ _KEY_LABELS = {
     "primary_speaker": "Speaker",
     "dialogue_cleaned": "Words",
 }
-# Keys inside list entries, as the editor names them (per list where it differs).
+# Keys inside list entries where the editor names them otherwise (the rest read as the key with spaces).
 _ENTRY_KEYS = {
-    "background_dialogue": {"speaker": "speaker", "target": "target", "content": "words"},
-    "internal_emotion": {"person": "person", "emotion_description": "emotion", "intensity": "intensity"},
-    "interaction_behavior": {"initiator": "initiator", "target": "toward", "description": "what they do"},
-    "viewpoints_attitudes": {"source": "source", "target": "about", "viewpoint": "viewpoint", "attitude": "attitude"},
+    "background_dialogue": {"content": "words"},
+    "internal_emotion": {"emotion_description": "emotion"},
+    "interaction_behavior": {"target": "toward", "description": "what they do"},
+    "viewpoints_attitudes": {"target": "about"},
     "support_strategy": {"strategy_type": "strategy", "target": "for", "strategy_content": "what the therapist does"},
 }
 _STEP = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)((?:\[\d+\])*)")
