@@ -18,6 +18,7 @@ from django.db import transaction
 from django.db.models import Count, Q
 from simple_history.utils import bulk_create_with_history
 
+from .labels import state_label
 from .models import Assignment, AssignmentMode, AssignmentState, Clip, ClipState, Draft, Project, Revision, RevisionStatus
 from .roles import ANNOTATOR
 from .schema import CONVENTION_ROW_KEYS, SKELETON_KEYS, THERAPIST, RowAnnotation
@@ -102,7 +103,7 @@ def assign_clips(
         existing.setdefault(a.clip_id, set()).add(a.annotator_id)
     for clip in clips:
         if clip.state not in ASSIGNABLE_STATES:
-            plan.skipped.append(f"{clip.sample_id}: state {clip.state}")
+            plan.skipped.append(f"{clip.sample_id}: it is {state_label(clip.state)}, not open for assignment")
             continue
         if not clip.rows.exists():
             plan.skipped.append(f"{clip.sample_id}: no rows yet (pre-annotate it first)")

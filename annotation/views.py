@@ -5,6 +5,7 @@ from django.shortcuts import get_object_or_404, render
 
 from . import readiness, selectors
 from .roles import is_lead, role_of
+from .workspace import views as workspace_views
 
 
 def healthz(request):
@@ -22,6 +23,10 @@ def readyz(request):
 
 @login_required
 def home(request):
+    """Where everyone lands after login: annotators on their queue (their work), leads on the projects."""
+    if not is_lead(request.user):
+        # Rendered here rather than redirected, so that "/" stays the address people sign in to.
+        return workspace_views.queue(request)
     projects = selectors.visible_projects(request.user)
     return render(request, "annotation/home.html", {"projects": projects, "role": role_of(request.user)})
 

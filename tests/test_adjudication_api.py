@@ -162,8 +162,9 @@ def test_reassign_through_the_api(imported, lead, annotator, other_annotator):
 def test_assignment_page_assigns_in_bulk_with_a_calibration_number(client, imported, lead, annotator, other_annotator):
     client.force_login(lead)
     page = client.get(reverse("assignment-index", args=[imported.slug]))
-    assert page.status_code == 200 and b"Calibration subset" in page.content
-    response = client.post(reverse("assignment-index", args=[imported.slug]), {"per_clip": 2, "calibration": "1", "seed": 0}, follow=True)
+    assert page.status_code == 200 and b"Calibration draw" in page.content
+    every_clip = list(imported.clips.values_list("sample_id", flat=True))
+    response = client.post(reverse("assignment-index", args=[imported.slug]), {"per_clip": 2, "clips": every_clip, "calibration": "1", "seed": 0}, follow=True)
     assert b"8 assignments created" in response.content
     assert Assignment.objects.filter(mode=AssignmentMode.FROM_EMPTY).count() == 2
     assert b"ann1" in response.content and b"4 / 12" not in response.content  # progress table shows rows reviewed of rows
@@ -175,8 +176,9 @@ def test_assignment_page_assigns_in_bulk_with_a_calibration_number(client, impor
 
 def test_assignment_page_refuses_unknown_calibration_clips(client, imported, lead, annotator, other_annotator):
     client.force_login(lead)
-    response = client.post(reverse("assignment-index", args=[imported.slug]), {"per_clip": 2, "calibration": "nope/clip", "seed": 0})
-    assert response.status_code == 422 and b"calibration clips not in this selection" in response.content
+    ticked = ["maya_and_tobias/000_clip"]
+    response = client.post(reverse("assignment-index", args=[imported.slug]), {"per_clip": 2, "clips": ticked, "calibration_clips": ["maya_and_tobias/001_clip"], "seed": 0})
+    assert response.status_code == 422 and b"Calibration clips must be ticked for assignment too: maya_and_tobias/001_clip" in response.content
     assert not Assignment.objects.exists()
 
 

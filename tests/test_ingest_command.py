@@ -55,6 +55,14 @@ def test_exits_non_zero_when_any_file_is_refused_after_ingesting_the_rest(projec
     assert Clip.objects.count() == 3
 
 
+def test_rolling_captions_are_collapsed_and_the_command_says_so(project):
+    out = run(str(CORPUS / "rolling" / "001_auto_captions.vtt"), "--project", project.slug, "--scenario", "couple", "--participants", "Maya,Tobias")
+    lines = out.splitlines()
+    assert lines[0] == "created   rolling/001_auto_captions  (3 cues, speakers to confirm)  <- rolling/001_auto_captions.vtt"
+    assert lines[1].strip() == "rolling auto-captions: 5 cues, each repeating the line before it, collapsed into 3 lines (word timings kept in this report)"
+    assert Clip.objects.get().cues.count() == 3
+
+
 def test_speaker_map_file_confirms_and_participants_option(project, tmp_path):
     mapping = tmp_path / "speakers.json"
     mapping.write_text(json.dumps({"SPEAKER_00": "Therapist", "SPEAKER_01": "Maya", "SPEAKER_02": "Tobias", "": ""}))

@@ -150,6 +150,76 @@ def test_the_content_decides_the_format_when_the_extension_disagrees():
     assert "format_mismatch" in codes(t.notes.oddities)
 
 
+# --- rolling auto-captions ---------------------------------------------------
+
+# The three lines spoken in rolling/001_auto_captions.vtt, each word with the time its timestamp tag gives
+# (the first word of a line starts with its cue), typed here from the file by hand.
+SPOKEN = [
+    (0.16, 2.879, "so what would you like to start with today",
+     [0.16, 0.4, 0.56, 0.72, 0.88, 1.04, 1.2, 1.52, 1.76]),
+    (2.879, 5.519, "the money thing I guess it keeps coming back",
+     [2.879, 3.04, 3.36, 3.68, 3.84, 4.16, 4.32, 4.64, 4.96]),
+    (5.519, 8.43, "every time one of us ends up leaving the room",
+     [5.519, 5.76, 6.0, 6.16, 6.24, 6.48, 6.72, 6.88, 7.2, 7.36]),
+]
+
+
+def test_rolling_auto_captions_collapse_into_their_distinct_lines():
+    raw = (CORPUS / "rolling" / "001_auto_captions.vtt").read_bytes()
+    assert raw.count(b" --> ") == 5  # five cues in the file, the ones webvtt-py reads one by one
+    t = read("rolling/001_auto_captions.vtt")
+    # Each line once, from the cue that shows it first to where the next line starts (through its hold cue).
+    assert cue_tuples(t) == [(start, end, "", text) for start, end, text, _ in SPOKEN]
+    assert [c.line for c in t.cues] == [5, 13, 21]  # the timing line of the cue that brought each line
+    rolled = t.notes.as_dict()["rolling_captions"]
+    assert (rolled["cues_read"], rolled["lines"], rolled["words_timed"]) == (5, 3, 28)
+    assert [(w["start"], w["end"], w["text"]) for w in rolled["word_timings"]] == [s[:3] for s in SPOKEN]
+    for entry, (_, _, text, times) in zip(rolled["word_timings"], SPOKEN):
+        assert entry["words"] == [[at, word] for at, word in zip(times, text.split())]
+    assert t.notes.headlines == [
+        "rolling auto-captions: 5 cues, each repeating the line before it, collapsed into 3 lines (word timings kept in this report)"
+    ]
+    assert "rolling_captions" in codes(t.notes.normalisations)
+
+
+def test_rolling_captions_without_word_timings_still_collapse_in_webvtt_and_subrip():
+    # The same rolling shape after a converter dropped the timestamp tags (and the hold cues).
+    text = (
+        "WEBVTT\n\n00:00:01.000 --> 00:00:03.000\nwhere do we start\n\n"
+        "00:00:03.000 --> 00:00:05.000\nwhere do we start\nwith the kids I think\n\n"
+        "00:00:05.000 --> 00:00:07.500\nwith the kids I think\nthey hear everything\n"
+    )
+    t = read_transcript("g/converted.vtt", text.encode())
+    assert cue_tuples(t) == [
+        (1.0, 3.0, "", "where do we start"), (3.0, 5.0, "", "with the kids I think"), (5.0, 7.5, "", "they hear everything")
+    ]
+    rolled = t.notes.as_dict()["rolling_captions"]
+    assert rolled["words_timed"] == 0 and all(w["words"] == [] for w in rolled["word_timings"])
+    assert t.notes.headlines == ["rolling auto-captions: 3 cues, each repeating the line before it, collapsed into 3 lines (the file has no word timings)"]
+    # The same captions converted to SubRip.
+    subrip = "".join(
+        f"{n}\n00:00:0{c.start:.3f} --> 00:00:0{c.end:.3f}\n".replace(".", ",") + "\n".join(lines) + "\n\n"
+        for n, (c, lines) in enumerate(zip(t.cues, [["where do we start"], ["where do we start", "with the kids I think"],
+                                                     ["with the kids I think", "they hear everything"]]), start=1)
+    )
+    assert cue_tuples(read_transcript("g/converted.srt", subrip.encode())) == cue_tuples(t)
+
+
+@pytest.mark.parametrize("text", [
+    # Two people saying the same word in turn is speech, not a rolling display ...
+    "WEBVTT\n\n00:00:01.000 --> 00:00:02.000\n<v Maya>Yes.\n\n00:00:02.000 --> 00:00:03.000\n<v Maya>Yes.\n\n"
+    "00:00:03.000 --> 00:00:04.000\n<v Tobias>Fine then.\n\n00:00:04.000 --> 00:00:05.000\n<v Maya>Really?\n\n"
+    "00:00:05.000 --> 00:00:06.000\n<v Tobias>Really.\n",
+    # ... and so is one repetition in a short file ...
+    "WEBVTT\n\n00:00:01.000 --> 00:00:02.000\nYes.\n\n00:00:02.000 --> 00:00:03.000\nYes.\n\n00:00:03.000 --> 00:00:04.000\nFine.\n",
+    # ... or the same word again and again: no cue carries a line on and adds one.
+    "WEBVTT\n\n" + "".join(f"00:00:0{n}.000 --> 00:00:0{n}.500\nNo.\n\n" for n in range(1, 6)),
+])
+def test_a_transcript_that_only_sometimes_repeats_a_line_is_not_rolling(text):
+    t = read_transcript("g/repeats.vtt", text.encode())
+    assert len(t.cues) == text.count(" --> ") and "rolling_captions" not in t.notes.as_dict() and t.notes.headlines == []
+
+
 # --- encodings --------------------------------------------------------------
 
 

@@ -94,6 +94,31 @@ def test_every_corpus_file_becomes_a_clip(project, relative, cues, fmt):
     assert clip.cues.count() == cues and clip.ingest_report["format"] == fmt
 
 
+ROLLING_NOTE = "rolling auto-captions: 5 cues, each repeating the line before it, collapsed into 3 lines (word timings kept in this report)"
+
+
+def test_rolling_auto_captions_become_one_cue_per_spoken_line_with_word_timings_in_the_report(project):
+    [result] = ingest(project, "rolling/001_auto_captions.vtt", participants=["Maya", "Tobias"])
+    assert (result.status, result.cues, result.notes) == ("created", 3, [ROLLING_NOTE])
+    clip = Clip.objects.get(pk=result.clip_id)
+    assert list(clip.cues.values_list("position", "start_time", "end_time", "text")) == [
+        (1, 0.16, 2.879, "so what would you like to start with today"),
+        (2, 2.879, 5.519, "the money thing I guess it keeps coming back"),
+        (3, 5.519, 8.43, "every time one of us ends up leaving the room"),
+    ]
+    assert clip.duration == 8.43
+    report = clip.ingest_report
+    assert report["cues"] == 3 and ROLLING_NOTE in [n["message"] for n in report["normalisations"]]
+    rolled = report["rolling_captions"]
+    assert (rolled["cues_read"], rolled["lines"], rolled["words_timed"]) == (5, 3, 28)
+    # Every kept line's words, in order, are exactly the words of its cue.
+    for cue, timed in zip(clip.cues.order_by("position"), rolled["word_timings"]):
+        assert " ".join(word for _, word in timed["words"]) == cue.text
+        assert timed["words"][0][0] == cue.start_time and all(at < cue.end_time for at, _ in timed["words"])
+    [again] = ingest(project, "rolling/001_auto_captions.vtt", participants=["Maya", "Tobias"])
+    assert again.status == "unchanged" and Cue.objects.count() == 3
+
+
 def test_the_encoding_detection_is_recorded_on_the_clip(project):
     [result] = ingest(project, "maya_and_tobias/003_cp1252.srt")
     report = Clip.objects.get(pk=result.clip_id).ingest_report

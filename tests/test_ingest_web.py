@@ -105,6 +105,23 @@ def test_mapping_page_suggests_and_the_lead_confirms(client, project, lead):
     assert clip.history.first().history_source == "web"
 
 
+def test_maps_to_offers_the_clips_people_as_choices(client, project, lead):
+    client.force_login(lead)
+    client.post(upload_page(project), {"files": [corpus_file("maya_and_tobias/001_clean.srt")], "scenario": "couple", "group": "g"})
+    clip = Clip.objects.get()
+    url = f"/projects/{project.slug}/clips/{clip.pk}/speakers/"
+    response = client.get(url)
+    field = response.context["form"]["speaker_0"]  # Dr. Weiss, suggested as the therapist
+    assert [value for value, _ in field.field.widget.choices] == ["", "Maya", "Tobias", "Therapist", "Couple"]
+    page = response.content.decode()
+    assert '<select name="speaker_0"' in page and '<option value="Therapist" selected>Therapist</option>' in page
+    # After a refused confirmation the choices follow the participants that were posted.
+    refused = client.post(url, {"participants": "Maya, Toby", "speaker_0": "Therapist", "speaker_1": "Maya", "speaker_2": "Tobias"})
+    assert refused.status_code == 200 and "&#x27;Tobias&#x27;, which is not a person of this clip" in refused.content.decode()
+    choices = [value for value, _ in refused.context["form"]["speaker_2"].field.widget.choices]
+    assert choices == ["", "Maya", "Toby", "Therapist", "Couple", "Tobias"]  # the stored choice stays visible
+
+
 def test_mapping_page_refuses_a_name_outside_the_clip(client, project, lead):
     client.force_login(lead)
     client.post(upload_page(project), {"files": [corpus_file("maya_and_tobias/001_clean.srt")], "scenario": "couple", "group": "g"})
@@ -147,6 +164,21 @@ def test_upload_page_lists_clips_waiting_and_accepts_complete_suggestions(client
     assert list(Clip.objects.filter(speaker_map_confirmed=True).values_list("sample_id", flat=True)) == ["maya_and_tobias/001_clean"]
 
 
+def test_rolling_captions_are_collapsed_and_said_so_on_the_upload_and_speaker_pages(client, project, lead):
+    client.force_login(lead)
+    response = client.post(upload_page(project), {
+        "files": [corpus_file("rolling/001_auto_captions.vtt")], "scenario": "couple", "participants": "Maya, Tobias", "group": "rolling",
+    })
+    [result] = response.context["results"]
+    assert (result.status, result.cues) == ("created", 3)
+    page = response.content.decode()
+    assert "rolling auto-captions: 5 cues, each repeating the line before it, collapsed into 3 lines" in page
+    clip = Clip.objects.get()
+    speakers = client.get(f"/projects/{project.slug}/clips/{clip.pk}/speakers/").content.decode()
+    assert "they were collapsed into their 3 distinct lines" in speakers and 'id="word-timings"' in speakers
+    assert '<span class="ingest-word">money<sub>3.04</sub></span>' in speakers
+
+
 # --- API -----------------------------------------------------------------------------
 
 
@@ -170,6 +202,19 @@ def test_api_ingest_creates_clips_and_answers_201(client, project, lead, merged_
     assert clip.participants == ["Maya", "Tobias"]
     record = clip.history.first()
     assert record.history_source == "api" and record.history_user == lead
+
+
+def test_api_ingest_says_when_rolling_captions_were_collapsed(client, project, lead, merged_routes):
+    client.force_login(lead)
+    response = client.post(api_url(project), {
+        "files": [corpus_file("rolling/001_auto_captions.vtt")], "relative_paths": ["rolling/001_auto_captions.vtt"],
+        "scenario": "couple", "participants": "Maya, Tobias",
+    })
+    assert response.status_code == 201, response.content
+    [result] = response.json()["results"]
+    assert result["cues"] == 3 and result["notes"] == [
+        "rolling auto-captions: 5 cues, each repeating the line before it, collapsed into 3 lines (word timings kept in this report)"
+    ]
 
 
 def test_api_answers_200_when_everything_is_unchanged_and_422_when_a_file_is_refused(client, project, lead, merged_routes):

@@ -1,58 +1,61 @@
 """Forms of the lead's assignment page and clip-level adjudication actions."""
 from __future__ import annotations
 
-import re
-
 from django import forms
 
 from .. import assignment as assigning
 
-_SPLIT = re.compile(r"[\s,;]+")
-
-
-def sample_ids(text: str) -> list[str]:
-    """Sample ids typed one per line (commas and spaces also separate them)."""
-    return [s for s in _SPLIT.split(text or "") if s]
-
 
 class AssignForm(forms.Form):
+    """The assign page: the ticked clips, who may get them, and the calibration subset.
+
+    Clips are ticked in the page's clip table (checkboxes named ``clips`` and
+    ``calibration_clips``, one per clip); the calibration subset is either
+    ticked clip by clip or a number of the ticked clips drawn with the seed.
+    """
+
     per_clip = forms.IntegerField(label="Annotators per clip", min_value=1, max_value=50)
     annotators = forms.ModelMultipleChoiceField(
         queryset=assigning.annotators(), required=False, widget=forms.CheckboxSelectMultiple, help_text="None ticked: every active annotator."
     )
-    clips = forms.CharField(
-        label="Clips", required=False, widget=forms.Textarea(attrs={"rows": 3}), help_text="Sample ids, one per line. Empty: every clip that can be assigned."
+    clips = forms.MultipleChoiceField(
+        label="Clips",
+        error_messages={"required": "Tick the clips to assign (“Select all shown” ticks every clip the filter shows)."},
     )
-    calibration = forms.CharField(
-        label="Calibration subset",
+    calibration_clips = forms.MultipleChoiceField(label="Start empty (calibration)", required=False)
+    calibration = forms.IntegerField(
+        label="Calibration draw",
         required=False,
-        widget=forms.Textarea(attrs={"rows": 2}),
-        help_text="A number of clips (drawn with the seed) or sample ids, one per line. Their assignments start empty instead of from the LLM draft.",
+        min_value=1,
+        help_text="Or draw this many of the ticked clips with the seed. Calibration assignments start empty instead of from the LLM draft.",
     )
     seed = forms.IntegerField(initial=0, help_text="Makes the calibration draw reproducible.")
 
     def __init__(self, *args, project=None, **kwargs):
         super().__init__(*args, **kwargs)
         self.project = project
+        ids = list(project.clips.order_by("sample_id").values_list("sample_id", flat=True)) if project is not None else []
+        self.fields["clips"].choices = self.fields["calibration_clips"].choices = [(i, i) for i in ids]
         if project is not None and not self.is_bound:
             self.fields["per_clip"].initial = project.annotators_per_clip
 
-    def clean_clips(self):
-        ids = sample_ids(self.cleaned_data["clips"])
-        if ids and self.project is not None:
-            known = set(self.project.clips.filter(sample_id__in=ids).values_list("sample_id", flat=True))
-            unknown = [i for i in ids if i not in known]
-            if unknown:
-                raise forms.ValidationError(f"No such clips in this project: {', '.join(unknown[:10])}")
-        return ids
+    def clean(self):
+        data = super().clean()
+        ticked, calibration = set(data.get("clips") or ()), data.get("calibration_clips") or []
+        outside = [c for c in calibration if c not in ticked]
+        if outside:
+            self.add_error("calibration_clips", f"Calibration clips must be ticked for assignment too: {', '.join(outside[:10])}")
+        if calibration and data.get("calibration"):
+            self.add_error("calibration", "Tick calibration clips or give a number to draw, not both.")
+        return data
 
-    def clean_calibration(self):
-        text = (self.cleaned_data["calibration"] or "").strip()
-        if not text:
-            return None
-        if text.isdigit():
-            return int(text)
-        return sample_ids(text)
+    def calibration_subset(self) -> int | list[str] | None:
+        """What ``assign_clips`` takes as ``calibration``: ticked sample ids, a number to draw, or nothing."""
+        return self.cleaned_data["calibration_clips"] or self.cleaned_data["calibration"]
+
+    def ticked(self, field: str) -> set[str]:
+        """The sample ids ticked in ``clips`` or ``calibration_clips`` as submitted (for redisplay)."""
+        return set(self.data.getlist(field)) if self.is_bound else set()
 
 
 class ReassignForm(forms.Form):

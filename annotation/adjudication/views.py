@@ -185,10 +185,15 @@ def project_assignments(request, slug):
     form = AssignForm(request.POST or None, project=project)
     if request.method == "POST" and form.is_valid():
         d = form.cleaned_data
-        clips = project.clips.filter(sample_id__in=d["clips"]) if d["clips"] else None
         try:
             plan = assigning.assign_clips(
-                project, clips=clips, users=list(d["annotators"]) or None, per_clip=d["per_clip"], calibration=d["calibration"], seed=d["seed"], actor=request.user
+                project,
+                clips=project.clips.filter(sample_id__in=d["clips"]),
+                users=list(d["annotators"]) or None,
+                per_clip=d["per_clip"],
+                calibration=form.calibration_subset(),
+                seed=d["seed"],
+                actor=request.user,
             )
         except ServiceError as exc:
             form.add_error(None, str(exc))
@@ -197,15 +202,20 @@ def project_assignments(request, slug):
             for line in plan.skipped[:20]:
                 messages.info(request, f"Skipped {line}")
             return redirect("assignment-index", slug=project.slug)
-    clips = (
+    clips = list(
         project.clips.annotate(row_count=Count("rows", distinct=True))
         .prefetch_related(Prefetch("assignments", queryset=Assignment.objects.select_related("annotator").order_by("annotator__username")))
         .order_by("sample_id")
     )
+    present = {clip.state for clip in clips}
     context = {
         "project": project,
         "form": form,
         "clips": clips,
+        "assignable_states": assigning.ASSIGNABLE_STATES,
+        "states": [state for state in ClipState.values if state in present],  # the state filter's choices
+        "ticked": form.ticked("clips"),
+        "ticked_calibration": form.ticked("calibration_clips"),
         "progress": assigning.annotator_progress(project),
         "annotators": list(assigning.annotators(project)),
     }

@@ -72,6 +72,7 @@ class FileResultSerializer(serializers.Serializer):
     cues = serializers.IntegerField()
     speaker_map_confirmed = serializers.BooleanField()
     unmapped_speakers = serializers.ListField(child=serializers.CharField())
+    notes = serializers.ListField(child=serializers.CharField(), help_text="What reading the file changed, e.g. rolling auto-captions collapsed into their lines.")
 
 
 class IngestResponseSerializer(serializers.Serializer):
@@ -135,7 +136,7 @@ still stand. **400** for parameters that are wrong for every file (unknown scena
             403: OpenApiResponse(description="Not a lead."),
         },
         examples=[OpenApiExample("refused file", response_only=True, status_codes=["422"], value={
-            "results": [{"file": "alan_and_evelyn/009.srt", "status": "refused", "message": "alan_and_evelyn/009.srt, line 14: cue ends (3.0 s) before it starts (5.0 s)", "line": 14, "sample_id": None, "clip_id": None, "cues": 0, "speaker_map_confirmed": False, "unmapped_speakers": []}],
+            "results": [{"file": "alan_and_evelyn/009.srt", "status": "refused", "message": "alan_and_evelyn/009.srt, line 14: cue ends (3.0 s) before it starts (5.0 s)", "line": 14, "sample_id": None, "clip_id": None, "cues": 0, "speaker_map_confirmed": False, "unmapped_speakers": [], "notes": []}],
             "created": 0, "unchanged": 0, "replaced": 0, "refused": 1})],
     )
 )

@@ -60,7 +60,7 @@ class UploadForm(forms.Form):
         help_text="The sample id's first part when the files were picked one by one (with a folder, the folder name is used).",
     )
     sample_id = forms.CharField(required=False, max_length=300, help_text="Only for a single transcript: <group>/<clip>.")
-    media_url = forms.URLField(required=False, assume_scheme="https", help_text="Only for a single transcript: where its video or audio plays from.")
+    media_url = forms.URLField(required=False, label="Media URL", assume_scheme="https", help_text="Only for a single transcript: where its video or audio plays from.")
     replace = forms.BooleanField(
         required=False,
         help_text="Replace clips whose transcript changed, if nobody has worked on them yet.",
@@ -88,20 +88,35 @@ class UploadForm(forms.Form):
         return [(safe_relative_path(p, f.name), f) for p, f in zip(paths, files)]
 
 
+NOBODY = ""  # a speaker nobody can name yet: decided during pre-annotation and review
+
+
 class SpeakerMapForm(forms.Form):
-    """Participants plus one field per raw speaker tag (fields ``speaker_0``, ``speaker_1``, ...)."""
+    """Participants plus one choice per raw speaker tag (fields ``speaker_0``, ``speaker_1``, ...).
+
+    Each tag is offered the clip's people: ``entities`` (participants, ``Therapist``,
+    the group label) or nobody. A stored mapping outside them (the participants
+    changed) stays on offer so that it shows; the service refuses it with a reason.
+    """
 
     participants = forms.CharField(help_text="Comma-separated on-screen names, without the therapist.")
 
-    def __init__(self, *args, rows: list[dict], **kwargs):
+    def __init__(self, *args, rows: list[dict], entities: list[str], **kwargs):
         super().__init__(*args, **kwargs)
         self.rows = rows
         for i, row in enumerate(rows):
+            tag = row["tag"] or "(no speaker label)"
+            offered = list(entities)
+            if row["mapped"] and row["mapped"] not in offered:
+                offered.append(row["mapped"])
             self.fields[f"speaker_{i}"] = forms.CharField(
                 required=False,
-                label=row["tag"] or "(no speaker label)",
+                label=tag,
                 initial=row["mapped"],
-                widget=forms.TextInput(attrs={"list": "entities", "autocomplete": "off"}),
+                widget=forms.Select(
+                    choices=[(NOBODY, "— nobody can tell yet"), *((e, e) for e in offered)],
+                    attrs={"aria-label": f"{tag} maps to", "data-speaker-choice": ""},
+                ),
             )
 
     def clean_participants(self):

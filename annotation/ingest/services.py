@@ -25,6 +25,7 @@ from django.core.exceptions import ValidationError
 from django.core.validators import URLValidator
 from django.db import IntegrityError, transaction
 
+from ..labels import state_label
 from ..models import Assignment, Clip, ClipState, Comment, Cue, Gold, Project, Revision
 from ..schema import CLIP_KEYS
 from ..services import ServiceError
@@ -92,6 +93,8 @@ class FileResult:
     cues: int = 0
     speaker_map_confirmed: bool = False
     unmapped_speakers: list[str] = field(default_factory=list)
+    # What reading the file changed that a person should know at once (rolling captions collapsed).
+    notes: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -227,7 +230,7 @@ def ingest_one(
     if not confirmed:
         message += "; speaker map waits for confirmation"
     return FileResult(upload.name, status, message, sample_id=sample_id, clip_id=clip.pk, cues=len(transcript.cues),
-                      speaker_map_confirmed=confirmed, unmapped_speakers=unmapped)
+                      speaker_map_confirmed=confirmed, unmapped_speakers=unmapped, notes=list(transcript.notes.headlines))
 
 
 def replace_blocker(clip: Clip) -> str:
@@ -235,7 +238,7 @@ def replace_blocker(clip: Clip) -> str:
     if clip.state == ClipState.PREANNOTATING:
         return "it is being pre-annotated; replace it when that has finished"
     if clip.state not in REPLACEABLE_STATES:
-        return f"it is {clip.state} and can no longer be replaced"
+        return f"it is {state_label(clip.state)} and can no longer be replaced"
     work = [
         ("revisions", Revision.objects.filter(row__clip=clip).exists()),
         ("gold rows", Gold.objects.filter(row__clip=clip).exists()),

@@ -11,9 +11,8 @@ from django.views.decorators.http import require_POST
 from .. import selectors
 from ..roles import is_lead
 from ..services import ServiceError
-from ..taxonomy import load_taxonomy
-from . import services
-from .forms import SpeakerMapForm, UploadForm
+from . import services, speakers
+from .forms import SpeakerMapForm, UploadForm, split_names
 from .selectors import clips_waiting_for_speakers, speaker_rows
 
 
@@ -79,7 +78,13 @@ def speaker_map(request, slug, clip_id):
     clip = get_object_or_404(selectors.visible_clips(request.user, project), pk=clip_id)
     rows = speaker_rows(clip)
     initial = {"participants": ", ".join(clip.participants)}
-    form = SpeakerMapForm(request.POST if request.method == "POST" else None, rows=rows, initial=initial)
+    # The people on offer follow the participants being confirmed (the page's script updates them as they are typed).
+    if request.method == "POST":
+        participants = split_names(request.POST.get("participants", "")) or []
+    else:
+        participants = clip.participants
+    entities = speakers.entities(participants, clip.scenario)
+    form = SpeakerMapForm(request.POST if request.method == "POST" else None, rows=rows, entities=entities, initial=initial)
     if form.is_bound and form.is_valid():
         try:
             services.confirm_speaker_map(clip, form.mapping(), participants=form.cleaned_data["participants"], actor=request.user)
@@ -88,12 +93,11 @@ def speaker_map(request, slug, clip_id):
         else:
             messages.success(request, f"Speakers of {clip.sample_id} confirmed.")
             return redirect("ingest-speakers", slug=project.slug, clip_id=clip.pk)
-    group_label = load_taxonomy(clip.scenario).group_label
     context = {
         "project": project,
         "clip": clip,
         "form": form,
-        "entities": [*clip.participants, "Therapist", group_label],
+        "fixed_entities": speakers.entities([], clip.scenario),  # Therapist and the group label
         "report": clip.ingest_report,
         "editable": not clip.rows.exists(),
     }

@@ -18,6 +18,18 @@ def latest_batch(project: Project) -> Job | None:
     return project.jobs.filter(kind=BATCH_KIND).order_by("-created_at", "-pk").first()
 
 
+def batch_number(batch: Job) -> int:
+    """The batch's number in its project: 1, 2, 3 ... in the order they were started.
+
+    A batch is identified by its job id (URLs, the API's ``batch``, the clip
+    jobs' ``params["batch"]``), but job ids are shared by every kind of job
+    (one per clip of each batch, agreement and release jobs), so as numbers
+    they jump. The number is counted instead, never stored: batches are never
+    deleted on their own, so it does not change.
+    """
+    return Job.objects.filter(project_id=batch.project_id, kind=BATCH_KIND, pk__lte=batch.pk).count()
+
+
 def batch_of(project: Project, batch_id: int) -> Job | None:
     return project.jobs.filter(kind=BATCH_KIND, pk=batch_id).first()
 
@@ -68,6 +80,7 @@ def batch_status(batch: Job) -> dict:
     done = counts[JobState.SUCCEEDED] + counts[JobState.FAILED]
     return {
         "batch": batch.pk,
+        "number": batch_number(batch),
         "project": batch.project.slug if batch.project_id else None,
         "state": batch.state,
         "provider": batch.params.get("provider"),

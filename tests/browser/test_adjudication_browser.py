@@ -140,7 +140,8 @@ def test_lead_assigns_clips_in_bulk_from_the_page(login, live_server, project, l
     page = login("lead1", "lead-pass-123")
     page.goto(f"{live_server.url}/assignments/")  # the nav link lands on the only project
     page.fill("#id_per_clip", "2")
-    page.fill("#id_calibration", "maya_and_tobias/001_clip")
+    page.click("#select-all-shown")
+    page.click("input[name=calibration_clips][value='maya_and_tobias/001_clip']")
     page.click("#assign-form button[type=submit]")
     page.wait_for_selector("ul.messages :text('6 assignments created')")
     assert Assignment.objects.filter(mode=AssignmentMode.FROM_EMPTY).count() == 2

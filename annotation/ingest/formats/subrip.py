@@ -8,6 +8,7 @@ import srt
 from ..errors import IngestError
 from ..lines import LineIndex
 from ..report import IngestNotes
+from . import rolling
 from .base import RawCue, cues_from_lines
 from .text import strip_srt_styling
 
@@ -28,7 +29,7 @@ def parse(name: str, text: str, notes: IngestNotes) -> list[RawCue]:
     lines_of = LineIndex(text)
     timing_lines = [lines_of.line(m.start(2)) for m in srt.SRT_REGEX.finditer(text)]
 
-    cues: list[RawCue] = []
+    read: list[rolling.CaptionCue] = []
     previous_index = None
     for subtitle, line in zip(subtitles, timing_lines):
         _check_numbering(subtitle.index, previous_index, line, notes)
@@ -40,9 +41,14 @@ def parse(name: str, text: str, notes: IngestNotes) -> list[RawCue]:
         if subtitle.content.strip() and any(not part.strip() for part in subtitle.content.strip("\n").split("\n")):
             notes.tolerated("blank_line_in_cue", "blank line inside a cue; the text after it kept with the cue", line)
         content = strip_srt_styling(subtitle.content, notes)
-        lines = [(None, part) for part in content.split("\n")]
         start, end = subtitle.start.total_seconds(), subtitle.end.total_seconds()
-        cues.extend(cues_from_lines(name, round(start, 3), round(end, 3), lines, line, notes))
+        read.append(rolling.CaptionCue(round(start, 3), round(end, 3), line, [(None, part, part) for part in content.split("\n")]))
+    # Auto-captions converted to SubRip keep their rolling lines (without the word timings).
+    read = rolling.collapse(read, notes) or read
+
+    cues: list[RawCue] = []
+    for cue in read:
+        cues.extend(cues_from_lines(name, cue.start, cue.end, [(voice, text) for voice, text, _ in cue.lines], cue.line, notes))
     return cues
 
 

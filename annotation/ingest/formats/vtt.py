@@ -5,6 +5,8 @@ webvtt-py silently skips blocks it cannot read. So that nothing is lost
 quietly, the blocks are also walked here (only for line numbers and to find
 what was skipped): a timing line it could not read is refused, and text
 separated from its cue by a blank line is kept with the cue above it.
+Rolling auto-captions (each cue repeating the line before) are collapsed into
+their distinct lines by ``rolling``.
 """
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ from webvtt.vtt import WebVTTCueBlock
 
 from ..errors import IngestError
 from ..report import IngestNotes
+from . import rolling
 from .base import RawCue, cues_from_lines
 
 _VOICE = re.compile(r"<v(?:\.[^\s>]+)*\s+([^>]+)>")
@@ -46,13 +49,13 @@ def _blocks(lines: list[str]) -> list[tuple[int, list[str]]]:
     return blocks
 
 
-def _voice_lines(raw_lines: list[str]) -> list[tuple[str | None, str]]:
-    """Each payload line with the voice named at its start (if any), tags stripped and entities decoded."""
+def _voice_lines(raw_lines: list[str]) -> list[tuple[str | None, str, str]]:
+    """Each payload line as (voice named at its start or None, text with tags stripped and entities decoded, raw line)."""
     out = []
     for raw in raw_lines:
         match = _VOICE.match(raw.strip())
         voice = match.group(1).strip() if match else None
-        out.append((voice, html.unescape(_TAG.sub("", raw))))
+        out.append((voice, html.unescape(_TAG.sub("", raw)), raw))
     return out
 
 
@@ -84,12 +87,17 @@ def parse(name: str, text: str, notes: IngestNotes) -> list[RawCue]:
     if len(cue_blocks) != len(captions):
         raise IngestError(name, f"read {len(captions)} cues but found {len(cue_blocks)} timing lines; the file is malformed", None)
 
-    cues: list[RawCue] = []
+    read: list[rolling.CaptionCue] = []
     for caption, (line, payload) in zip(captions, cue_blocks):
         raw_lines = payload or list(caption.lines)
         if any(_TAG.search(_VOICE_TAGS.sub("", x)) for x in raw_lines):
             notes.normalised("styling_removed", "styling tags removed (plain text kept)")
         start = caption.start_time.in_milliseconds() / 1000
         end = caption.end_time.in_milliseconds() / 1000
-        cues.extend(cues_from_lines(name, start, end, _voice_lines(raw_lines), line, notes))
+        read.append(rolling.CaptionCue(start, end, line, _voice_lines(raw_lines)))
+    read = rolling.collapse(read, notes) or read
+
+    cues: list[RawCue] = []
+    for cue in read:
+        cues.extend(cues_from_lines(name, cue.start, cue.end, [(voice, text) for voice, text, _ in cue.lines], cue.line, notes))
     return cues

@@ -93,6 +93,8 @@ class Command(AuditedCommand):
             else:
                 speakers = "speakers confirmed" if r.speaker_map_confirmed else "speakers to confirm"
                 self.stdout.write(f"{r.status:<9} {r.sample_id}  ({r.cues} cues, {speakers})  <- {r.file}")
+                for note in r.notes:
+                    self.stdout.write(f"{'':<9} {note}")
         counts = {s: sum(r.status == s for r in results) for s in (services.CREATED, services.UNCHANGED, services.REPLACED, services.REFUSED)}
         self.stdout.write(", ".join(f"{n} {s}" for s, n in counts.items()))
         if counts[services.REFUSED]:
