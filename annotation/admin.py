@@ -94,3 +94,20 @@ class ReleaseAdmin(admin.ModelAdmin):
     def has_add_permission(self, request):
         # Releases are made by freezing, not by hand.
         return False
+
+
+@admin.register(models.ImportRecord)
+class ImportRecordAdmin(admin.ModelAdmin):
+    """What ``import_rescue`` read: a log, written by imports only."""
+
+    list_display = ["project", "kind", "file_path", "row_count", "imported_by", "created_at"]
+    list_filter = ["project", "kind"]
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+    def has_add_permission(self, request):
+        return False
