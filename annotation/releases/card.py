@@ -215,6 +215,7 @@ def _files_section(card: CardInputs) -> str:
     rows = [
         ["`data/{train,validation,test}.jsonl`", "the benchmark rows: one clip per line, in the RESCUE-BENCH release format, sorted by sample id"],
         ["`data/all.jsonl`", "every clip of the release in one file (the union of the three splits)"],
+        ["`data/row_records/{train,validation,test}.jsonl`", "the same rows, one per line, each with its clip's `sample_id` and `scenario`"],
         ["`tasks/<task>/{train,validation,test}.jsonl`", "task instances (`itp`, `rpp`, `stp`, `ssp`, `er`, `vp`, and the `rpp_any_speaker` variant)"],
         ["`stats.json`", "clip, row and duration counts per scenario and split; label distributions; instance counts; baseline scores; transition matrices"],
         ["`agreement.json`", "inter-annotator agreement for the released clips (or why it is not available)"],

@@ -41,7 +41,7 @@ from ..services import ServiceError, transition_many
 from .agreement_report import Agreement
 from .background import Threaded
 from .card import LICENCE_TEXT, CardInputs, render_card
-from .croissant import build_croissant
+from .croissant import build_croissant, row_record_files
 from .figures import FIGURE_STYLE, FIGURE_STYLES, Drawing
 from .manifest import FORMAT, MANIFEST, Digests, Verification, dumps_json, file_entries, remove_tree, sha256, write_tree
 from .provenance import collect_provenance, rai_provenance
@@ -208,6 +208,7 @@ def _build(project, complete, skipped, *, version, seed, ratios, params, progres
     digests = Digests(files)
     for split in SPLITS:
         files[f"data/{split}.jsonl"] = b"".join(line for c, line in zip(clips, lines) if splits[c["sample_id"]] == split)
+    files.update(row_record_files(clips, splits))
     stage("data")
 
     instances = build_instances(clips, splits, seed=seed, taxonomy_version=project.taxonomy_version, params=params)
