@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 from django.core.management import CommandError, call_command
+from django.urls import reverse
 from django.utils import timezone
 
 from annotation.models import Gold, ImportRecord, ImportRecordImmutable
@@ -142,7 +143,7 @@ def test_gold_onto_a_released_clip_is_refused_and_nothing_changes(released, tmp_
     run("import_rescue", str(path), "--project", released.slug, "--as", "draft")
 
 
-def test_a_correction_is_recorded_and_the_next_release_lists_it(released, tmp_path, lead):
+def test_a_correction_is_recorded_and_the_next_release_lists_it(released, tmp_path, lead, client):
     path = corrected_file(tmp_path)
     out = run("import_rescue", str(path), "--project", released.slug, "--correct-released", "--by", lead.username)
     sample_id = f"{GROUPS[1]}/001_opening"
@@ -186,6 +187,12 @@ def test_a_correction_is_recorded_and_the_next_release_lists_it(released, tmp_pa
         f"Gold already released in 1.0.0 was corrected on {correction['date']} by {lead.username} from `fix.jsonl` "
         f"(SHA-256 `{correction['sha256'][:12]}…`): 1 clip, 2 rows changed." in card
     )
+    # The compare page and the API say the same.
+    client.force_login(lead)
+    page = client.get(reverse("releases-diff", args=[released.slug]), {"a": "1.0.0", "b": "1.1.0"}).content.decode()
+    assert "Corrections of released gold" in page and "fix.jsonl" in page and f"{sample_id} (rows 1, 2)" in page
+    assert "Task instances that changed" in page and f"ssp:{sample_id}:2" in page
+    assert client.get(f"/api/v1/projects/{released.slug}/releases/diff/", {"a": "1.0.0", "b": "1.1.0"}).json() == diff
     # A later release that changes nothing lists no correction again.
     freeze(released, version="1.2.0", seed=1, out_dir=tmp_path / "v3")
     later = json.loads(run("diff_releases", "1.1.0", "1.2.0", "--project", released.slug, "--json"))

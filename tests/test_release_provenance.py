@@ -21,10 +21,10 @@ from annotation.adjudication.services import accept_unanimous, decide, mark_adju
 from annotation.adjudication.selectors import row_states
 from annotation.assignment import assign_clips
 from annotation.ingest.services import IngestOptions, Upload, accept_suggested_speakers, ingest_files
-from annotation.models import Assignment, AssignmentMode, Draft, Gold, ImportRecord, Revision, Row
+from annotation.models import Assignment, AssignmentMode, ClipState, Draft, Gold, ImportRecord, Revision, Row
 from annotation.releases.freeze import freeze
 from annotation.rescue_format.importer import import_rescue
-from annotation.services import create_project
+from annotation.services import create_project, transition
 from annotation.taxonomy import load_taxonomy
 from annotation.workspace.services import save_revision, submit_assignment
 
@@ -184,3 +184,39 @@ def test_the_platform_flow_drafts_blind_assignments_and_adjudication(fake, prean
     # The gold decided for the disputed field is the coder's value the lead chose.
     disputed = Gold.objects.get(row__clip__sample_id=f"{GROUPS[1]}/001_opening", row__row_index=1)
     assert field_value(disputed.content, "tone_of_voice") == "hesitant" and disputed.decisions["tone_of_voice"]["source"] == annotator.username
+
+
+def test_imported_drafts_and_unsubmitted_assignments_are_stated_as_such(tmp_path, lead, annotator, other_annotator):
+    """Drafts imported from a file, the platform's assignments never submitted, gold imported
+    over them: the card names the drafts' file, counts the open assignments, and says why
+    reliability cannot be computed instead of showing the (empty) report."""
+    project = create_project("open-assignments")
+    docs = three_clips()
+    drafts = write_jsonl(tmp_path / "drafts.jsonl", docs)
+    import_rescue(drafts, project, as_source="draft")
+    assign_clips(project, users=[annotator, other_annotator], per_clip=2, actor=lead)
+    gold = write_jsonl(tmp_path / "gold.jsonl", docs)
+    import_rescue(gold, project)
+    for clip in project.clips.all():  # a lead closes them although nobody submitted
+        transition(transition(clip, ClipState.REVIEWED, actor=lead), ClipState.ADJUDICATED, actor=lead)
+    out = released(project, tmp_path)
+
+    rows = Row.objects.filter(clip__project=project).count()
+    records = {r.file_name: r for r in ImportRecord.objects.filter(project=project)}
+    states = sorted({a.state for a in Assignment.objects.filter(clip__project=project)})
+    assert states == ["assigned"]
+    assert paragraphs(out, "How the data was made", "Annotator agreement") == [
+        f"**Clips and rows.** This release holds 3 clips and {rows} rows. 3 clips came into the platform, with their rows, by import from {file_ref(records['drafts.jsonl'], drafts)}.",
+        f"**Drafts.** A draft annotation is recorded for {rows} of the {rows} rows: {rows} rows imported as drafts from `drafts.jsonl` (imported {records['drafts.jsonl'].created_at.date().isoformat()}).",
+        "**Coders.** The platform assigned 3 clips to 2 annotators in 6 assignments: 6 anchored (starting from the clip's draft). "
+        "0 of these assignments were submitted; not submitted: 6 assigned. These coders worked blind: the platform shows an "
+        "annotator only their own assignments and revisions, and a clip's rows are locked once it is assigned, so every coder "
+        "of a clip annotated the same rows.",
+        f"**Gold.** The gold of {rows} rows (3 clips) was imported as gold, from {file_ref(records['gold.jsonl'], gold)}; how it was decided is not recorded on this platform. {RULE}",
+        taxonomy_sentence(),
+    ]
+    assert paragraphs(out, "Annotator agreement", "Intended uses") == [
+        "Reliability cannot be computed from this release: no clip carries the finished work of two or more coders (6 "
+        "assignments on the platform were not submitted, and agreement counts finished work only). A reliability figure "
+        "for these labels needs a second, independent coding of at least part of the clips."
+    ]

@@ -73,7 +73,7 @@ def collect_provenance(project: Project, clip_pks: list[int]) -> dict:
         "imports": [{**_import_ref(r), "kind": r.kind, "clips": len(set(r.sample_ids) & released_ids), "correction": bool(r.correction)} for r in records],
         "drafts": _drafts(clip_pks, latest, rows_of),
         "coders": _coders(clip_pks, latest, synthetic),
-        "gold": _gold(clip_pks, by_pk, latest, synthetic, rows_of),
+        "gold": _gold(clip_pks, by_pk, latest, synthetic),
         "corrections": _corrections(records, released_ids),
         "project_clips_not_released": dict(project.clips.exclude(pk__in=clip_pks).values_list("state").annotate(n=Count("id")).order_by("state")),
         "taxonomy": _taxonomy_sizes(project.taxonomy_version, {c.scenario for c in clips}),
@@ -184,7 +184,7 @@ def _coders(clip_pks: list[int], latest: dict, synthetic: set[str]) -> dict:
     }
 
 
-def _gold(clip_pks: list[int], by_pk: dict[int, Clip], latest: dict, synthetic: set[str], rows_of: dict[str, int]) -> dict:
+def _gold(clip_pks: list[int], by_pk: dict[int, Clip], latest: dict, synthetic: set[str]) -> dict:
     """Each released row's gold by its recorded origin: adjudication decisions, an import, the generator, or nothing recorded."""
     rows: Counter = Counter()
     clips: dict[str, set] = defaultdict(set)
@@ -228,7 +228,7 @@ def _corrections(records: list[ImportRecord], released_ids: set[str]) -> list[di
         out.append(
             {
                 **_import_ref(record),
-                "releases": sorted({v for c in clips for v in c["releases"]}),
+                "releases": list(dict.fromkeys(v for c in clips for v in c["releases"])),  # oldest first, as recorded
                 "clips": [{"sample_id": c["sample_id"], "rows": [r["row_index"] for r in c["rows"]]} for c in clips],
                 "rows_changed": sum(len(c["rows"]) for c in clips),
             }
