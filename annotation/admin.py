@@ -81,9 +81,8 @@ class JobAdmin(admin.ModelAdmin):
     readonly_fields = [f.name for f in models.Job._meta.fields]
 
 
-@admin.register(models.Release)
-class ReleaseAdmin(admin.ModelAdmin):
-    list_display = ["project", "version", "seed", "created_at"]
+class RecordAdmin(admin.ModelAdmin):
+    """Records the workflow writes (releases by freezing, import records by imports): viewable, never edited here."""
 
     def has_change_permission(self, request, obj=None):
         return False
@@ -92,5 +91,15 @@ class ReleaseAdmin(admin.ModelAdmin):
         return False
 
     def has_add_permission(self, request):
-        # Releases are made by freezing, not by hand.
         return False
+
+
+@admin.register(models.Release)
+class ReleaseAdmin(RecordAdmin):
+    list_display = ["project", "version", "seed", "created_at"]
+
+
+@admin.register(models.ImportRecord)
+class ImportRecordAdmin(RecordAdmin):
+    list_display = ["project", "kind", "file_path", "row_count", "imported_by", "created_at"]
+    list_filter = ["project", "kind"]

@@ -343,3 +343,60 @@ class Release(models.Model):
 
     def delete(self, *args, **kwargs):
         raise FrozenReleaseError(f"release {self.version} is frozen and cannot be deleted")
+
+
+class ImportKind(models.TextChoices):
+    GOLD = "gold"
+    DRAFT = "draft"
+    REVISION = "revision"
+
+
+class ImportRecordImmutable(Exception):
+    """An import record was about to be changed: they log what happened."""
+
+
+class ImportRecordQuerySet(models.QuerySet):
+    def update(self, **kwargs):
+        raise ImportRecordImmutable("import records are a log of what happened; they are never changed")
+
+
+class ImportRecord(models.Model):
+    """One file read by ``import_rescue``: what came in, from which file, when, by whom.
+
+    The dataset card states where gold and drafts came from only from these
+    records; a correction of released gold (``--correct-released``) also
+    records what it changed. Written once, never changed.
+    """
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="import_records")
+    kind = models.CharField(max_length=12, choices=ImportKind.choices)
+    file_path = models.CharField(max_length=1000, help_text="The file as the import read it")
+    sha256 = models.CharField(max_length=64, help_text="SHA-256 of the file's bytes")
+    annotator = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+")
+    imported_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+")
+    source = models.CharField(max_length=16, help_text="cli, web, api or system (as in the audit trail)")
+    created_at = models.DateTimeField(auto_now_add=True)
+    sample_ids = models.JSONField(default=list, help_text="The clips of the file, in file order")
+    created_sample_ids = models.JSONField(default=list, blank=True, help_text="The clips this import created")
+    # Revision imports: the clips whose assignment for the annotator this import created.
+    assignments_created = models.JSONField(default=list, blank=True)
+    row_count = models.PositiveIntegerField(default=0)
+    # A correction of released gold: {"clips": [{sample_id, releases, rows: [{row_index, fields}]}]}; empty otherwise.
+    correction = models.JSONField(default=dict, blank=True)
+
+    objects = ImportRecordQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["created_at", "id"]
+
+    def __str__(self) -> str:
+        return f"{self.kind} from {self.file_path}"
+
+    @property
+    def file_name(self) -> str:
+        return self.file_path.replace("\\", "/").rsplit("/", 1)[-1]
+
+    def save(self, *args, **kwargs):
+        if self.pk is not None:
+            raise ImportRecordImmutable("import records are a log of what happened; they are never changed")
+        super().save(*args, **kwargs)

@@ -212,14 +212,16 @@ def test_the_folder_validates_as_croissant_and_loads_with_hugging_face_datasets(
     records = list(dataset.records("itp_test"))
     expected = read_jsonl(out / "tasks" / "itp" / "test.jsonl")
     assert {r["itp_test/id"].decode() for r in records} == {i["id"] for i in expected} and len(records) == len(expected)
-    assert {r["er_train/gold_intensity"] for r in dataset.records("er_train")} <= set(range(11))
+    assert {r["er_train/gold"]["er_train/gold/intensity"] for r in dataset.records("er_train")} <= set(range(11))
 
     # Every config of the card's YAML, from the folder as it is, with the row counts of stats.json.
     counts = json.loads((out / "stats.json").read_text())
-    for config in ("rows", *TASKS):
+    for config in ("rows", "row_records", *TASKS):
         loaded = datasets.load_dataset(str(out), name=config, cache_dir=str(tmp_path / "hf-cache"))
         if config == "rows":
             expected_counts = {s: counts["corpus"]["all"][s]["clips"] for s in ("train", "validation", "test")}
+        elif config == "row_records":
+            expected_counts = {s: counts["corpus"]["all"][s]["rows"] for s in ("train", "validation", "test")}
         else:
             expected_counts = {s: counts["tasks"][config]["counts"]["all"][s]["instances"] for s in ("train", "validation", "test")}
         assert {s: loaded[s].num_rows for s in loaded} == {s: n for s, n in expected_counts.items() if n}, config

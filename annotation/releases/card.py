@@ -19,6 +19,7 @@ from ..taxonomy import boundary_rules_markdown
 from .agreement_report import summary_rows
 from .croissant import config_files
 from .labels import NO_PATTERN, NO_STRATEGY, NOT_ANNOTATED
+from .provenance import PLATFORM, coder_origin_sentence, provenance_sentences, reliability_computable
 from .splits import SPLITS
 from .stats import ALL
 
@@ -201,8 +202,8 @@ def _intro(card: CardInputs) -> str:
         "others. Every row is annotated along six dimensions — timing and entities, verbal content, individual "
         "cues (tone, posture, facial expression, self-directed behaviour, internal emotion), relational stance "
         "(behaviour towards others, viewpoints and attitudes), the therapist's support strategy, and the relation "
-        "pattern that organises the moment. The released annotation is the adjudicated *gold* version; how it was "
-        "made is described below.\n\n"
+        "pattern that organises the moment. The released annotation is the *gold* version; how it was made, as far as "
+        "the platform recorded it, is described below.\n\n"
         "From the rows the release derives six benchmark tasks, in two groups: **support** (when should the "
         "therapist intervene, towards whom, with which strategy) and **understanding** (which relation pattern is "
         "at work, what a person feels, what they think of the others). The rows, the task instances, the splits, "
@@ -215,6 +216,7 @@ def _files_section(card: CardInputs) -> str:
     rows = [
         ["`data/{train,validation,test}.jsonl`", "the benchmark rows: one clip per line, in the RESCUE-BENCH release format, sorted by sample id"],
         ["`data/all.jsonl`", "every clip of the release in one file (the union of the three splits)"],
+        ["`data/row_records/{train,validation,test}.jsonl`", "the same rows, one per line, each with its clip's `sample_id` and `scenario`"],
         ["`tasks/<task>/{train,validation,test}.jsonl`", "task instances (`itp`, `rpp`, `stp`, `ssp`, `er`, `vp`, and the `rpp_any_speaker` variant)"],
         ["`stats.json`", "clip, row and duration counts per scenario and split; label distributions; instance counts; baseline scores; transition matrices"],
         ["`agreement.json`", "inter-annotator agreement for the released clips (or why it is not available)"],
@@ -431,70 +433,36 @@ def _long_tail(card: CardInputs) -> list[str]:
 
 
 def _provenance_section(card: CardInputs) -> str:
-    prov = card.stats["provenance"]
-    inputs = card.inputs
+    """Every sentence from a recorded fact (``provenance``); nothing inferred from a kind of document being there."""
     text = "## How the data was made\n\n"
     text += (
-        "1. **Transcripts and rows.** Each clip's transcript was segmented into rows; a new row starts when the "
-        "speaker, the addressee, the function of the turn, its emotional meaning or a salient nonverbal behaviour "
-        "changes. The row skeleton (times, speaker, words) was frozen before annotators started, so every "
-        "annotator labelled the same units.\n"
+        "What follows is what the platform's database records about the released clips: import records, drafts and "
+        "their runs, assignments, adjudication decisions. Where nothing is recorded, it says so.\n\n"
     )
-    drafts = prov.get("drafts") or []
-    if drafts:
-        described = "; ".join(
-            f"{d['rows']} rows from {d['source']}" + (" (" + ", ".join(f"{k} {v}" for k, v in d["details"].items()) + ")" if d["details"] else "")
-            for d in drafts
-        )
-        text += f"2. **Pre-annotation.** A first draft of the annotation was made before human review: {described}.\n"
-    else:
-        text += "2. **Pre-annotation.** No draft is recorded for these rows (their gold was imported as such).\n"
-    annotators = prov.get("annotators", 0)
-    per_clip = prov.get("annotators_per_clip") or {}
-    if annotators:
-        spread = ", ".join(f"{n} annotators on {c} clips" for n, c in per_clip.items())
-        modes = prov.get("assignment_modes") or {}
-        mode_text = ""
-        if modes:
-            mode_text = " Assignments started " + " and ".join(
-                f"{'from the draft' if m == 'from_draft' else 'from empty (calibration)' if m == 'from_empty' else m} ({n})" for m, n in modes.items()
-            ) + "."
-        text += (
-            f"3. **Annotation.** {annotators} annotators revised the rows independently and blind to each other "
-            f"({spread}).{mode_text}\n"
-        )
-    else:
-        text += "3. **Annotation.** No per-annotator revisions are recorded for these rows on this platform (the gold was imported).\n"
-    adjudicators = prov.get("adjudicators", 0)
-    if annotators:
-        text += (
-            "4. **Adjudication.** A lead compared the revisions field by field and decided the gold version"
-            + (f" ({adjudicators} adjudicators recorded)" if adjudicators else "")
-            + ". Only clips in an adjudicated (or previously released) state, not discarded, with gold on every row, "
-            "are released.\n"
-        )
-    else:
-        text += (
-            "4. **Adjudication.** The gold was imported as already adjudicated (for example from an earlier public "
-            "release); how it was adjudicated is documented with its source, not on this platform. Only clips with "
-            "gold on every row, not discarded, are released.\n"
-        )
-    excluded = prov.get("project_clips_not_released") or {}
-    if excluded:
-        text += "\nClips of the project not in this release, by state: " + ", ".join(f"{state} {n}" for state, n in excluded.items()) + ".\n"
-    text += (
-        f"\nLabels follow taxonomy version {inputs['taxonomy_version']} (couple: 6 relation patterns and 10 "
-        "support strategies; family: 8 and 8; 10 utterance types)"
-        + (
-            "; the label definitions and the boundary rules between neighbouring labels were shown to annotators "
-            "next to each choice.\n\n"
-            if annotators
-            else ".\n\n"
-        )
-    )
+    for paragraph in provenance_sentences(card.stats["provenance"]):
+        text += " ".join(paragraph) + "\n\n"
+    return text
+
+
+def _guidelines_section(card: CardInputs) -> str:
+    """The taxonomy's boundary rules, and only as much about their use as the database records."""
+    version = card.inputs["taxonomy_version"]
     # Cards of releases under taxonomy 1 were frozen before the card listed the rules; they must reproduce byte for byte.
-    if inputs["taxonomy_version"] != "1":
-        text += boundary_rules_markdown(inputs["taxonomy_version"])
+    if version == "1":
+        return ""
+    text = "## Annotation guidelines\n\n"
+    if card.stats["provenance"]["coders"][PLATFORM]["assignments"]:
+        text += (
+            f"The platform shows these rules of taxonomy version {version} next to each choice; the coders it "
+            "assigned worked with them in view.\n\n"
+        )
+    else:
+        text += (
+            f"These are the rules of taxonomy version {version} as the platform shows them next to each choice. No "
+            "coder of this release worked on this platform, so they document the labels, not how the gold was "
+            "decided.\n\n"
+        )
+    text += boundary_rules_markdown(version)
     return text
 
 
@@ -504,17 +472,19 @@ def _fmt(value, digits: int = 3) -> str:
 
 def _agreement_section(card: CardInputs) -> str:
     text = "## Annotator agreement\n\n"
-    if not card.agreement.get("available"):
-        return text + card.agreement.get("reason", "Agreement figures are not available for this release.") + "\n\n"
+    computable, why = reliability_computable(card.stats["provenance"], card.agreement)
+    if not computable:
+        return text + why + "\n\n"
     report = card.agreement.get("report") or {}
     summary = report.get("summary")
+    text += coder_origin_sentence(card.stats["provenance"]) + "\n\n"
     text += (
-        "Krippendorff's alpha per field over the released clips, among the human annotators, with a 95% bootstrap "
+        "Krippendorff's alpha per field over the released clips, among the coders, with a 95% bootstrap "
         "interval, the probability that alpha is below 0.800 (the customary threshold for reliable data; 0.667 for "
         "tentative conclusions), the number of units and coders behind it, and the share of the most frequent value "
-        "(a high share explains a low alpha on rare labels). *With LLM* treats the pre-annotation draft as one more "
-        "coder; *changed from draft* is the share of the annotators' values that differ from the LLM draft, i.e. how "
-        "much the humans corrected it. The full report (per scenario, anchored vs. calibration assignments, every "
+        "(a high share explains a low alpha on rare labels). *With LLM* treats the draft as one more coder (the "
+        "drafts' origin is stated above); *changed from draft* is the share of the coders' values that differ from "
+        "the draft, i.e. how much the coders corrected it. The full report (per scenario, anchored vs. calibration assignments, every "
         "pair of coders, confusion matrices, the method) is in `agreement.json`.\n\n"
     )
     if isinstance(summary, list) and summary:
@@ -661,6 +631,7 @@ def render_card(card: CardInputs) -> str:
             _splits_section(card),
             _labels_section(card),
             _provenance_section(card),
+            _guidelines_section(card),
             _agreement_section(card),
             _uses_section(),
             _limitations_section(card),

@@ -23,7 +23,6 @@ import gc
 import json
 import re
 import time
-from collections import Counter
 from collections.abc import Callable
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -36,15 +35,16 @@ from django.db.models import Count, Max
 from tasks.instances import InstanceWriter, build_instances
 from tasks.rules import ALL_TASKS, DEFAULT_PARAMETERS, RULE_VERSION, RuleParameters
 
-from ..models import Assignment, Clip, ClipState, Draft, DraftSource, Gold, Project, Release, Revision
+from ..models import Clip, ClipState, Gold, Project, Release
 from ..rescue_format.exporter import dumps_clip, release_clip, release_row
 from ..services import ServiceError, transition_many
 from .agreement_report import Agreement
 from .background import Threaded
 from .card import LICENCE_TEXT, CardInputs, render_card
-from .croissant import build_croissant
+from .croissant import build_croissant, row_record_files
 from .figures import FIGURE_STYLE, FIGURE_STYLES, Drawing
 from .manifest import FORMAT, MANIFEST, Digests, Verification, dumps_json, file_entries, remove_tree, sha256, write_tree
+from .provenance import collect_provenance, rai_provenance
 from .splits import SPLITS, ClipInfo, assign_splits, parse_ratios
 from .stats import compute_stats, figure_data
 
@@ -52,8 +52,6 @@ RELEASABLE_STATES = (ClipState.ADJUDICATED, ClipState.RELEASED)
 VERSION_PATTERN = re.compile(r"^[0-9A-Za-z][0-9A-Za-z._+-]{0,39}$")
 # Path segments the release pages use next to version numbers.
 RESERVED_VERSIONS = frozenset({"diff", "jobs", "freeze"})
-# Provenance keys that describe a pre-annotation run rather than one row.
-DRAFT_DETAIL_KEYS = ("provider", "model", "model_version", "prompt_version", "generator")
 STAGES = ("collect", "splits", "data", "tasks", "stats", "agreement", "figures", "card", "croissant", "manifest")
 
 Progress = Callable[[int, int, str], None]
@@ -119,39 +117,6 @@ def _data_as_of(clip_pks: list[int]) -> str:
     """The date (UTC) of the latest gold change among the released rows."""
     latest = Gold.objects.filter(row__clip_id__in=clip_pks).aggregate(latest=Max("updated_at"))["latest"]
     return latest.date().isoformat() if latest else "1970-01-01"
-
-
-def collect_provenance(project: Project, clip_pks: list[int]) -> dict:
-    """How the released rows were made, from the database (counts only, sorted)."""
-    # Grouped in the database by source and the run-level provenance keys.
-    grouped = (
-        Draft.objects.filter(row__clip_id__in=clip_pks)
-        .values("source", *(f"provenance__{k}" for k in DRAFT_DETAIL_KEYS))
-        .annotate(n=Count("id"))
-        .order_by()
-    )
-    drafts: Counter = Counter()
-    for entry in grouped:
-        details = tuple((k, str(entry[f"provenance__{k}"])) for k in DRAFT_DETAIL_KEYS if entry[f"provenance__{k}"] not in (None, ""))
-        drafts[entry["source"], details] += entry["n"]
-    synthetic = any(source == DraftSource.SYNTHETIC for source, _ in drafts)
-    labels = dict(DraftSource.choices)
-    per_clip = Counter(n for n in Assignment.objects.filter(clip_id__in=clip_pks).values("clip_id").annotate(n=Count("id")).values_list("n", flat=True))
-    modes = dict(Assignment.objects.filter(clip_id__in=clip_pks).values_list("mode").annotate(n=Count("id")).order_by("mode"))
-    not_released = dict(project.clips.exclude(pk__in=clip_pks).values_list("state").annotate(n=Count("id")).order_by("state"))
-    return {
-        "note": "From the platform's database at freeze time, not recomputable from the files.",
-        "synthetic": synthetic,
-        "drafts": [
-            {"source": labels.get(source, source), "details": dict(details), "rows": n}
-            for (source, details), n in sorted(drafts.items(), key=lambda kv: (-kv[1], kv[0]))
-        ],
-        "annotators": Revision.objects.filter(row__clip_id__in=clip_pks).values("annotator").distinct().count(),
-        "annotators_per_clip": {str(n): per_clip[n] for n in sorted(per_clip)},
-        "assignment_modes": modes,
-        "adjudicators": Gold.objects.filter(row__clip_id__in=clip_pks, decided_by__isnull=False).values("decided_by").distinct().count(),
-        "project_clips_not_released": not_released,
-    }
 
 
 def build_release(
@@ -243,6 +208,7 @@ def _build(project, complete, skipped, *, version, seed, ratios, params, progres
     digests = Digests(files)
     for split in SPLITS:
         files[f"data/{split}.jsonl"] = b"".join(line for c, line in zip(clips, lines) if splits[c["sample_id"]] == split)
+    files.update(row_record_files(clips, splits))
     stage("data")
 
     instances = build_instances(clips, splits, seed=seed, taxonomy_version=project.taxonomy_version, params=params)
@@ -302,8 +268,7 @@ def _build(project, complete, skipped, *, version, seed, ratios, params, progres
             cite_as=_citation(project, version, inputs["data_as_of"]),
             digests=digests,
             rai={
-                "dataCollection": "Clips of therapy sessions, transcribed and segmented into interaction rows.",
-                "dataAnnotationProtocol": "LLM pre-annotation, blind revision by several annotators, adjudication by a lead; see README.md.",
+                **rai_provenance(provenance),
                 "dataUseCases": "Benchmarking models on relational understanding and therapist-support decisions in multi-party therapy dialogue.",
                 "dataLimitations": "Scenario imbalance (few family clips), long-tailed labels, text only; see README.md.",
                 "personalSensitiveInformation": "Therapy dialogue about relationships and emotions; do not use to identify or assess the people in the clips.",

@@ -5,12 +5,15 @@ endpoints turn that into 403 (a project they can see) or 404 (one they cannot).
 """
 from __future__ import annotations
 
+from pathlib import Path
+
 from django.db.models import QuerySet
 from django.http import Http404
 
 from ..models import Job, Project, Release
 from ..roles import is_lead
 from ..selectors import lead_project  # noqa: F401 (the releases API and pages ask here)
+from .manifest import read_manifest
 
 FREEZE_JOB = "freeze_release"
 
@@ -32,3 +35,18 @@ def freeze_jobs(user, project: Project) -> QuerySet[Job]:
     if not is_lead(user):
         return Job.objects.none()
     return Job.objects.filter(project=project, kind=FREEZE_JOB).order_by("-created_at", "-id")
+
+
+def recorded_release_for(folder: Path) -> Release | None:
+    """The database record a release folder is checked against: the release frozen into
+    this folder, else the one its manifest names (project and version), e.g. for a
+    copy; None when neither is recorded here (or the manifest cannot be read)."""
+    folder = Path(folder).resolve()
+    record = Release.objects.filter(path=str(folder)).select_related("project").first()
+    if record is not None:
+        return record
+    try:
+        named = read_manifest(folder)["release"]
+        return Release.objects.filter(project__slug=named["project"], version=named["version"]).select_related("project").first()
+    except (OSError, ValueError, KeyError, TypeError):
+        return None

@@ -2,16 +2,24 @@
 
 Everything is validated before anything is written; the writes happen in one
 transaction, so a bad file leaves the database exactly as it was.
+
+Every file read leaves an ``ImportRecord`` (kind, file and its SHA-256, who,
+when, the clips and rows it brought): the dataset card states where gold and
+drafts came from only from these records. Gold is never imported silently onto
+a clip that is already in a release: that is refused unless the caller says it
+is a correction (``correct_released``, a lead), and a correction records which
+rows and fields it changed, for the next release's card and diff.
 """
 from __future__ import annotations
 
-from collections import Counter
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from django.db import transaction
 from simple_history.utils import bulk_create_with_history
 
+from ..audit import current_source
 from ..models import (
     Assignment,
     Clip,
@@ -20,11 +28,14 @@ from ..models import (
     Draft,
     DraftSource,
     Gold,
+    ImportRecord,
     Project,
+    Release,
     Revision,
     RevisionStatus,
     Row,
 )
+from ..roles import is_lead
 from ..schema import ANNOTATION_KEYS, CLIP_KEYS, SKELETON_KEYS, Issue, check_clip, row_issue_index
 from . import layout
 from .reader import Problem, ReadError, SourceClip, read_path
@@ -45,6 +56,12 @@ class ImportResult:
     attached: list[str] = field(default_factory=list)  # existing clips that got a document
     rows: int = 0
     warnings: list[tuple[str, Issue]] = field(default_factory=list)
+    records: list[ImportRecord] = field(default_factory=list)  # one per file read
+
+    @property
+    def corrected(self) -> list[dict]:
+        """The released clips this import corrected, with the rows and fields it changed."""
+        return [clip for record in self.records for clip in record.correction.get("clips", [])]
 
 
 @dataclass
@@ -105,12 +122,29 @@ def _skeleton_matches(existing: list[Row], rows: list[dict]) -> bool:
     return all(r.skeleton() == {k: raw[k] for k in SKELETON_KEYS} for r, raw in zip(existing, rows))
 
 
-def import_rescue(path: str | Path, project: Project, *, as_source: str = "gold", annotator=None, actor=None) -> ImportResult:
-    """Import every clip under ``path``. Raises ImportFailed (nothing written) on any error."""
+def released_versions(project: Project) -> dict[str, list[str]]:
+    """{sample id: the versions of the project's releases that hold the clip}, oldest first."""
+    out: dict[str, list[str]] = defaultdict(list)
+    for version, clips in Release.objects.filter(project=project).order_by("created_at", "id").values_list("version", "manifest__clips"):
+        for clip in clips or []:
+            out[clip["sample_id"]].append(version)
+    return dict(out)
+
+
+def import_rescue(
+    path: str | Path, project: Project, *, as_source: str = "gold", annotator=None, actor=None, correct_released: bool = False
+) -> ImportResult:
+    """Import every clip under ``path``. Raises ImportFailed (nothing written) on any error.
+
+    ``actor`` is who imports (recorded); ``correct_released`` lets gold onto clips
+    already in a release, as a correction that ``actor``, a lead, makes.
+    """
     if as_source not in SOURCES:
         raise ValueError(f"as_source must be one of {SOURCES}")
     if (as_source == "revision") != (annotator is not None):
         raise ValueError("a revision import needs an annotator, and only a revision import takes one")
+    if correct_released and (as_source != "gold" or actor is None or not is_lead(actor)):
+        raise ValueError("a correction of released gold is a gold import made by a lead (actor)")
     try:
         sources = read_path(path)
     except ReadError as exc:
@@ -128,11 +162,29 @@ def import_rescue(path: str | Path, project: Project, *, as_source: str = "gold"
         clip = existing.get(item.clip.sample_id)
         if clip is not None and not _skeleton_matches(list(clip.rows.all()), item.rows):
             problems.append(Problem(item.source.file, "a clip with this sample id already exists with different rows (times, speakers or words)", line=item.source.line, sample_id=item.clip.sample_id))
+    released = released_versions(project) if as_source == "gold" else {}
+    if not correct_released:
+        for item in checked:
+            if item.clip.sample_id in released:
+                versions = ", ".join(released[item.clip.sample_id])
+                problems.append(
+                    Problem(
+                        item.source.file,
+                        f"this clip is in release {versions}; released gold is changed only by a correction "
+                        "(import_rescue --correct-released --by LEAD), which is recorded and listed by the next release",
+                        line=item.source.line,
+                        sample_id=item.clip.sample_id,
+                    )
+                )
     if problems:
         raise ImportFailed(problems)
 
     with transaction.atomic():
         documents: list = []
+        had_assignment = set()
+        if as_source == "revision":
+            had_assignment = set(Assignment.objects.filter(clip__in=list(existing.values()), annotator=annotator).values_list("clip__sample_id", flat=True))
+        corrections: dict[str, dict] = {}
         for item in checked:
             clip = existing.get(item.clip.sample_id)
             if clip is None:
@@ -141,6 +193,12 @@ def import_rescue(path: str | Path, project: Project, *, as_source: str = "gold"
             else:
                 rows = list(clip.rows.all())
                 result.attached.append(clip.sample_id)
+                if clip.sample_id in released:
+                    corrections[clip.sample_id] = {
+                        "sample_id": clip.sample_id,
+                        "releases": released[clip.sample_id],
+                        "rows": _gold_changes(rows, item.rows),
+                    }
                 _replace_existing(rows, as_source, annotator)
             if as_source == "revision":
                 Assignment.objects.get_or_create(clip=clip, annotator=annotator)
@@ -150,7 +208,57 @@ def import_rescue(path: str | Path, project: Project, *, as_source: str = "gold"
             result.warnings.extend((clip.sample_id, issue) for issue in item.warnings)
         model = {"gold": Gold, "draft": Draft, "revision": Revision}[as_source]
         bulk_create_with_history(documents, model, batch_size=1000, default_user=actor)
+        result.records = _record_files(project, checked, as_source, annotator, actor, result, had_assignment, corrections)
     return result
+
+
+def _gold_changes(rows: list[Row], incoming: list[dict]) -> list[dict]:
+    """[{row_index, fields}] of the rows whose gold ``incoming`` changes: the annotation
+    keys whose value (or presence) differs; ``(key order)`` when only the order does."""
+    current = {g.row_id: g for g in Gold.objects.filter(row__in=rows)}
+    changed = []
+    for row, raw in zip(rows, incoming):
+        new = {k: raw[k] for k in raw if k in ANNOTATION_KEYS}
+        gold = current.get(row.pk)
+        if gold is None:
+            changed.append({"row_index": row.row_index, "fields": ["(no gold before)"]})
+            continue
+        old = gold.content
+        fields = sorted(k for k in set(old) | set(new) if (k in old) != (k in new) or old.get(k) != new.get(k))
+        if not fields and (gold.layout or {}) != layout.capture(raw):
+            fields = ["(key order)"]
+        if fields:
+            changed.append({"row_index": row.row_index, "fields": fields})
+    return changed
+
+
+def _record_files(project, checked, as_source, annotator, actor, result: ImportResult, had_assignment: set, corrections: dict) -> list[ImportRecord]:
+    """One ImportRecord per file read, in the order the files were read."""
+    by_file: dict[str, list[_Checked]] = {}
+    for item in checked:
+        by_file.setdefault(item.source.file, []).append(item)
+    created = set(result.created)
+    records = []
+    for file, items in by_file.items():
+        ids = [i.clip.sample_id for i in items]
+        corrected = [corrections[s] for s in ids if s in corrections]
+        records.append(
+            ImportRecord.objects.create(
+                project=project,
+                kind=as_source,
+                file_path=file,
+                sha256=items[0].source.file_sha256,
+                annotator=annotator,
+                imported_by=actor if getattr(actor, "is_authenticated", False) else None,
+                source=current_source(),
+                sample_ids=ids,
+                created_sample_ids=[s for s in ids if s in created],
+                assignments_created=[s for s in ids if s not in had_assignment] if as_source == "revision" else [],
+                row_count=sum(len(i.rows) for i in items),
+                correction={"clips": corrected, "rows_changed": sum(len(c["rows"]) for c in corrected)} if corrected else {},
+            )
+        )
+    return records
 
 
 def _create_clip(project: Project, item: _Checked, as_source: str) -> tuple[Clip, list[Row]]:

@@ -44,6 +44,7 @@ class SourceClip:
     line: int  # 1-based line where the clip's JSON starts
     data: object
     content_hash: str
+    file_sha256: str = ""  # of the whole file's bytes, as read (what an import record names)
 
 
 SUFFIXES = (".json", ".jsonl")
@@ -82,6 +83,7 @@ def read_file(path: Path) -> list[SourceClip]:
     if not raw.strip():
         raise ReadError([Problem(str(path), "file is empty")])
     text = _decode(path, raw)
+    file_sha256 = hashlib.sha256(raw).hexdigest()
     clips: list[SourceClip] = []
     if path.suffix == ".jsonl":
         for lineno, line in enumerate(text.splitlines(), start=1):
@@ -93,7 +95,7 @@ def read_file(path: Path) -> list[SourceClip]:
                 raise ReadError([Problem(str(path), f"invalid JSON at column {exc.colno}: {exc.msg}", line=lineno)]) from None
             except RecursionError:
                 raise ReadError([Problem(str(path), _TOO_DEEP, line=lineno)]) from None
-            clips.append(SourceClip(str(path), lineno, data, _hash(line)))
+            clips.append(SourceClip(str(path), lineno, data, _hash(line), file_sha256))
         return clips
     try:
         data = json.loads(text)
@@ -102,7 +104,7 @@ def read_file(path: Path) -> list[SourceClip]:
     except RecursionError:
         raise ReadError([Problem(str(path), _TOO_DEEP, line=1)]) from None
     items = data if isinstance(data, list) else [data]
-    return [SourceClip(str(path), 1, item, _hash(json.dumps(item, ensure_ascii=False))) for item in items]
+    return [SourceClip(str(path), 1, item, _hash(json.dumps(item, ensure_ascii=False)), file_sha256) for item in items]
 
 
 def read_path(path: str | Path) -> list[SourceClip]:

@@ -115,7 +115,7 @@ def load_taxonomy(scenario: str, version: str = DEFAULT_VERSION) -> Taxonomy:
 
 def boundary_rules_markdown(version: str) -> str:
     """The boundary rules of every scenario in ``version`` as Markdown, for the release card."""
-    text = f"### Boundary rules shown to annotators (taxonomy version {version})\n\n"
+    text = f"### Boundary rules (taxonomy version {version})\n\n"
     for scenario in SCENARIOS:
         taxonomy = load_taxonomy(scenario, version)
         text += f"**{scenario.capitalize()}.**\n\n"
