@@ -26,11 +26,18 @@ def test_prints_a_table_per_slice_and_writes_the_json_report(project, tmp_path):
     reliability_project(project, EXAMPLE_C, coded_client_content)
     target = tmp_path / "out" / "agreement.json"
     text = run("--project", project.slug, "--json", str(target), "--seed", "4")
-    assert "== all assignments, all scenarios (5 clips, 12 rows; annotators: coder1, coder2, coder3, coder4)" in text
+    assert "Scope: submitted work (submitted)." in text
+    assert (
+        "== all assignments, all scenarios (5 clips, 12 rows, 41 revisions; annotators: coder1, coder2, coder3, coder4)"
+        in text
+    )
     line = next(l for l in text.splitlines() if l.startswith("utterance_type "))
     assert "0.743" in line and " 11 " in line and " 40 " in line
     assert next(l for l in text.splitlines() if l.startswith("emotion_intensity ")).split()[2] == "0.849"
-    assert "== calibration assignments, all scenarios: no annotator revisions of calibration" in text
+    assert (
+        "== calibration assignments, all scenarios: no coded work yet: no submitted work in calibration (from-empty) "
+        "assignments in this scope" in text
+    )
     report = json.loads(target.read_text(encoding="utf-8"))
     assert report["parameters"] == {"resamples": 1000, "seed": 4, "confidence": 0.95, "thresholds": [0.8, 0.667]}
     assert AgreementReport.objects.filter(project=project).count() == 1  # the dashboard can serve it
@@ -39,7 +46,7 @@ def test_prints_a_table_per_slice_and_writes_the_json_report(project, tmp_path):
 def test_scenario_and_clips_narrow_the_scope(project):
     reliability_project(project, EXAMPLE_C, coded_client_content)
     text = run("--project", project.slug, "--clips", "reference/002,reference/003", "--scenario", "couple")
-    assert "(2 clips, 9 rows;" in text
+    assert "(2 clips, 9 rows, 35 revisions;" in text
 
 
 def test_undefined_fields_are_listed_with_their_reason(project):
