@@ -122,3 +122,10 @@ def reliability_project(project, table: list[list], encode, *, prefix: str = "co
         contents = {users[i]: [encode(units[u][i]) for u in unit_ids] for i in sorted(coders)}
         make_clip(project, f"reference/{k:03d}", contents, state=SUBMITTED)
     return users
+
+
+def reopen_untouched(clip) -> None:
+    """As if ``clip`` had just been assigned: open assignments, revisions that are copies of the draft."""
+    Assignment.objects.filter(clip=clip).update(state=AssignmentState.ASSIGNED, submitted_at=None)
+    for draft in Draft.objects.filter(row__clip=clip):
+        Revision.objects.filter(row=draft.row).update(content=draft.content, status=RevisionStatus.UNTOUCHED)

@@ -33,6 +33,8 @@ from annotation.synthetic import generate
 from annotation.taxonomy import THERAPIST
 from annotation.workspace.services import save_revision
 
+from .test_agreement_builders import reopen_untouched
+
 pytestmark = pytest.mark.django_db
 
 LLM = "LLM draft"
@@ -45,13 +47,6 @@ def utterance(content: dict, speaker: str):
 
 def target(content: dict, speaker: str):
     return tuple(sorted(set(content.get("target") or []))) or None
-
-
-def reopen_untouched(clip) -> None:
-    """As if the clip had just been assigned: open assignments, revisions that are copies of the draft."""
-    Assignment.objects.filter(clip=clip).update(state=AssignmentState.ASSIGNED, submitted_at=None)
-    for draft in Draft.objects.filter(row__clip=clip):
-        Revision.objects.filter(row=draft.row).update(content=draft.content, status=RevisionStatus.UNTOUCHED)
 
 
 @pytest.fixture
