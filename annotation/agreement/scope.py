@@ -16,7 +16,7 @@ its clip is discarded, its coder is no longer assigned to the clip, or its
 assignment is not submitted (and, in the ``reviewed`` scope, the row is not
 marked reviewed either).
 
-The rule is a database expression (``left_out``), so that extraction, the
+The rule is a database expression (``with_left_out``), so that extraction, the
 cache fingerprint, and any later measure (free-text agreement, the pairs of
 labels coders confuse) select exactly the same (row, coder) values:
 ``coded_revisions`` gives them, ``with_left_out`` annotates every revision
@@ -27,9 +27,9 @@ values only (``report``).
 
 from __future__ import annotations
 
-from django.db.models import Case, CharField, Exists, OuterRef, QuerySet, Value, When
+from django.db.models import Case, CharField, Expression, F, FilteredRelation, Q, QuerySet, Value, When
 
-from ..models import Assignment, AssignmentState, Clip, ClipState, Revision, RevisionStatus
+from ..models import AssignmentState, Clip, ClipState, Revision, RevisionStatus
 
 SUBMITTED, REVIEWED = "submitted", "reviewed"
 DEFAULT_WORK_SCOPE = SUBMITTED
@@ -55,8 +55,8 @@ LEFT_OUT: dict[str, tuple[str, str]] = {  # reason -> (short label, sentence)
     NOT_SUBMITTED: ("not submitted", "the assignment is not submitted"),
     NOT_REVIEWED: ("not reviewed", "the assignment is not submitted and the row is not marked reviewed"),
 }
-# The annotation ``with_left_out`` adds to revisions.
-LEFT_OUT_FIELD = "agreement_left_out"
+# The annotations ``with_left_out`` adds to revisions: the reason, and the coder's assignment it reads.
+LEFT_OUT_FIELD, ASSIGNMENT = "agreement_left_out", "agreement_assignment"
 
 
 def check_work_scope(value) -> str:
@@ -85,25 +85,32 @@ def reasons(work_scope: str) -> tuple[str, ...]:
     return (not_coded, DISCARDED_CLIP, UNASSIGNED)
 
 
-def left_out(work_scope: str = DEFAULT_WORK_SCOPE) -> Case:
-    """For a ``Revision`` queryset: why the revision's values are left out, or null when they count."""
+def with_left_out(
+    revisions: QuerySet[Revision], work_scope: str = DEFAULT_WORK_SCOPE, *, counted: Expression | None = None
+) -> QuerySet[Revision]:
+    """``revisions`` annotated with ``LEFT_OUT_FIELD``: the reason each is left out, null when it counts.
+
+    ``counted`` replaces that null by a value of the revision's own (the cache
+    fingerprint digests the version of the revisions that count, and nothing
+    of those that do not). The coder's assignment to the revision's clip is
+    joined once (``ASSIGNMENT``): no per-revision subquery.
+    """
     check_work_scope(work_scope)
-    assignment = Assignment.objects.filter(clip_id=OuterRef("row__clip_id"), annotator_id=OuterRef("annotator_id"))
-    counts = [When(Exists(assignment.filter(state=AssignmentState.SUBMITTED)), then=Value(None))]
+    counts = Value(None) if counted is None else counted
+    coded = [When(**{f"{ASSIGNMENT}__state": AssignmentState.SUBMITTED}, then=counts)]
     if work_scope == REVIEWED:
-        counts.append(When(status=RevisionStatus.REVIEWED, then=Value(None)))
-    return Case(
+        coded.append(When(status=RevisionStatus.REVIEWED, then=counts))
+    reason = Case(
         When(row__clip__state=ClipState.DISCARDED, then=Value(DISCARDED_CLIP)),
-        When(~Exists(assignment), then=Value(UNASSIGNED)),
-        *counts,
+        When(**{f"{ASSIGNMENT}__id__isnull": True}, then=Value(UNASSIGNED)),
+        *coded,
         default=Value(reasons(work_scope)[0]),
         output_field=CharField(null=True),
     )
-
-
-def with_left_out(revisions: QuerySet[Revision], work_scope: str = DEFAULT_WORK_SCOPE) -> QuerySet[Revision]:
-    """``revisions`` annotated with ``LEFT_OUT_FIELD``: the reason each is left out (null: it counts)."""
-    return revisions.annotate(**{LEFT_OUT_FIELD: left_out(work_scope)})
+    own_assignment = FilteredRelation(
+        "row__clip__assignments", condition=Q(row__clip__assignments__annotator=F("annotator"))
+    )
+    return revisions.annotate(**{ASSIGNMENT: own_assignment}).annotate(**{LEFT_OUT_FIELD: reason})
 
 
 def coded_revisions(clips: QuerySet[Clip], work_scope: str = DEFAULT_WORK_SCOPE) -> QuerySet[Revision]:

@@ -188,11 +188,10 @@ def fingerprint(project: Project, params: Params) -> str:
     )
     # Which revisions count, and why the others do not (this is where an assignment's state matters); then the
     # content (version, time) of those that count. Work in progress that does not count changes nothing here.
-    revisions = with_left_out(Revision.objects.filter(row__clip__in=clips), params.work_scope)
+    text = lambda name: Cast(name, TextField())  # noqa: E731
+    counted = Concat(text("version"), Value("|"), "status", Value("|"), text("updated_at"), output_field=TextField())
+    revisions = with_left_out(Revision.objects.filter(row__clip__in=clips), params.work_scope, counted=counted)
     _feed_table(digest, revisions, ("id", "row_id", "annotator_id", LEFT_OUT_FIELD))
-    _feed_table(
-        digest, revisions.filter(**{f"{LEFT_OUT_FIELD}__isnull": True}), ("id", "version", "status", "updated_at")
-    )
     _feed_table(digest, Draft.objects.filter(row__clip__in=clips), ("id", "row_id", "updated_at"))
     return digest.hexdigest()
 
