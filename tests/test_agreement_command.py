@@ -8,9 +8,9 @@ import json
 import pytest
 from django.core.management import CommandError, call_command
 
-from annotation.models import AgreementReport
+from annotation.models import AgreementReport, AssignmentState, Revision, RevisionStatus
 
-from .test_agreement_builders import coded_client_content, reliability_project
+from .test_agreement_builders import annotators, coded_client_content, make_clip, reliability_project
 from .test_agreement_reference import EXAMPLE_C
 
 pytestmark = pytest.mark.django_db
@@ -49,6 +49,21 @@ def test_scenario_and_clips_narrow_the_scope(project):
     assert "(2 clips, 9 rows, 35 revisions;" in text
 
 
+def test_scope_reviewed_adds_rows_marked_reviewed_in_open_assignments(project):
+    a, b = annotators("cmd", 2)
+    contents = {user: [coded_client_content(v) for v in (0, 1, 2, 3)] for user in (a, b)}
+    make_clip(project, "cmd/001", contents, state=AssignmentState.IN_PROGRESS)
+    Revision.objects.filter(row__row_index__lte=3).update(status=RevisionStatus.REVIEWED)
+    default = run("--project", project.slug)
+    assert "Scope: submitted work (submitted)." in default and "Left out: 8 revisions left out (8 not submitted)." in default
+    assert "No figures: no coded work yet: no submitted work in this scope; 8 revisions left out" in default
+    reviewed = run("--project", project.slug, "--scope", "reviewed")
+    assert "Scope: submitted work and rows marked reviewed (reviewed)." in reviewed
+    assert "== all assignments, all scenarios (1 clips, 3 rows, 6 revisions; annotators: cmd1, cmd2); " in reviewed
+    assert "2 revisions left out (2 not reviewed)" in reviewed
+    assert next(line for line in reviewed.splitlines() if line.startswith("utterance_type ")).split()[2] == "1.000"
+
+
 def test_undefined_fields_are_listed_with_their_reason(project):
     reliability_project(project, [[0] * 4, [0] * 4], coded_client_content)
     text = run("--project", project.slug)
@@ -62,6 +77,7 @@ def test_undefined_fields_are_listed_with_their_reason(project):
         (["--project", "bench", "--clips", "missing/001"], "no clip missing/001"),
         (["--project", "bench", "--resamples", "50"], "resamples must be"),
         (["--project", "bench", "--seed", "-2"], "--seed must be 0 or more"),
+        (["--project", "bench", "--scope", "everything"], "invalid choice: 'everything'"),
     ],
 )
 def test_bad_arguments_are_refused_with_a_message(project, args, message):

@@ -268,6 +268,10 @@ def test_a_scope_without_coded_work_says_so_and_prints_no_alpha(project, lead, c
 
 
 def test_revisions_imported_as_finished_work_count_as_submitted(project, sample_path, tmp_path):
+    import io
+
+    from django.core.management import call_command
+
     from annotation.rescue_format.importer import import_rescue
     from annotation.services import create_user
 
@@ -291,11 +295,17 @@ def test_revisions_imported_as_finished_work_count_as_submitted(project, sample_
             changed.append(json.dumps(doc))
         path = tmp_path / f"{user.username}.jsonl"
         path.write_text("\n".join(changed) + "\n", encoding="utf-8")
-        import_rescue(path, project, as_source="revision", annotator=user)
+        if user == a:  # through the command, as a lead would
+            args = ("--project", project.slug, "--as", "revision", "--annotator", "imported_a")
+            call_command("import_rescue", str(path), *args, stdout=io.StringIO())
+        else:
+            import_rescue(path, project, as_source="revision", annotator=user)
 
     assignments = Assignment.objects.filter(clip__project=project)
     assert assignments.count() == 4 and set(assignments.values_list("state", flat=True)) == {AssignmentState.SUBMITTED}
     assert all(a.submitted_at is not None for a in assignments)
+    latest = Assignment.objects.get(clip=clip, annotator=b).history.order_by("-history_id").first()
+    assert (latest.state, latest.history_change_reason) == ("submitted", "revisions imported as finished work")
     report = compute_project_report(project)
     counted = Revision.objects.filter(row__clip__project=project)
     assert report["counts"]["revisions"] == counted.count() and report["counts"]["revisions_left_out"]["not_submitted"] == 0
