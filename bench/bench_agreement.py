@@ -295,7 +295,8 @@ def bench_page(project) -> bool:
             ms, code, body = _request(port, page_path, cookie)
             assert code == 200 and b'class="fresh"' in body, code
             stored.append(ms)
-        plot_paths = [p.replace(b"&amp;", b"&").decode() for p in re.findall(rb'<img src="([^"]+plot\.svg[^"]+)"', body)]
+        sources = re.findall(rb'<img src="([^"]+plot\.svg[^"]+)"', body)
+        plot_paths = [p.replace(b"&amp;", b"&").decode() for p in sources]
         plots = [_request(port, path, cookie)[0] for path in plot_paths]
 
         # The data change (a lead reopens one coder's clip): the stale report at once, and a new job.
@@ -321,17 +322,19 @@ def bench_page(project) -> bool:
         f"  ({statistics.median(stored) / floor:.1f}x floor)"
     )
     print(f"  stale report      {stale_ms:7.1f} ms  ({stale_ms / floor:.1f}x floor): old figures, new job started")
-    print(f"  first response    worst {worst:.1f} ms  [target < {PAGE_TARGET_MS:.0f} ms: {'met' if page_ok else 'NOT MET'}]")
+    verdict = "met" if page_ok else "NOT MET"
+    print(f"  first response    worst {worst:.1f} ms  [target < {PAGE_TARGET_MS:.0f} ms: {verdict}]")
+    report_ok = max(report_seconds, recompute_seconds) < REPORT_TARGET_SECONDS
     print(
-        f"  report on the worker, page request to stored: {report_seconds:.2f} s; after the change {recompute_seconds:.2f} s"
-        f"  [target < {REPORT_TARGET_SECONDS:.0f} s: {'met' if max(report_seconds, recompute_seconds) < REPORT_TARGET_SECONDS else 'NOT MET'}]"
+        f"  report on the worker, page request to stored: {report_seconds:.2f} s; after the change "
+        f"{recompute_seconds:.2f} s  [target < {REPORT_TARGET_SECONDS:.0f} s: {'met' if report_ok else 'NOT MET'}]"
     )
     if plots:
         print(
             f"  plot images       {len(plots)} drawn on request: median {statistics.median(plots):.0f} ms, "
             f"max {max(plots):.0f} ms each (the page does not wait for them)"
         )
-    return page_ok and max(report_seconds, recompute_seconds) < REPORT_TARGET_SECONDS
+    return page_ok and report_ok
 
 
 if __name__ == "__main__":

@@ -278,7 +278,9 @@ def extract(clips: QuerySet[Clip], work_scope: str = DEFAULT_WORK_SCOPE) -> Extr
 
     # The documents that count: the coded revisions (the work scope's rule), then the drafts.
     revisions = with_left_out(Revision.objects.filter(row__clip__in=clips), work_scope)
-    counted = document_columns(revisions.filter(**{f"{LEFT_OUT_FIELD}__isnull": True}), "row_id", "annotator_id", "status")
+    counted = document_columns(
+        revisions.filter(**{f"{LEFT_OUT_FIELD}__isnull": True}), "row_id", "annotator_id", "status"
+    )
     drafts = document_columns(Draft.objects.filter(row__clip__in=in_scope), "row_id")
     left_out: Counter = Counter()
     for item in (

@@ -48,7 +48,8 @@ WORK_SCOPES: dict[str, tuple[str, str]] = {
 }
 
 # Why a revision is left out; the order is the order of the checks.
-DISCARDED_CLIP, UNASSIGNED, NOT_SUBMITTED, NOT_REVIEWED = "discarded_clip", "unassigned", "not_submitted", "not_reviewed"
+DISCARDED_CLIP, UNASSIGNED = "discarded_clip", "unassigned"
+NOT_SUBMITTED, NOT_REVIEWED = "not_submitted", "not_reviewed"
 LEFT_OUT: dict[str, tuple[str, str]] = {  # reason -> (short label, sentence)
     DISCARDED_CLIP: ("discarded clip", "the clip is discarded"),
     UNASSIGNED: ("coder no longer assigned", "the coder is no longer assigned to the clip"),

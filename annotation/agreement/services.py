@@ -93,7 +93,12 @@ class Params:
 
     def query(self) -> str:
         """The request parameters that give these params back (clips are not a request parameter)."""
-        parts = {"scope": self.work_scope, "scenario": self.scenario or "", "resamples": self.resamples, "seed": self.seed}
+        parts = {
+            "scope": self.work_scope,
+            "scenario": self.scenario or "",
+            "resamples": self.resamples,
+            "seed": self.seed,
+        }
         return urlencode({k: v for k, v in parts.items() if v not in ("", None)})
 
     def build(self, project: Project, progress=None) -> dict:
@@ -184,7 +189,9 @@ def fingerprint(project: Project, params: Params) -> str:
     _feed(digest, clips.order_by("id").values_list("id", "sample_id", "scenario", "state"))
     _feed_table(digest, Row.objects.filter(clip__in=clips), ("id", "clip_id", "row_index", "primary_speaker"))
     _feed_table(
-        digest, Assignment.objects.filter(clip__in=clips), ("id", "clip_id", "annotator_id", "annotator__username", "mode")
+        digest,
+        Assignment.objects.filter(clip__in=clips),
+        ("id", "clip_id", "annotator_id", "annotator__username", "mode"),
     )
     # Which revisions count, and why the others do not (this is where an assignment's state matters); then the
     # content (version, time) of those that count. Work in progress that does not count changes nothing here.

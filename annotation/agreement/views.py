@@ -136,7 +136,8 @@ def plot(request, slug: str):
     if stored is None:
         raise Http404("no such report (a newer one may have replaced it: reload the page)")
     # A stored report never changes, so its drawings are cached as long as it exists.
-    key = "agreement-plot:" + hashlib.sha256(f"{stored.pk}|{stored.fingerprint}|{slice_key}|{name}".encode()).hexdigest()
+    which = f"{stored.pk}|{stored.fingerprint}|{slice_key}|{name}"
+    key = "agreement-plot:" + hashlib.sha256(which.encode()).hexdigest()
     svg = cache.get(key)
     if svg is None:
         svg = plots.draw(stored.report, slice_key, name)

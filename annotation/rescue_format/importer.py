@@ -147,7 +147,8 @@ def import_rescue(path: str | Path, project: Project, *, as_source: str = "gold"
             if as_source == "revision":
                 # Imported revisions are finished work from elsewhere: a submitted assignment, so they count
                 # as coded work in agreement (and the annotator cannot edit them without a lead reopening it).
-                assignment = Assignment.objects.filter(clip=clip, annotator=annotator).first() or Assignment(clip=clip, annotator=annotator)
+                assignment = Assignment.objects.filter(clip=clip, annotator=annotator).first()
+                assignment = assignment or Assignment(clip=clip, annotator=annotator)
                 assignment.state, assignment.submitted_at = AssignmentState.SUBMITTED, timezone.now()
                 assignment._change_reason = "revisions imported as finished work"
                 assignment.save()

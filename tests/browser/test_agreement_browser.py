@@ -87,7 +87,8 @@ def test_lead_sees_progress_then_the_report_and_switches_the_scope_with_the_mous
     for clip in untouched.clips.all():
         reopen_untouched(clip)
     page.goto(f"{live_server.url}/projects/{untouched.slug}/agreement/")
-    expect(page.locator("#agreement-empty")).to_contain_text("No coded work yet: no submitted work in this scope", timeout=REPORT_WAIT_MS)
+    empty = page.locator("#agreement-empty")
+    expect(empty).to_contain_text("No coded work yet: no submitted work in this scope", timeout=REPORT_WAIT_MS)
     expect(page.locator(".agreement-table")).to_have_count(0)
     screenshot(page, "agreement-no-coded-work")
     assert page.errors == []
