@@ -273,7 +273,7 @@ def report_state(
     job = start_job(project, params, fp, user=user)
     # With eager tasks (no broker) the job has already run by now.
     job.refresh_from_db()
-    stored = cached_report(project, fp)
+    stored = cached_report(project, fp) if job.state == JobState.SUCCEEDED else None
     if stored is not None:
         return ReportState("ready", fp, report=stored, job=job)
     return ReportState("failed" if job.state == JobState.FAILED else job.state, fp, report=latest, job=job)
