@@ -12,7 +12,7 @@ from annotation.agreement.fields import MEASURES
 from annotation.agreement.report import Slice, _availability, _coder_sets, _Computer, build_report
 from annotation.synthetic import generate
 
-from .test_agreement_builders import annotators, make_clip, therapist_content
+from .test_agreement_builders import SUBMITTED, annotators, make_clip, therapist_content
 
 
 @pytest.mark.parametrize(
@@ -50,6 +50,7 @@ def test_masi_alpha_through_the_pipeline_for_support_targets(project):
         "masi/001",
         {a: rows(("Maya",), ("Maya",), ("Tobias",)), b: rows(("Maya",), ("Maya", "Tobias"), ("Tobias",))},
         speakers=["Therapist"] * 3,
+        state=SUBMITTED,
     )
     report = build_report(project)
     measures = next(s for s in report["slices"] if s["key"] == "all/all")["measures"]

@@ -4,17 +4,32 @@ Reliability data arrive as a coders x units table (None = the coder has no
 value for that unit). Each run of units coded by the same set of coders
 becomes one clip to which exactly those coders are assigned, so missing
 values come about the way they do on the platform: the coder was not
-assigned to that clip. (No tests in this module.)
+assigned to that clip. Reliability data are coded work, so those clips'
+assignments are submitted; ``make_clip`` leaves them open (as assigned) unless
+told otherwise. (No tests in this module.)
 """
 
 from __future__ import annotations
 
-from annotation.models import Assignment, AssignmentMode, Clip, ClipState, Draft, Revision, Row
+from django.utils import timezone
+
+from annotation.models import (
+    Assignment,
+    AssignmentMode,
+    AssignmentState,
+    Clip,
+    ClipState,
+    Draft,
+    Revision,
+    RevisionStatus,
+    Row,
+)
 from annotation.schema import SKELETON_KEYS
 from annotation.services import create_user
 
 from .factories import client_row, therapist_row
 
+SUBMITTED = AssignmentState.SUBMITTED
 UTTERANCE_LABELS = {0: "disclosure", 1: "defense", 2: "accusation", 3: "request", 4: "recollection", 5: "reflection"}
 
 
@@ -52,11 +67,14 @@ def make_clip(
     mode=AssignmentMode.FROM_DRAFT,
     scenario="couple",
     assigned=None,
+    state=AssignmentState.ASSIGNED,
 ) -> Clip:
     """A clip with one row per content; ``contents_by_user`` maps each user to a content (or None) per row.
 
-    Every user in ``contents_by_user`` is assigned (with ``mode``) unless
-    ``assigned`` names who is; ``draft`` is a content per row for the LLM draft.
+    Every user in ``contents_by_user`` is assigned (with ``mode``, in ``state``)
+    unless ``assigned`` names who is; ``draft`` is a content per row for the
+    LLM draft. Revisions of submitted assignments are marked reviewed, as the
+    workspace requires before a submission.
     """
     n = len(next(iter(contents_by_user.values())) if contents_by_user else draft)
     participants = ["Ada", "Ben", "Chidi", "Dora"] if scenario == "family" else ["Maya", "Tobias"]
@@ -74,12 +92,16 @@ def make_clip(
         )
         for i in range(n)
     ]
+    submitted = state == AssignmentState.SUBMITTED
     for user in assigned if assigned is not None else contents_by_user:
-        Assignment.objects.create(clip=clip, annotator=user, mode=mode)
+        Assignment.objects.create(
+            clip=clip, annotator=user, mode=mode, state=state, submitted_at=timezone.now() if submitted else None
+        )
+    status = RevisionStatus.REVIEWED if submitted else RevisionStatus.UNTOUCHED
     for user, contents in contents_by_user.items():
         for row, content in zip(rows, contents):
             if content is not None:
-                Revision.objects.create(row=row, annotator=user, content=content)
+                Revision.objects.create(row=row, annotator=user, content=content, status=status)
     for row, content in zip(rows, draft or []):
         Draft.objects.create(row=row, content=content, source="synthetic")
     return clip
@@ -98,5 +120,12 @@ def reliability_project(project, table: list[list], encode, *, prefix: str = "co
             runs.append((coders, [u]))
     for k, (coders, unit_ids) in enumerate(runs, start=1):
         contents = {users[i]: [encode(units[u][i]) for u in unit_ids] for i in sorted(coders)}
-        make_clip(project, f"reference/{k:03d}", contents)
+        make_clip(project, f"reference/{k:03d}", contents, state=SUBMITTED)
     return users
+
+
+def reopen_untouched(clip) -> None:
+    """As if ``clip`` had just been assigned: open assignments, revisions that are copies of the draft."""
+    Assignment.objects.filter(clip=clip).update(state=AssignmentState.ASSIGNED, submitted_at=None)
+    for draft in Draft.objects.filter(row__clip=clip):
+        Revision.objects.filter(row=draft.row).update(content=draft.content, status=RevisionStatus.UNTOUCHED)

@@ -8,9 +8,9 @@ import json
 import pytest
 from django.core.management import CommandError, call_command
 
-from annotation.models import AgreementReport
+from annotation.models import AgreementReport, AssignmentState, Revision, RevisionStatus
 
-from .test_agreement_builders import coded_client_content, reliability_project
+from .test_agreement_builders import annotators, coded_client_content, make_clip, reliability_project
 from .test_agreement_reference import EXAMPLE_C
 
 pytestmark = pytest.mark.django_db
@@ -26,11 +26,18 @@ def test_prints_a_table_per_slice_and_writes_the_json_report(project, tmp_path):
     reliability_project(project, EXAMPLE_C, coded_client_content)
     target = tmp_path / "out" / "agreement.json"
     text = run("--project", project.slug, "--json", str(target), "--seed", "4")
-    assert "== all assignments, all scenarios (5 clips, 12 rows; annotators: coder1, coder2, coder3, coder4)" in text
+    assert "Scope: submitted work (submitted)." in text
+    assert (
+        "== all assignments, all scenarios (5 clips, 12 rows, 41 revisions; annotators: coder1, coder2, coder3, coder4)"
+        in text
+    )
     line = next(l for l in text.splitlines() if l.startswith("utterance_type "))
     assert "0.743" in line and " 11 " in line and " 40 " in line
     assert next(l for l in text.splitlines() if l.startswith("emotion_intensity ")).split()[2] == "0.849"
-    assert "== calibration assignments, all scenarios: no annotator revisions of calibration" in text
+    assert (
+        "== calibration assignments, all scenarios: no coded work yet: no submitted work in calibration (from-empty) "
+        "assignments in this scope" in text
+    )
     report = json.loads(target.read_text(encoding="utf-8"))
     assert report["parameters"] == {"resamples": 1000, "seed": 4, "confidence": 0.95, "thresholds": [0.8, 0.667]}
     assert AgreementReport.objects.filter(project=project).count() == 1  # the dashboard can serve it
@@ -39,7 +46,23 @@ def test_prints_a_table_per_slice_and_writes_the_json_report(project, tmp_path):
 def test_scenario_and_clips_narrow_the_scope(project):
     reliability_project(project, EXAMPLE_C, coded_client_content)
     text = run("--project", project.slug, "--clips", "reference/002,reference/003", "--scenario", "couple")
-    assert "(2 clips, 9 rows;" in text
+    assert "(2 clips, 9 rows, 35 revisions;" in text
+
+
+def test_scope_reviewed_adds_rows_marked_reviewed_in_open_assignments(project):
+    a, b = annotators("cmd", 2)
+    contents = {user: [coded_client_content(v) for v in (0, 1, 2, 3)] for user in (a, b)}
+    make_clip(project, "cmd/001", contents, state=AssignmentState.IN_PROGRESS)
+    Revision.objects.filter(row__row_index__lte=3).update(status=RevisionStatus.REVIEWED)
+    default = run("--project", project.slug)
+    assert "Scope: submitted work (submitted)." in default
+    assert "Left out: 8 revisions left out (8 not submitted)." in default
+    assert "No figures: no coded work yet: no submitted work in this scope; 8 revisions left out" in default
+    reviewed = run("--project", project.slug, "--scope", "reviewed")
+    assert "Scope: submitted work and rows marked reviewed (reviewed)." in reviewed
+    assert "== all assignments, all scenarios (1 clips, 3 rows, 6 revisions; annotators: cmd1, cmd2); " in reviewed
+    assert "2 revisions left out (2 not reviewed)" in reviewed
+    assert next(line for line in reviewed.splitlines() if line.startswith("utterance_type ")).split()[2] == "1.000"
 
 
 def test_undefined_fields_are_listed_with_their_reason(project):
@@ -55,6 +78,7 @@ def test_undefined_fields_are_listed_with_their_reason(project):
         (["--project", "bench", "--clips", "missing/001"], "no clip missing/001"),
         (["--project", "bench", "--resamples", "50"], "resamples must be"),
         (["--project", "bench", "--seed", "-2"], "--seed must be 0 or more"),
+        (["--project", "bench", "--scope", "everything"], "invalid choice: 'everything'"),
     ],
 )
 def test_bad_arguments_are_refused_with_a_message(project, args, message):

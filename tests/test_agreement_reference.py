@@ -20,6 +20,7 @@ from annotation.agreement.extract import extract, scope_clips
 from annotation.models import AssignmentMode
 
 from .test_agreement_builders import (
+    SUBMITTED,
     UTTERANCE_LABELS,
     annotators,
     client_content,
@@ -105,7 +106,9 @@ def test_one_value_everywhere_is_undefined_with_the_reason_not_a_number(project)
 def test_a_measure_nobody_can_compare_is_undefined(project):
     # A single annotator: no unit has two values.
     (solo,) = annotators("solo", 1)
-    make_clip(project, "solo/001", {solo: [client_content(), client_content(utterance_type="defense")]})
+    make_clip(
+        project, "solo/001", {solo: [client_content(), client_content(utterance_type="defense")]}, state=SUBMITTED
+    )
     fig = overall(compute_project_report(project), "utterance_type")
     assert fig["alpha"] is None and "two or more coders" in fig["undefined_reason"]
 
@@ -126,7 +129,7 @@ def test_relation_pattern_null_is_missing_and_blank_is_a_value(project):
             client_content(relation_pattern="attack_attack"),
         ],
     }
-    make_clip(project, "rel/001", contents)
+    make_clip(project, "rel/001", contents, state=SUBMITTED)
     fig = overall(compute_project_report(project), "relation_pattern")
     # Row 3 has one value (a's is null): 3 pairable units; "" counts as "(no clear pattern)".
     assert fig["units"] == 3 and fig["pairable_values"] == 6
@@ -138,7 +141,7 @@ def test_therapist_rows_read_the_relation_label_under_the_key_they_carry(project
     old_style = therapist_content(relation_cycle_state="pursue_withdraw")
     old_style.pop("relation_pattern", None)  # a release row carrying only the older key
     contents = {a: [old_style, therapist_content(strategy=None)], b: [old_style, therapist_content(strategy=None)]}
-    make_clip(project, "cyc/001", contents, speakers=["Therapist", "Therapist"])
+    make_clip(project, "cyc/001", contents, speakers=["Therapist", "Therapist"], state=SUBMITTED)
     report = compute_project_report(project)
     assert overall(report, "relation_pattern")["majority_value"] == "pursue_withdraw"
     strategies = overall(report, "strategy_type")
@@ -155,7 +158,8 @@ def test_only_revisions_of_assigned_annotators_count(project):
         b: [coded_client_content(0), coded_client_content(1)],
         c: [coded_client_content(2), coded_client_content(3)],
     }
-    make_clip(project, "asg/001", contents, assigned=[a, b])  # c's revisions are left over from a reassignment
+    # c's revisions are left over from a reassignment.
+    make_clip(project, "asg/001", contents, assigned=[a, b], state=SUBMITTED)
     report = compute_project_report(project)
     assert report["counts"]["revisions_left_out_unassigned"] == 2
     assert "asg3" not in report["coders"]
@@ -173,7 +177,7 @@ def test_speaker_intensity_only_on_rows_where_every_coder_recorded_one(project):
         b: [coded_client_content(2), no_emotion, coded_client_content(5)],
         c: [coded_client_content(3), coded_client_content(3), other_person],
     }
-    make_clip(project, "emo/001", contents)
+    make_clip(project, "emo/001", contents, state=SUBMITTED)
     fig = overall(compute_project_report(project), "emotion_intensity")
     assert fig["units"] == 1 and fig["pairable_values"] == 3  # row 1 only: b lacks row 2, c's row 3 is about Tobias
 
@@ -182,7 +186,7 @@ def test_llm_draft_is_one_more_coder_and_changes_are_counted(project):
     a, b = annotators("llm", 2)
     draft = [coded_client_content(v) for v in (0, 1, 2, 3)]
     contents = {a: [coded_client_content(v) for v in (0, 1, 2, 3)], b: [coded_client_content(v) for v in (0, 1, 2, 1)]}
-    make_clip(project, "llm/001", contents, draft=draft)
+    make_clip(project, "llm/001", contents, draft=draft, state=SUBMITTED)
     report = compute_project_report(project)
     assert report["llm_coder"] == "LLM draft" and report["coders"] == ["llm1", "llm2", "LLM draft"]
     item = next(s for s in report["slices"] if s["key"] == "all/all")["measures"]["utterance_type"]
@@ -199,8 +203,8 @@ def test_anchored_and_calibration_assignments_are_reported_apart(project):
     a, b = annotators("mode", 2)
     same = {a: [coded_client_content(v) for v in (0, 1, 2)], b: [coded_client_content(v) for v in (0, 1, 2)]}
     differ = {a: [coded_client_content(v) for v in (0, 1, 2)], b: [coded_client_content(v) for v in (1, 2, 0)]}
-    make_clip(project, "mode/001", same, mode=AssignmentMode.FROM_DRAFT)
-    make_clip(project, "mode/002", differ, mode=AssignmentMode.FROM_EMPTY)
+    make_clip(project, "mode/001", same, mode=AssignmentMode.FROM_DRAFT, state=SUBMITTED)
+    make_clip(project, "mode/002", differ, mode=AssignmentMode.FROM_EMPTY, state=SUBMITTED)
     report = compute_project_report(project)
     by_key = {s["key"]: s for s in report["slices"]}
     assert by_key["anchored/all"]["measures"]["utterance_type"]["humans"]["alpha"] == 1.0
@@ -215,12 +219,13 @@ def test_per_scenario_slices_and_an_empty_calibration_slice(project):
         project,
         "scn/001",
         {a: [coded_client_content(0), coded_client_content(1)], b: [coded_client_content(0), coded_client_content(1)]},
+        state=SUBMITTED,
     )
     family = {
         a: [coded_client_content(2, "Ada"), coded_client_content(3, "Ben")],
         b: [coded_client_content(3, "Ada"), coded_client_content(2, "Ben")],
     }
-    make_clip(project, "fam/001", family, speakers=["Ada", "Ben"], scenario="family")
+    make_clip(project, "fam/001", family, speakers=["Ada", "Ben"], scenario="family", state=SUBMITTED)
     report = compute_project_report(project)
     by_key = {s["key"]: s for s in report["slices"]}
     assert set(by_key) == {f"{m}/{s}" for m in ("all", "anchored", "calibration") for s in ("all", "couple", "family")}
@@ -228,7 +233,7 @@ def test_per_scenario_slices_and_an_empty_calibration_slice(project):
     assert by_key["all/family"]["measures"]["utterance_type"]["humans"]["units"] == 2
     assert by_key["calibration/all"]["empty"] is True and "calibration" in by_key["calibration/all"]["reason"]
     only_family = compute_project_report(project, scenario="family")
-    assert only_family["scope"] == {"scenario": "family", "clips": None}
+    assert only_family["scope"] == {"scenario": "family", "clips": None, "work": "submitted"}
     assert only_family["counts"]["clips"] == 1
 
 

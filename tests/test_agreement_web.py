@@ -1,4 +1,9 @@
-"""The agreement dashboard and API: leads only, cached until revisions change, background jobs for large projects."""
+"""The agreement dashboard and API: leads only, stored until the data change, computed by background jobs.
+
+The page never computes a report in the request: it starts a job (run
+in-process here, where tasks are eager, when the test lets the transaction
+"commit") and shows the last stored report of its scope meanwhile.
+"""
 
 from __future__ import annotations
 
@@ -9,24 +14,39 @@ import pytest
 from rest_framework.authtoken.models import Token
 
 from annotation.agreement import services
-from annotation.models import AgreementReport, Assignment, Job, JobState, Revision
+from annotation.models import AgreementReport, Assignment, AssignmentState, Job, JobState, Revision
 
 from .conftest import require, wait_for
-from .test_agreement_builders import annotators, coded_client_content, make_clip
+from .test_agreement_builders import SUBMITTED, annotators, coded_client_content, make_clip
 
 BROKER = bool(os.environ.get("CELERY_BROKER_URL"))
 
 
-def _small_project(project, draft=True):
+def _small_project(project, draft=True, state=SUBMITTED):
     a, b = annotators("web", 2)
     contents = {a: [coded_client_content(v) for v in (0, 1, 2, 3)], b: [coded_client_content(v) for v in (0, 1, 2, 1)]}
     return (
         make_clip(
-            project, "web/001", contents, draft=[coded_client_content(v) for v in (0, 1, 2, 2)] if draft else None
+            project,
+            "web/001",
+            contents,
+            draft=[coded_client_content(v) for v in (0, 1, 2, 2)] if draft else None,
+            state=state,
         ),
         a,
         b,
     )
+
+
+def page_once_computed(client, commits, url: str) -> str:
+    """The page after the job its first visit starts has run in-process (``commits``:
+    django_capture_on_commit_callbacks; the test asks for eager tasks)."""
+    with commits(execute=True):
+        first = client.get(url)
+    assert first.status_code == 200
+    response = client.get(url)
+    assert response.status_code == 200
+    return response.content.decode()
 
 
 @pytest.mark.django_db
@@ -52,27 +72,48 @@ class TestWhoMaySee:
 
 @pytest.mark.django_db
 class TestLeads:
-    def test_page_shows_the_table_and_inline_svg_plots_without_external_assets(self, client, lead, project):
+    def test_page_shows_the_table_and_svg_plots_drawn_on_request_without_external_assets(
+        self, client, lead, project, django_capture_on_commit_callbacks, eager_celery
+    ):
         _small_project(project)
         client.force_login(lead)
-        response = client.get(f"/projects/{project.slug}/agreement/")
-        assert response.status_code == 200
-        page = response.content.decode()
+        page = page_once_computed(client, django_capture_on_commit_callbacks, f"/projects/{project.slug}/agreement/")
         assert "Utterance type" in page and "web1" in page and "LLM draft" in page
         assert "Krippendorff" in page and "Hayes &amp; Krippendorff 2007" in page
-        assert page.count('src="data:image/svg+xml;base64,') >= 3
+        assert "Scope: <b>submitted work</b>" in page and "up to date" in page
+        plots = re.findall(r'<img src="(/projects/[^"]+/agreement/plot\.svg\?[^"]+)"', page)
+        assert len(plots) >= 3
         assert not re.search(r'(src|href)="(https?:)?//', page)  # no CDN, no external asset
         assert "<script>" not in page  # no inline script blocks
+        drawn = client.get(plots[0].replace("&amp;", "&"))
+        assert drawn.status_code == 200 and drawn["Content-Type"].startswith("image/svg+xml")
+        assert drawn.content.startswith(b"<svg") and "immutable" in drawn["Cache-Control"]
 
-    def test_undefined_figures_show_their_reason(self, client, lead, project):
+    def test_plots_of_unknown_reports_slices_or_names_are_refused(self, client, lead, project):
+        _small_project(project)
+        stored = services.report_state(project, services.Params(), sync=True).report
+        client.force_login(lead)
+        url = f"/projects/{project.slug}/agreement/plot.svg"
+        assert client.get(url).status_code == 400
+        assert client.get(url, {"report": "x", "slice": "all/all", "plot": "alpha"}).status_code == 400
+        assert client.get(url, {"report": stored.pk + 1, "slice": "all/all", "plot": "alpha"}).status_code == 404
+        assert client.get(url, {"report": stored.pk, "slice": "all/all", "plot": "nope"}).status_code == 404
+        assert client.get(url, {"report": stored.pk, "slice": "calibration/all", "plot": "alpha"}).status_code == 404
+        assert client.get(url, {"report": stored.pk, "slice": "all/all", "plot": "alpha"}).status_code == 200
+
+    def test_undefined_figures_show_their_reason(
+        self, client, lead, project, django_capture_on_commit_callbacks, eager_celery
+    ):
         a, b = annotators("one", 2)
         content = coded_client_content(0)
-        make_clip(project, "one/001", {a: [content] * 3, b: [content] * 3})
+        make_clip(project, "one/001", {a: [content] * 3, b: [content] * 3}, state=SUBMITTED)
         client.force_login(lead)
-        page = client.get(f"/projects/{project.slug}/agreement/").content.decode()
+        page = page_once_computed(client, django_capture_on_commit_callbacks, f"/projects/{project.slug}/agreement/")
         assert "undefined</b>: all 6 pairable values are &#x27;disclosure&#x27;" in page
 
-    def test_low_alpha_from_a_rare_value_is_flagged_with_the_majority_share(self, client, lead, project):
+    def test_low_alpha_from_a_rare_value_is_flagged_with_the_majority_share(
+        self, client, lead, project, django_capture_on_commit_callbacks, eager_celery
+    ):
         a, b = annotators("rare", 2)
         mostly = [coded_client_content(0)] * 18
         make_clip(
@@ -82,9 +123,10 @@ class TestLeads:
                 a: [*mostly, coded_client_content(1), coded_client_content(0)],
                 b: [*mostly, coded_client_content(0), coded_client_content(1)],
             },
+            state=SUBMITTED,
         )
         client.force_login(lead)
-        page = client.get(f"/projects/{project.slug}/agreement/").content.decode()
+        page = page_once_computed(client, django_capture_on_commit_callbacks, f"/projects/{project.slug}/agreement/")
         # 38 of 40 values are "disclosure": observed agreement 90%, alpha below zero.
         assert "disclosure (95%)" in page and "unevenly spread" in page and "observed agreement (90%)" in page
 
@@ -95,9 +137,19 @@ class TestLeads:
         assert response.status_code == 200
         body = response.json()
         assert body["status"] == "ready" and body["report"]["parameters"]["seed"] == 3
+        assert (body["scope"], body["scope_label"], body["stale"], body["coded_work"]) == (
+            "submitted",
+            "submitted work",
+            False,
+            True,
+        )
+        assert body["computed_at"] and body["empty_reason"] is None
         assert body["report"]["summary"][2]["field"] == "utterance_type"
         assert client.get(f"/api/v1/projects/{project.slug}/agreement/?resamples=10").status_code == 400
         assert client.get(f"/api/v1/projects/{project.slug}/agreement/?scenario=zoo").status_code == 400
+        refused = client.get(f"/api/v1/projects/{project.slug}/agreement/?scope=everything")
+        assert refused.status_code == 400 and "scope must be one of submitted, reviewed" in refused.json()["detail"]
+        assert client.get(f"/projects/{project.slug}/agreement/?scope=everything").status_code == 400
         assert client.get(f"/projects/{project.slug}/agreement/?seed=-1").status_code == 400
         assert client.get("/api/v1/projects/nope/agreement/").status_code == 404
 
@@ -171,6 +223,51 @@ def test_large_project_computes_on_a_job_and_shows_progress(
     job.refresh_from_db()
     assert job.state == JobState.SUCCEEDED and job.progress_done == job.progress_total > 0
     assert client.get(f"/api/v1/projects/{project.slug}/agreement/").status_code == 200
+
+
+@pytest.mark.django_db
+def test_the_page_shows_the_last_report_marked_stale_while_a_worker_computes_the_new_one(
+    client, lead, project, django_capture_on_commit_callbacks, eager_celery
+):
+    clip, a, b = _small_project(project)
+    first = services.report_state(project, services.Params(), sync=True).report
+    # A lead reopens one coder's clip: what counts changed.
+    Assignment.objects.filter(clip=clip, annotator=a).update(state=AssignmentState.REOPENED)
+    client.force_login(lead)
+    with django_capture_on_commit_callbacks(execute=False) as callbacks:
+        response = client.get(f"/projects/{project.slug}/agreement/")
+    page = response.content.decode()
+    assert response.status_code == 200 and 'id="agreement-progress"' in page
+    assert "A new report for the current data is being computed" in page
+    assert "stale: the data changed since it was computed" in page and first.created_at.strftime("%Y-%m-%d") in page
+    assert "Utterance type" in page  # the old figures stay readable meanwhile
+    job = Job.objects.get(kind="agreement", state=JobState.QUEUED)
+    status = client.get(f"/api/v1/projects/{project.slug}/agreement/status/").json()
+    assert (status["status"], status["stale"], status["job"]["id"]) == ("queued", True, job.pk)
+    for callback in callbacks:
+        callback()
+    page = client.get(f"/projects/{project.slug}/agreement/").content.decode()
+    assert "up to date" in page and 'id="agreement-progress"' not in page
+    # One coder left: nothing to compare among annotators, and the report says what it left out.
+    left_out = 'Left out of this slice: <span title="the assignment is not submitted"><b>4</b> revisions (not submitted)'
+    assert left_out in page
+
+
+@pytest.mark.django_db
+def test_each_scope_has_its_own_report_and_the_page_names_it(client, lead, project, eager_celery):
+    _small_project(project, state=AssignmentState.IN_PROGRESS)
+    Revision.objects.filter(row__row_index__lte=2).update(status="reviewed")
+    client.force_login(lead)
+    default = client.get(f"/api/v1/projects/{project.slug}/agreement/").json()
+    reviewed = client.get(f"/api/v1/projects/{project.slug}/agreement/?scope=reviewed").json()
+    assert default["coded_work"] is False and default["empty_reason"].startswith("no coded work yet")
+    assert reviewed["coded_work"] is True and reviewed["scope"] == "reviewed"
+    assert reviewed["report"]["slices"][0]["measures"]["utterance_type"]["humans"]["units"] == 2
+    assert reviewed["report"]["slices"][0]["left_out"] == {"not_reviewed": 4, "discarded_clip": 0, "unassigned": 0}
+    assert AgreementReport.objects.count() == 2
+    page = client.get(f"/projects/{project.slug}/agreement/?scope=reviewed").content.decode()
+    assert "Scope: <b>submitted work and rows marked reviewed</b>" in page
+    assert '<option value="reviewed" selected' in page
 
 
 @pytest.mark.django_db

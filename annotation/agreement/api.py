@@ -1,9 +1,12 @@
 """``/api/v1/projects/{slug}/agreement/``: the agreement report for scripts (leads only).
 
-``GET`` returns the cached report (200), computes it on the spot for a small
-scope, or starts a background job and answers 202 with its progress; poll
-``.../agreement/status/`` (which never starts anything) or the same URL.
-``POST`` is the same, and also starts again after a failed job.
+``GET`` returns the stored report when it is current (200), computes it on
+the spot for a small scope, or starts a background job and answers 202 with
+its progress; poll ``.../agreement/status/`` (which never starts anything)
+or the same URL. ``POST`` is the same, and also starts again after a failed
+job. ``?scope=submitted`` (default) or ``reviewed`` says which work counts;
+every answer names its scope, and a report with no coded work in it says so
+(``coded_work`` false, ``empty_reason``) instead of giving figures.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from ..api.permissions import IsLead as SharedIsLead
 from ..taxonomy import SCENARIOS
 from . import services
 from .report import MAX_RESAMPLES, MIN_RESAMPLES
+from .scope import DEFAULT_WORK_SCOPE, WORK_SCOPES
 
 
 class IsLead(SharedIsLead):
@@ -28,6 +32,15 @@ class IsLead(SharedIsLead):
 
 
 PARAMETERS = [
+    OpenApiParameter(
+        "scope",
+        str,
+        enum=list(WORK_SCOPES),
+        description=(
+            f"Which work counts (default {DEFAULT_WORK_SCOPE}): "
+            + " ".join(f"{key}: {rule}" for key, (_label, rule) in WORK_SCOPES.items())
+        ),
+    ),
     OpenApiParameter("scenario", str, enum=list(SCENARIOS), description="Only clips of this scenario (default: all)."),
     OpenApiParameter(
         "resamples",
@@ -37,7 +50,14 @@ PARAMETERS = [
     OpenApiParameter("seed", int, description="Bootstrap seed (default 0): the same seed gives the same intervals."),
 ]
 RESPONSES = {
-    200: OpenApiResponse(OpenApiTypes.OBJECT, description='{"status": "ready", "fingerprint": ..., "report": {...}}'),
+    200: OpenApiResponse(
+        OpenApiTypes.OBJECT,
+        description=(
+            '{"status": "ready", "scope": "submitted", "scope_label": ..., "computed_at": ..., "stale": false, '
+            '"coded_work": true|false, "empty_reason": null|"no coded work yet: ...", "fingerprint": ..., '
+            '"report": {...}}'
+        ),
+    ),
     202: OpenApiResponse(
         OpenApiTypes.OBJECT, description='{"status": "queued"|"running", "job": {...progress}}: poll again'
     ),
@@ -60,11 +80,23 @@ def _job(job) -> dict | None:
     }
 
 
-def state_response(state: services.ReportState, *, with_report: bool = True) -> Response:
-    body = {"status": state.status, "fingerprint": state.fingerprint, "job": _job(state.job)}
+def state_response(state: services.ReportState, params: services.Params, *, with_report: bool = True) -> Response:
+    stored = state.report
+    body = {
+        "status": state.status,
+        "scope": params.work_scope,
+        "scope_label": WORK_SCOPES[params.work_scope][0],
+        "fingerprint": state.fingerprint,
+        # The last stored report of this scope: when it was computed, and whether the data moved on since.
+        "computed_at": stored.created_at.isoformat() if stored else None,
+        "stale": state.stale if stored else None,
+        "job": _job(state.job),
+    }
     if state.status == "ready":
+        body["coded_work"] = stored.report.get("coded_work")
+        body["empty_reason"] = stored.report.get("empty_reason")
         if with_report:
-            body["report"] = state.report.report
+            body["report"] = stored.report
         return Response(body)
     if state.status == "failed":
         return Response(body, status=status.HTTP_500_INTERNAL_SERVER_ERROR)
@@ -86,7 +118,7 @@ class AgreementReportView(_AgreementBase):
     @extend_schema(summary="Agreement report of a project", parameters=PARAMETERS, responses=RESPONSES)
     def get(self, request, slug):
         project, params = self.project_and_params(request, slug)
-        return state_response(services.report_state(project, params, user=request.user))
+        return state_response(services.report_state(project, params, user=request.user, sync=None), params)
 
     @extend_schema(
         summary="Compute the agreement report (again after a failure)",
@@ -96,7 +128,9 @@ class AgreementReportView(_AgreementBase):
     )
     def post(self, request, slug):
         project, params = self.project_and_params(request, slug)
-        return state_response(services.report_state(project, params, user=request.user, retry=True))
+        return state_response(
+            services.report_state(project, params, user=request.user, retry=True, sync=None), params
+        )
 
 
 class AgreementStatusView(_AgreementBase):
@@ -107,4 +141,5 @@ class AgreementStatusView(_AgreementBase):
     )
     def get(self, request, slug):
         project, params = self.project_and_params(request, slug)
-        return state_response(services.report_state(project, params, user=request.user, start=False), with_report=False)
+        state = services.report_state(project, params, user=request.user, start=False)
+        return state_response(state, params, with_report=False)

@@ -1,12 +1,14 @@
 """From the database to coder-by-unit value matrices, one per value source.
 
-The units are the rows of the clips in scope, in (sample id, row index)
-order. The coders are the annotators assigned to those clips, each read from
-their own ``Revision`` of a row, plus the LLM draft as one more coder. A
-revision counts only when its annotator is assigned to the row's clip (a
-reassigned annotator's old work is left out), and it carries the mode of that
-assignment (anchored on the draft or calibration from empty), so that a
-report can look at either kind alone.
+The units are the rows of the clips in scope (never a discarded clip's), in
+(sample id, row index) order. The coders are the annotators assigned to those
+clips, each read from their own ``Revision`` of a row, plus the LLM draft as
+one more coder. Which revisions count is the work scope's rule (``scope``):
+by default only revisions of submitted assignments; every other revision is
+left out, and counted by reason, scenario and assignment mode so that each
+slice of the report can say what it left out. A counted revision carries the
+mode of its assignment (anchored on the draft or calibration from empty), so
+that a report can look at either kind alone.
 
 Everything here is a read: the only writes of this capability are the cached
 reports (``services``).
@@ -20,12 +22,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from django.db import NotSupportedError
-from django.db.models import BooleanField, ExpressionWrapper, F, Func, Q, QuerySet, TextField
+from django.db.models import BooleanField, Count, ExpressionWrapper, F, Func, Q, QuerySet, TextField
 
 from ..models import Assignment, AssignmentMode, Clip, ClipState, Draft, Project, Revision, Row
 from ..schema import SPARSE_LIST_FIELDS
 from ..taxonomy import SCENARIOS
 from .fields import SOURCES, Measure
+from .scope import DEFAULT_WORK_SCOPE, LEFT_OUT_FIELD, UNASSIGNED, reasons, with_left_out
 
 LLM_CODER = "LLM draft"  # has a space, so it can never be a username
 NOT_CODED, ANCHORED, CALIBRATION, LLM = 0, 1, 2, 3
@@ -55,6 +58,9 @@ class Extraction:
     coding: np.ndarray
     values: dict[str, ValueMatrix]
     stats: dict = field(default_factory=dict)
+    work_scope: str = DEFAULT_WORK_SCOPE
+    # Revisions left out: (mode code, NOT_CODED when unassigned; scenario; reason) -> how many.
+    left_out: dict[tuple[int, str, str], int] = field(default_factory=dict)
 
     @property
     def humans(self) -> list[int]:
@@ -69,11 +75,11 @@ class Extraction:
         return len(self.unit_speaker)
 
 
-def scope_clips(project: Project, *, scenario: str | None = None, clips=None) -> QuerySet[Clip]:
-    """The clips a report covers.
+def candidate_clips(project: Project, *, scenario: str | None = None, clips=None) -> QuerySet[Clip]:
+    """The clips a report is about, discarded ones included (their revisions are counted as left out).
 
     ``clips`` may be Clip objects, ids or sample ids (or a queryset); without
-    it, every clip of the project except discarded ones.
+    it, every clip of the project (of ``scenario``).
     """
     qs = project.clips.all()
     if scenario:
@@ -81,7 +87,7 @@ def scope_clips(project: Project, *, scenario: str | None = None, clips=None) ->
             raise ScopeError(f"unknown scenario {scenario!r} (choose from {', '.join(SCENARIOS)})")
         qs = qs.filter(scenario=scenario)
     if clips is None:
-        return qs.exclude(state=ClipState.DISCARDED)
+        return qs
     if isinstance(clips, QuerySet):
         return qs.filter(pk__in=clips.values("pk"))
     wanted = list(clips)
@@ -93,6 +99,11 @@ def scope_clips(project: Project, *, scenario: str | None = None, clips=None) ->
         where = f" (scenario {scenario})" if scenario else ""
         raise ScopeError(f"no clip {', '.join(sorted(missing))} in project {project.slug}{where}")
     return found
+
+
+def scope_clips(project: Project, *, scenario: str | None = None, clips=None) -> QuerySet[Clip]:
+    """The clips whose rows are the report's units: the candidates that are not discarded."""
+    return candidate_clips(project, scenario=scenario, clips=clips).exclude(state=ClipState.DISCARDED)
 
 
 def scope_sample_ids(clips) -> list[str] | None:
@@ -237,14 +248,19 @@ def measure_codes(measure: Measure, parts: dict[str, tuple[np.ndarray, list]], s
     return per_combination[inverse.reshape(-1)], domain
 
 
-def extract(clips: QuerySet[Clip]) -> Extraction:
-    """Read the rows, assignments, revisions and drafts of ``clips`` into value matrices."""
-    clip_rows = sorted(clips.values_list("id", "sample_id", "scenario"), key=lambda c: c[1])
+def extract(clips: QuerySet[Clip], work_scope: str = DEFAULT_WORK_SCOPE) -> Extraction:
+    """Read the rows, assignments, counted revisions and drafts of ``clips`` into value matrices.
+
+    The units are the rows of the clips that are not discarded; revisions of
+    discarded clips are only counted as left out.
+    """
+    in_scope = clips.exclude(state=ClipState.DISCARDED)
+    clip_rows = sorted(in_scope.values_list("id", "sample_id", "scenario"), key=lambda c: c[1])
     sample_ids = [c[1] for c in clip_rows]
     clip_pos = {c[0]: i for i, c in enumerate(clip_rows)}
     scenario_of = {c[0]: c[2] for c in clip_rows}
 
-    rows = list(Row.objects.filter(clip__in=clips).values_list("id", "clip_id", "row_index", "primary_speaker"))
+    rows = list(Row.objects.filter(clip__in=in_scope).values_list("id", "clip_id", "row_index", "primary_speaker"))
     rows.sort(key=lambda r: (clip_pos[r[1]], r[2]))
     unit_of = {r[0]: j for j, r in enumerate(rows)}
     clip_of_unit = [r[1] for r in rows]
@@ -252,33 +268,41 @@ def extract(clips: QuerySet[Clip]) -> Extraction:
 
     assigned: dict[tuple[int, int], str] = {}
     usernames: dict[int, str] = {}
-    for clip_id, annotator_id, username, mode in Assignment.objects.filter(clip__in=clips).values_list(
-        "clip_id", "annotator_id", "annotator__username", "mode"
+    modes: Counter = Counter()
+    for clip_id, annotator_id, username, mode, clip_state in Assignment.objects.filter(clip__in=clips).values_list(
+        "clip_id", "annotator_id", "annotator__username", "mode", "clip__state"
     ):
         assigned[(clip_id, annotator_id)] = mode
         usernames[annotator_id] = username
+        modes[mode] += clip_state != ClipState.DISCARDED
 
-    # Every document that counts: the assigned annotators' revisions, then the drafts.
-    revisions = document_columns(Revision.objects.filter(row__clip__in=clips), "row_id", "annotator_id", "status")
-    drafts = document_columns(Draft.objects.filter(row__clip__in=clips), "row_id")
-    keep: list[int] = []
-    doc_names: list[str] = []
-    doc_modes: list[int] = []
-    status_counts: Counter = Counter()
-    unassigned = 0
-    for i, (row_id, annotator_id, status) in enumerate(zip(revisions["row_id"], revisions["annotator_id"], revisions["status"])):
-        mode = assigned.get((clip_of_unit[unit_of[row_id]], annotator_id))
-        if mode is None:
-            unassigned += 1
-            continue
-        keep.append(i)
-        status_counts[status] += 1
-        doc_names.append(usernames[annotator_id])
-        doc_modes.append(MODE_CODES.get(mode, ANCHORED))
+    # The documents that count: the coded revisions (the work scope's rule), then the drafts.
+    revisions = with_left_out(Revision.objects.filter(row__clip__in=clips), work_scope)
+    counted = document_columns(
+        revisions.filter(**{f"{LEFT_OUT_FIELD}__isnull": True}), "row_id", "annotator_id", "status"
+    )
+    drafts = document_columns(Draft.objects.filter(row__clip__in=in_scope), "row_id")
+    left_out: Counter = Counter()
+    for item in (
+        revisions.exclude(**{f"{LEFT_OUT_FIELD}__isnull": True})
+        .values("row__clip_id", "row__clip__scenario", "annotator_id", LEFT_OUT_FIELD)
+        .annotate(n=Count("id"))
+        .order_by()
+    ):
+        mode = assigned.get((item["row__clip_id"], item["annotator_id"]))
+        mode_code = NOT_CODED if mode is None else MODE_CODES.get(mode, ANCHORED)
+        left_out[(mode_code, item["row__clip__scenario"], item[LEFT_OUT_FIELD])] += item["n"]
+
+    n_revisions = len(counted["row_id"])
+    doc_names = [usernames[a] for a in counted["annotator_id"]]
+    doc_modes = [
+        MODE_CODES.get(assigned[(clip_of_unit[unit_of[r]], a)], ANCHORED)
+        for r, a in zip(counted["row_id"], counted["annotator_id"])
+    ]
     n_drafts = len(drafts["row_id"])
     doc_names += [LLM_CODER] * n_drafts
     doc_modes += [LLM] * n_drafts
-    doc_rows = [revisions["row_id"][i] for i in keep] + drafts["row_id"]
+    doc_rows = counted["row_id"] + drafts["row_id"]
 
     coders = sorted(set(doc_names) - {LLM_CODER})
     if n_drafts:
@@ -292,7 +316,7 @@ def extract(clips: QuerySet[Clip]) -> Extraction:
 
     unit_speaker_codes, speaker_names = _factorise(speakers)
     doc_speaker = (unit_speaker_codes[doc_unit], speaker_names)
-    parts = {name: _factorise([revisions[name][i] for i in keep] + drafts[name]) for name in PARTS}
+    parts = {name: _factorise(counted[name] + drafts[name]) for name in PARTS}
     values = {}
     for source, measure in SOURCES.items():
         per_document, domain = measure_codes(measure, parts, doc_speaker)
@@ -300,16 +324,23 @@ def extract(clips: QuerySet[Clip]) -> Extraction:
         codes[doc_coder, doc_unit] = per_document
         values[source] = ValueMatrix(codes, domain)
 
-    modes = Counter(assigned.values())
+    human_units = coding[[i for i, name in enumerate(coders) if name != LLM_CODER]].any(axis=0)
+    left_by_reason: Counter = Counter()
+    for (_mode, _scenario, reason), n in left_out.items():
+        left_by_reason[reason] += n
     stats = {
         "clips": len(sample_ids),
         "rows": n_units,
+        # Rows and clips on which at least one annotator's values count.
+        "coded_rows": int(human_units.sum()),
+        "coded_clips": len({clip_of_unit[j] for j in np.flatnonzero(human_units).tolist()}),
         "annotators": len(coders) - (1 if n_drafts else 0),
         "assignments": {"anchored": modes[AssignmentMode.FROM_DRAFT], "calibration": modes[AssignmentMode.FROM_EMPTY]},
-        "revisions": sum(status_counts.values()),
-        "revisions_by_status": dict(sorted(status_counts.items())),
-        # Revisions of annotators no longer assigned to the clip are not coders' work for this report.
-        "revisions_left_out_unassigned": unassigned,
+        # The revisions whose values count, and those left out by reason (``scope.LEFT_OUT``).
+        "revisions": n_revisions,
+        "revisions_by_status": dict(sorted(Counter(counted["status"]).items())),
+        "revisions_left_out": {reason: left_by_reason[reason] for reason in reasons(work_scope)},
+        "revisions_left_out_unassigned": left_by_reason[UNASSIGNED],
         "drafts": n_drafts,
         "rows_without_draft": n_units - n_drafts,
     }
@@ -322,4 +353,6 @@ def extract(clips: QuerySet[Clip]) -> Extraction:
         coding=coding,
         values=values,
         stats=stats,
+        work_scope=work_scope,
+        left_out=dict(left_out),
     )

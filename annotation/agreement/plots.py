@@ -3,8 +3,10 @@
 Figures are built with the object-oriented API (``matplotlib.figure.Figure``,
 no pyplot state, no GUI backend), with fonts drawn as paths and a fixed hash
 salt and no date, so the same report gives byte-identical SVG. The page embeds
-each one as a ``data:`` image: no external asset, and nothing in the SVG can
-reach the page's DOM.
+each one as an image (``<img>``): no external asset, and nothing in the SVG can
+reach the page's DOM. The page fetches each plot as an image of its own
+(``plot_list`` names them, ``draw`` draws one), so that the page itself
+never waits for matplotlib.
 """
 
 from __future__ import annotations
@@ -222,48 +224,53 @@ def edit_rate_chart(slice_entry: dict, measures: list[dict]) -> str | None:
         return _svg(fig)
 
 
-def slice_plots(report: dict, slice_key: str) -> list[dict]:
-    """Every plot of one slice: {title, uri, alt}."""
+def _slice(report: dict, slice_key: str) -> dict | None:
     entry = next((s for s in report["slices"] if s["key"] == slice_key), None)
-    if entry is None or entry.get("empty"):
+    return None if entry is None or entry.get("empty") else entry
+
+
+def plot_list(report: dict, slice_key: str) -> list[dict]:
+    """The plots of one slice, without drawing them: {name, title, alt} (``draw`` draws one by name).
+
+    The page lists them at once and the browser fetches each drawing on its
+    own: drawing all of a slice's plots takes seconds at full scale.
+    """
+    entry = _slice(report, slice_key)
+    if entry is None:
         return []
     measures = report["measures"]
     plots = [
         {
+            "name": "alpha",
             "title": "Alpha per field",
-            "uri": data_uri(alpha_chart(entry, measures)),
             "alt": (
                 "Alpha per field with 95% bootstrap intervals, for the annotators and with the LLM draft "
                 "as one more coder; the table above has the same numbers."
             ),
         }
     ]
-    edits = edit_rate_chart(entry, measures)
-    if edits:
+    if entry.get("edit_rates"):
         plots.append(
             {
+                "name": "edits",
                 "title": "Edit rate against the LLM draft",
-                "uri": data_uri(edits),
                 "alt": "Heatmap of the share of values each annotator changed from the draft, per field.",
             }
         )
-    coders = [*entry["annotators"], *([report["llm_coder"]] if entry.get("with_llm") else [])]
-    presence = [(m["label"], entry["measures"][m["key"]]) for m in measures if m["key"].startswith("presence_")]
     for m in measures:
         if m["level"] == "nominal" and not m["key"].startswith("presence_"):
-            svg = confusion_chart(m["label"], entry["measures"][m["key"]], coders)
             plots.append(
                 {
+                    "name": f"confusion-{m['key']}",
                     "title": f"Confusion: {m['label']}",
-                    "uri": data_uri(svg),
                     "alt": f"{m['label']}: alpha for each pair of coders, and which values annotators paired in units.",
                 }
             )
-    if presence:
+    if any(m["key"].startswith("presence_") for m in measures):
         plots.append(
             {
+                "name": "presence",
                 "title": "Confusion: presence of each sparse list",
-                "uri": data_uri(presence_chart(presence, coders)),
                 "alt": (
                     "For each sparse list, alpha for each pair of coders and how often annotators "
                     "paired present and absent within a row."
@@ -271,3 +278,26 @@ def slice_plots(report: dict, slice_key: str) -> list[dict]:
             }
         )
     return plots
+
+
+def draw(report: dict, slice_key: str, name: str) -> str | None:
+    """The SVG of plot ``name`` (from ``plot_list``) of one slice; None when the slice has no such plot."""
+    entry = _slice(report, slice_key)
+    if entry is None or name not in {p["name"] for p in plot_list(report, slice_key)}:
+        return None
+    measures = report["measures"]
+    if name == "alpha":
+        return alpha_chart(entry, measures)
+    if name == "edits":
+        return edit_rate_chart(entry, measures)
+    coders = [*entry["annotators"], *([report["llm_coder"]] if entry.get("with_llm") else [])]
+    if name == "presence":
+        presence = [(m["label"], entry["measures"][m["key"]]) for m in measures if m["key"].startswith("presence_")]
+        return presence_chart(presence, coders)
+    measure = next(m for m in measures if f"confusion-{m['key']}" == name)
+    return confusion_chart(measure["label"], entry["measures"][measure["key"]], coders)
+
+
+def slice_plots(report: dict, slice_key: str) -> list[dict]:
+    """Every plot of one slice, drawn: {name, title, alt, uri} with the SVG as a ``data:`` URI."""
+    return [{**p, "uri": data_uri(draw(report, slice_key, p["name"]))} for p in plot_list(report, slice_key)]

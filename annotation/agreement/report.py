@@ -1,5 +1,10 @@
 """The agreement report of a project: every measure, for every slice and coder set.
 
+Only coded work counts (``scope``): by default the revisions of submitted
+assignments, optionally also the rows marked reviewed in open assignments.
+Every slice says how many revisions it left out and why, and a scope with
+no coded work says "no coded work yet" instead of giving figures.
+
 Slices: all assignments, anchored only (``from_draft``) and calibration only
 (``from_empty``), each over all clips in scope and per scenario. Coder sets
 within a slice: the annotators together, the annotators plus the LLM draft as
@@ -28,10 +33,23 @@ from ..taxonomy import THERAPIST
 from .alpha import Alpha, Pairable, compute_alpha, distance_matrix, pairable
 from .bootstrap import METHOD as BOOTSTRAP_METHOD
 from .bootstrap import bootstrap_alpha
-from .extract import ANCHORED, CALIBRATION, LLM, LLM_CODER, Extraction, extract, scope_clips, scope_sample_ids
+from .extract import (
+    ANCHORED,
+    CALIBRATION,
+    LLM,
+    LLM_CODER,
+    NOT_CODED,
+    Extraction,
+    candidate_clips,
+    extract,
+    scope_sample_ids,
+)
 from .fields import CLIENT_ROWS, MEASURES, SOURCES, THERAPIST_ROWS, Measure, value_label
+from .scope import DEFAULT_WORK_SCOPE, LEFT_OUT, WORK_SCOPES, check_work_scope, left_out_summary, reasons
 
-REPORT_VERSION = 1
+# 2: only coded work counts (work scope), left-out revisions per slice, "coded_work" and "empty_reason".
+REPORT_VERSION = 2
+NO_CODED_WORK = "no coded work yet"
 MIN_RESAMPLES, MAX_RESAMPLES = 1000, 100_000
 CONFIDENCE = 0.95
 THRESHOLDS = (0.800, 0.667)
@@ -60,24 +78,35 @@ def check_resamples(resamples: int) -> int:
     return resamples
 
 
-def compute_project_report(project, *, scenario=None, clips=None, resamples: int = 1000, seed: int = 0) -> dict:
+def compute_project_report(
+    project, *, scenario=None, clips=None, resamples: int = 1000, seed: int = 0, work_scope: str = DEFAULT_WORK_SCOPE
+) -> dict:
     """The full agreement report of ``project`` (optionally one scenario and/or a list of clips).
 
-    ``clips`` may be Clip objects, ids, sample ids or a queryset. JSON-serialisable
-    and deterministic: the same revisions, drafts, assignments and parameters give
-    an identical dict. Raises ``extract.ScopeError`` / ``ValueError`` for a bad scope
-    or resample count.
+    ``clips`` may be Clip objects, ids, sample ids or a queryset. ``work_scope``
+    says which work counts (``scope``; by default submitted work, what a release
+    reports). JSON-serialisable and deterministic: the same revisions, drafts,
+    assignments and parameters give an identical dict. Raises
+    ``extract.ScopeError`` / ``ValueError`` for a bad scope or resample count.
     """
-    return build_report(project, scenario=scenario, clips=clips, resamples=resamples, seed=seed)
+    return build_report(project, scenario=scenario, clips=clips, resamples=resamples, seed=seed, work_scope=work_scope)
 
 
 def build_report(
-    project, *, scenario=None, clips=None, resamples: int = 1000, seed: int = 0, progress: Progress | None = None
+    project,
+    *,
+    scenario=None,
+    clips=None,
+    resamples: int = 1000,
+    seed: int = 0,
+    work_scope: str = DEFAULT_WORK_SCOPE,
+    progress: Progress | None = None,
 ) -> dict:
     """``compute_project_report`` with a progress callback ``progress(done, total)``."""
     check_resamples(resamples)
-    extraction = extract(scope_clips(project, scenario=scenario, clips=clips))
-    scope = {"scenario": scenario or None, "clips": scope_sample_ids(clips)}
+    check_work_scope(work_scope)
+    extraction = extract(candidate_clips(project, scenario=scenario, clips=clips), work_scope)
+    scope = {"scenario": scenario or None, "clips": scope_sample_ids(clips), "work": work_scope}
     return report_from_extraction(
         extraction, project=project.slug, scope=scope, resamples=resamples, seed=seed, progress=progress
     )
@@ -296,8 +325,12 @@ def report_from_extraction(
         available = _availability(ex, sl)
         humans, everyone, pairs = _coder_sets(ex, available)
         plans.append((sl, available, humans, everyone, pairs))
-    total = sum(len(MEASURES) * (2 + len(p[4])) for p in plans if p[2])
-    done = 0
+    figures = sum(len(MEASURES) * (2 + len(p[4])) for p in plans if p[2])
+    # Reading the data took about as long as computing the figures (bench_agreement): it counts as half.
+    done = max(figures, 1)
+    total = done + figures
+    if progress:
+        progress(done, total)
 
     out_slices = []
     # Slices that select the same values (e.g. 'all' and 'anchored' when no clip
@@ -305,14 +338,9 @@ def report_from_extraction(
     same_values: dict[bytes, tuple[dict, dict]] = {}
     for sl, available, humans, everyone, pairs in plans:
         entry = {"key": sl.key, "mode": sl.mode, "scenario": sl.scenario}
+        left_out = _left_out(ex, sl)
         if not humans:
-            what = {
-                "all": "assignments",
-                "anchored": "anchored (from-draft) assignments",
-                "calibration": "calibration (from-empty) assignments",
-            }[sl.mode]
-            where = "" if sl.scenario == "all" else f" in {sl.scenario} clips"
-            entry.update(empty=True, reason=f"no annotator revisions of {what}{where} in this scope")
+            entry.update(empty=True, reason=_no_coded_work(ex, sl, left_out), revisions=0, left_out=left_out)
             out_slices.append(entry)
             continue
         units = available[humans].any(axis=0)
@@ -323,6 +351,8 @@ def report_from_extraction(
             rows=int(units.sum()),
             annotators=[ex.coders[c] for c in humans],
             with_llm=ex.llm is not None and ex.llm in everyone,
+            revisions=int(available[humans].sum()),
+            left_out=left_out,
         )
         selection = available.tobytes()
         if selection in same_values:
@@ -353,10 +383,17 @@ def report_from_extraction(
         same_values[selection] = (entry["measures"], entry["edit_rates"])
         out_slices.append(entry)
 
+    overall = out_slices[0]
+    label, rule = WORK_SCOPES[ex.work_scope]
     return {
         "report_version": REPORT_VERSION,
         "project": project,
         "scope": scope,
+        "work_scope": {"key": ex.work_scope, "label": label, "rule": rule},
+        # False when no annotator's work counts in this scope: then there are no figures, only empty_reason.
+        "coded_work": not overall["empty"],
+        "empty_reason": overall["reason"] if overall["empty"] else None,
+        "left_out_reasons": {reason: LEFT_OUT[reason][1] for reason in reasons(ex.work_scope)},
         "parameters": {"resamples": resamples, "seed": seed, "confidence": CONFIDENCE, "thresholds": list(THRESHOLDS)},
         "method": METHOD_NOTES | {"krippendorff_package": version("krippendorff")},
         "measures": [
@@ -368,6 +405,32 @@ def report_from_extraction(
         "summary": _summary(out_slices[0]),
         "slices": out_slices,
     }
+
+
+def _left_out(ex: Extraction, sl: Slice) -> dict[str, int]:
+    """Revisions of the slice's assignments and clips left out, by reason (``scope.LEFT_OUT``).
+
+    A revision whose coder is no longer assigned has no assignment mode: it is
+    counted in the slices of all assignments only.
+    """
+    modes = MODE_CODES[sl.mode] + ((NOT_CODED,) if sl.mode == "all" else ())
+    counts = dict.fromkeys(reasons(ex.work_scope), 0)
+    for (mode, scenario, reason), n in ex.left_out.items():
+        if mode in modes and sl.scenario in ("all", scenario):
+            counts[reason] = counts.get(reason, 0) + n
+    return counts
+
+
+def _no_coded_work(ex: Extraction, sl: Slice, left_out: dict[str, int]) -> str:
+    what = {
+        "all": "",
+        "anchored": " in anchored (from-draft) assignments",
+        "calibration": " in calibration (from-empty) assignments",
+    }[sl.mode]
+    where = "" if sl.scenario == "all" else f" of {sl.scenario} clips"
+    text = f"{NO_CODED_WORK}: no {WORK_SCOPES[ex.work_scope][0]}{what}{where} in this scope"
+    left = left_out_summary(left_out)
+    return f"{text}; {left}" if left else text
 
 
 def _summary(overall: dict) -> list[dict]:
@@ -400,9 +463,11 @@ METHOD_NOTES = {
     ),
     "interval": BOOTSTRAP_METHOD,
     "coders": (
-        "Each annotator assigned to a clip is one coder, read from their own revision of each row; revisions of "
-        "annotators not assigned to the clip are left out. The LLM draft is one more coder in the 'with_llm' "
-        "figures and in pairs that name it."
+        "Each annotator assigned to a clip is one coder, read from their own revision of each row, and only where "
+        "that revision is coded work in the report's work scope (work_scope: by default revisions of submitted "
+        "assignments; a revision nobody opened never counts). Revisions of open assignments, of annotators no "
+        "longer assigned to the clip and of discarded clips are left out and counted per slice (left_out). The LLM "
+        "draft is one more coder in the 'with_llm' figures and in pairs that name it, only on rows an annotator coded."
     ),
     "slices": (
         "'anchored' uses only revisions of assignments that started from the LLM draft (from_draft), "
@@ -422,7 +487,7 @@ METHOD_NOTES = {
         "with the reason."
     ),
     "changed_from_draft": (
-        "Share of annotators' values that differ from the LLM draft's value on the same unit "
-        "(null <-> value counts as a change)."
+        "Share of annotators' values that differ from the LLM draft's value on the same unit, over the rows each "
+        "annotator coded in the work scope (null <-> value counts as a change)."
     ),
 }

@@ -1,15 +1,20 @@
-"""Cached agreement reports: computed once per state of the data, on a worker when large.
+"""Stored agreement reports: computed on a worker, served at once, marked stale when the data moved on.
 
 A report is stored in ``AgreementReport`` under a fingerprint: a SHA-256 of
-everything it depends on (the clips and rows in scope, every revision's id,
-version and update time, every draft's id and update time, the assignments
-with their modes, the parameters and the report version). Any edit changes
-the fingerprint, so a stored report is never served for data it was not
-computed from, and nothing has to be invalidated by hand.
+everything it depends on (the clips in scope and their states, their rows,
+the assignments with their modes and states, which revisions count under the
+work scope and why the others are left out, the version and update time of
+every revision that counts, the drafts, the parameters and the report
+version). Any change that could move a figure changes the fingerprint, so a
+stored report is never served as current for data it was not computed from;
+edits that cannot move a figure (an annotator working on an open assignment,
+under the default scope) leave it alone.
 
-Small scopes are computed inside the request; larger ones start a Celery job
-(``Job`` row with progress) and the page and API show its progress until the
-report is stored.
+The page never computes: it shows the last stored report of its scope (with
+when it was computed and whether it is stale) and starts a Celery job (a
+``Job`` row with progress) when that report is missing or stale; the page
+polls the job and reloads when the new report is stored. The API and the
+command compute small scopes in place (``SYNC_MAX_ROWS``).
 """
 
 from __future__ import annotations
@@ -28,8 +33,9 @@ from .. import jobs
 from ..models import AgreementReport, Assignment, Draft, Job, JobState, Project, Revision, Row
 from ..taxonomy import SCENARIOS
 from .celery_tasks import compute_report_task
-from .extract import scope_clips, scope_sample_ids
+from .extract import candidate_clips, scope_sample_ids
 from .report import REPORT_VERSION, build_report, check_resamples
+from .scope import DEFAULT_WORK_SCOPE, LEFT_OUT_FIELD, check_work_scope, with_left_out
 
 JOB_KIND = "agreement"
 # Up to this many rows in scope the report is computed inside the request (about a second).
@@ -44,6 +50,7 @@ class Params:
     clips: tuple[str, ...] | None = None  # sample ids
     resamples: int = 1000
     seed: int = 0
+    work_scope: str = DEFAULT_WORK_SCOPE  # which work counts (``scope``)
 
     def as_dict(self) -> dict:
         return {
@@ -51,18 +58,24 @@ class Params:
             "clips": list(self.clips) if self.clips is not None else None,
             "resamples": self.resamples,
             "seed": self.seed,
+            "work_scope": self.work_scope,
         }
 
     @classmethod
     def from_dict(cls, d: dict) -> Params:
         clips = d.get("clips")
         return cls(
-            d.get("scenario"), tuple(clips) if clips is not None else None, d.get("resamples", 1000), d.get("seed", 0)
+            d.get("scenario"),
+            tuple(clips) if clips is not None else None,
+            d.get("resamples", 1000),
+            d.get("seed", 0),
+            d.get("work_scope", DEFAULT_WORK_SCOPE),
         )
 
     @classmethod
     def from_query(cls, query) -> Params:
-        """From request parameters (``scenario``, ``resamples``, ``seed``); ValueError with a message for the user."""
+        """From request parameters (``scope``, ``scenario``, ``resamples``, ``seed``); ValueError with a message."""
+        work_scope = check_work_scope((query.get("scope") or "").strip() or DEFAULT_WORK_SCOPE)
         scenario = (query.get("scenario") or "").strip() or None
         if scenario is not None and scenario not in SCENARIOS:
             raise ValueError(f"scenario must be one of {', '.join(SCENARIOS)}, got {scenario!r}")
@@ -76,11 +89,16 @@ class Params:
         if numbers["seed"] < 0:
             raise ValueError("seed must be 0 or more")
         check_resamples(numbers["resamples"])
-        return cls(scenario, None, numbers["resamples"], numbers["seed"])
+        return cls(scenario, None, numbers["resamples"], numbers["seed"], work_scope)
 
     def query(self) -> str:
         """The request parameters that give these params back (clips are not a request parameter)."""
-        parts = {"scenario": self.scenario or "", "resamples": self.resamples, "seed": self.seed}
+        parts = {
+            "scope": self.work_scope,
+            "scenario": self.scenario or "",
+            "resamples": self.resamples,
+            "seed": self.seed,
+        }
         return urlencode({k: v for k, v in parts.items() if v not in ("", None)})
 
     def build(self, project: Project, progress=None) -> dict:
@@ -90,16 +108,29 @@ class Params:
             clips=self.clips,
             resamples=self.resamples,
             seed=self.seed,
+            work_scope=self.work_scope,
             progress=progress,
         )
 
 
 @dataclass
 class ReportState:
-    status: str  # "ready", "queued", "running", "failed"
+    """Where the report of some params stands.
+
+    ``status``: "ready" (``report`` is current), "queued" / "running" (``job``
+    computes it), "failed" (``job.error`` says why) or "missing" (nothing
+    started). Unless ready, ``report`` is the last stored report of the same
+    scope, computed from older data (``stale``), or None.
+    """
+
+    status: str
     fingerprint: str
     report: AgreementReport | None = None
     job: Job | None = None
+
+    @property
+    def stale(self) -> bool:
+        return self.report is not None and self.report.fingerprint != self.fingerprint
 
 
 def _feed(digest, rows) -> None:
@@ -137,7 +168,8 @@ def _feed_table(digest, rows: QuerySet, fields: tuple[str, ...]) -> None:
 def fingerprint(project: Project, params: Params) -> str:
     """Digest of everything a report of ``project`` with ``params`` depends on."""
     check_resamples(params.resamples)
-    clips = scope_clips(project, scenario=params.scenario, clips=params.clips)
+    check_work_scope(params.work_scope)
+    clips = candidate_clips(project, scenario=params.scenario, clips=params.clips)
     digest = hashlib.sha256()
     _feed(
         digest,
@@ -150,23 +182,40 @@ def fingerprint(project: Project, params: Params) -> str:
                 scope_sample_ids(params.clips),
                 params.resamples,
                 params.seed,
+                params.work_scope,
             )
         ],
     )
-    _feed(digest, clips.order_by("id").values_list("id", "sample_id", "scenario"))
+    _feed(digest, clips.order_by("id").values_list("id", "sample_id", "scenario", "state"))
     _feed_table(digest, Row.objects.filter(clip__in=clips), ("id", "clip_id", "row_index", "primary_speaker"))
     _feed_table(
-        digest, Assignment.objects.filter(clip__in=clips), ("id", "clip_id", "annotator_id", "annotator__username", "mode")
+        digest,
+        Assignment.objects.filter(clip__in=clips),
+        ("id", "clip_id", "annotator_id", "annotator__username", "mode"),
     )
-    _feed_table(
-        digest, Revision.objects.filter(row__clip__in=clips), ("id", "row_id", "annotator_id", "version", "updated_at")
-    )
+    # Which revisions count, and why the others do not (this is where an assignment's state matters); then the
+    # content (version, time) of those that count. Work in progress that does not count changes nothing here.
+    text = lambda name: Cast(name, TextField())  # noqa: E731
+    counted = Concat(text("version"), Value("|"), "status", Value("|"), text("updated_at"), output_field=TextField())
+    revisions = with_left_out(Revision.objects.filter(row__clip__in=clips), params.work_scope, counted=counted)
+    _feed_table(digest, revisions, ("id", "row_id", "annotator_id", LEFT_OUT_FIELD))
     _feed_table(digest, Draft.objects.filter(row__clip__in=clips), ("id", "row_id", "updated_at"))
     return digest.hexdigest()
 
 
 def cached_report(project: Project, fp: str) -> AgreementReport | None:
+    """The stored report computed from exactly the data ``fp`` describes, if any."""
     return AgreementReport.objects.filter(project=project, fingerprint=fp).order_by("-created_at", "-id").first()
+
+
+def latest_report(project: Project, params: Params) -> AgreementReport | None:
+    """The last stored report of the same scope and parameters, current or not."""
+    scope = params.as_dict()
+    # A project keeps one report per scope (``store_report``): a handful of rows, compared here.
+    for stored in AgreementReport.objects.filter(project=project).only("pk", "scope").order_by("-created_at", "-id"):
+        if stored.scope == scope:
+            return AgreementReport.objects.get(pk=stored.pk)
+    return None
 
 
 def store_report(project: Project, params: Params, fp: str, report: dict) -> AgreementReport:
@@ -192,30 +241,30 @@ def _latest_job(fp: str) -> Job | None:
 
 
 def report_state(
-    project: Project, params: Params, *, user=None, start: bool = True, retry: bool = False, sync: bool | None = None
+    project: Project, params: Params, *, user=None, start: bool = True, retry: bool = False, sync: bool | None = False
 ) -> ReportState:
-    """Where the report for ``params`` stands, computing or starting it when needed.
+    """Where the report for ``params`` stands, starting its computation when needed.
 
     ``start=False`` only looks. ``retry`` starts again after a failed job.
-    ``sync`` forces (True) or forbids (False) computing in this process;
-    by default scopes up to SYNC_MAX_ROWS rows are computed here.
+    ``sync=True`` computes in this process; ``sync=None`` does so for scopes
+    of up to SYNC_MAX_ROWS rows; ``sync=False`` (the page's way) never does:
+    a job computes the report (in-process only where tasks run eagerly, with
+    no broker configured).
     """
     fp = fingerprint(project, params)
-    stored = cached_report(project, fp)
-    if stored is not None:
-        return ReportState("ready", fp, report=stored)
+    latest = latest_report(project, params)
+    if latest is not None and latest.fingerprint == fp:
+        return ReportState("ready", fp, report=latest)
     job = _latest_job(fp)
     if job is not None and job.state in (JobState.QUEUED, JobState.RUNNING):
-        return ReportState(job.state, fp, job=job)
+        return ReportState(job.state, fp, report=latest, job=job)
     if job is not None and job.state == JobState.FAILED and not retry:
-        return ReportState("failed", fp, job=job)
+        return ReportState("failed", fp, report=latest, job=job)
     if not start:
-        return ReportState("missing", fp, job=job)
+        return ReportState("missing", fp, report=latest, job=job)
     if sync is None:
-        sync = (
-            Row.objects.filter(clip__in=scope_clips(project, scenario=params.scenario, clips=params.clips)).count()
-            <= SYNC_MAX_ROWS
-        )
+        in_scope = candidate_clips(project, scenario=params.scenario, clips=params.clips)
+        sync = Row.objects.filter(clip__in=in_scope).count() <= SYNC_MAX_ROWS
     if sync:
         stored = compute_and_store(project, params)
         if stored is not None:
@@ -224,10 +273,10 @@ def report_state(
     job = start_job(project, params, fp, user=user)
     # With eager tasks (no broker) the job has already run by now.
     job.refresh_from_db()
-    stored = cached_report(project, fp)
+    stored = cached_report(project, fp) if job.state == JobState.SUCCEEDED else None
     if stored is not None:
         return ReportState("ready", fp, report=stored, job=job)
-    return ReportState("failed" if job.state == JobState.FAILED else job.state, fp, job=job)
+    return ReportState("failed" if job.state == JobState.FAILED else job.state, fp, report=latest, job=job)
 
 
 def start_job(project: Project, params: Params, fp: str, *, user=None) -> Job:

@@ -6,6 +6,7 @@ from . import api, views
 
 web_urlpatterns = [  # pages, mounted at /
     path("projects/<slug:slug>/agreement/", views.dashboard, name="agreement-dashboard"),
+    path("projects/<slug:slug>/agreement/plot.svg", views.plot, name="agreement-plot"),
 ]
 api_urlpatterns = [  # endpoints, mounted at /api/v1/
     path("projects/<slug:slug>/agreement/", api.AgreementReportView.as_view(), name="api-agreement"),

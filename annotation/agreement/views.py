@@ -1,19 +1,26 @@
 """The leads' agreement dashboard: a table per slice, the plots, and job progress.
 
-Thin: the report comes from ``services.report_state`` (cached, or computed /
-started there); this module only picks the slice to show and shapes it for
-the template.
+Thin: where the report stands comes from ``services.report_state`` (never
+computed in the request: a job computes it); this module only picks the
+slice to show and shapes it for the template. The plots are images of their
+own (``plot``), drawn when the browser asks for them and cached.
 """
 
 from __future__ import annotations
 
+import hashlib
+
 from django.contrib.auth.decorators import login_required
 from django.core.cache import cache
+from django.http import Http404, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import redirect, render
-from django.views.decorators.http import require_http_methods
+from django.utils.cache import patch_cache_control
+from django.views.decorators.http import require_GET, require_http_methods
 
 from .. import selectors
+from ..models import AgreementReport
 from . import plots, services
+from .scope import LEFT_OUT, WORK_SCOPES
 
 MODE_NAMES = {
     "all": "All assignments",
@@ -59,14 +66,13 @@ def _pair_table(report: dict, entry: dict) -> tuple[list[str], list[dict]]:
     return columns, rows
 
 
-def _plots(stored, report: dict, slice_key: str) -> list[dict]:
-    # Drawing takes a few seconds; a stored report never changes, so its plots are cached by fingerprint.
-    key = f"agreement-plots:{stored.fingerprint}:{stored.pk}:{slice_key}"
-    drawn = cache.get(key)
-    if drawn is None:
-        drawn = plots.slice_plots(report, slice_key)
-        cache.set(key, drawn, PLOT_CACHE_SECONDS)
-    return drawn
+def _left_out(entry: dict) -> list[dict]:
+    """The slice's left-out revisions, one line per reason that applies."""
+    return [
+        {"reason": reason, "label": LEFT_OUT[reason][0], "why": LEFT_OUT[reason][1], "count": n}
+        for reason, n in (entry.get("left_out") or {}).items()
+        if n
+    ]
 
 
 @login_required
@@ -83,19 +89,61 @@ def dashboard(request, slug: str):
         return redirect(f"{request.path}?{params.query()}")
 
     state = services.report_state(project, params, user=request.user)
-    context = {"project": project, "params": params, "query": params.query(), "state": state}
-    if state.status == "ready":
+    context = {
+        "project": project,
+        "params": params,
+        "query": params.query(),
+        "state": state,
+        "scopes": [{"key": key, "label": label, "rule": rule} for key, (label, rule) in WORK_SCOPES.items()],
+        "scope_label": WORK_SCOPES[params.work_scope][0],
+        "scope_rule": WORK_SCOPES[params.work_scope][1],
+        "computing": state.status in ("queued", "running"),
+    }
+    if state.report is not None:
         report = state.report.report
         slices = [{"key": s["key"], "name": slice_name(s), "empty": s["empty"]} for s in report["slices"]]
         wanted = request.GET.get("slice") or "all/all"
         entry = next((s for s in report["slices"] if s["key"] == wanted), report["slices"][0])
-        context.update(report=report, slices=slices, entry=entry, entry_name=slice_name(entry))
+        context.update(
+            report=report,
+            stored=state.report,
+            slices=slices,
+            entry=entry,
+            entry_name=slice_name(entry),
+            left_out=_left_out(entry),
+        )
         if not entry["empty"]:
             columns, pair_rows = _pair_table(report, entry)
             context.update(
                 rows=_rows(report, entry),
                 pair_columns=columns,
                 pair_rows=pair_rows,
-                plots=_plots(state.report, report, entry["key"]),
+                plots=plots.plot_list(report, entry["key"]),
             )
     return render(request, "agreement/dashboard.html", context)
+
+
+@login_required
+@require_GET
+def plot(request, slug: str):
+    """One plot of a stored report as SVG: ``?report=<id>&slice=<key>&plot=<name>``."""
+    project = lead_project(request, slug)
+    try:
+        report_id, slice_key, name = int(request.GET["report"]), request.GET["slice"], request.GET["plot"]
+    except (KeyError, ValueError):
+        return HttpResponseBadRequest("report (a number), slice and plot are required", content_type="text/plain")
+    stored = AgreementReport.objects.filter(project=project, pk=report_id).first()
+    if stored is None:
+        raise Http404("no such report (a newer one may have replaced it: reload the page)")
+    # A stored report never changes, so its drawings are cached as long as it exists.
+    which = f"{stored.pk}|{stored.fingerprint}|{slice_key}|{name}"
+    key = "agreement-plot:" + hashlib.sha256(which.encode()).hexdigest()
+    svg = cache.get(key)
+    if svg is None:
+        svg = plots.draw(stored.report, slice_key, name)
+        if svg is None:
+            raise Http404("no such plot in this report")
+        cache.set(key, svg, PLOT_CACHE_SECONDS)
+    response = HttpResponse(svg, content_type="image/svg+xml; charset=utf-8")
+    patch_cache_control(response, private=True, max_age=PLOT_CACHE_SECONDS, immutable=True)
+    return response

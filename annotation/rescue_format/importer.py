@@ -17,11 +17,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from django.db import transaction
+from django.utils import timezone
 from simple_history.utils import bulk_create_with_history
 
 from ..audit import current_source
 from ..models import (
     Assignment,
+    AssignmentState,
     Clip,
     ClipState,
     Cue,
@@ -201,7 +203,13 @@ def import_rescue(
                     }
                 _replace_existing(rows, as_source, annotator)
             if as_source == "revision":
-                Assignment.objects.get_or_create(clip=clip, annotator=annotator)
+                # Imported revisions are finished work from elsewhere: a submitted assignment, so they count
+                # as coded work in agreement (and the annotator cannot edit them without a lead reopening it).
+                assignment = Assignment.objects.filter(clip=clip, annotator=annotator).first()
+                assignment = assignment or Assignment(clip=clip, annotator=annotator)
+                assignment.state, assignment.submitted_at = AssignmentState.SUBMITTED, timezone.now()
+                assignment._change_reason = "revisions imported as finished work"
+                assignment.save()
             for pos, (row, raw) in enumerate(zip(rows, item.rows)):
                 documents.append(_document(as_source, row, raw, item.row_warnings.get(pos, []), annotator, actor))
             result.rows += len(rows)

@@ -1,6 +1,7 @@
 """Print a project's inter-annotator agreement as a table; optionally write the full report as JSON.
 
     manage.py agreement --project rescue2
+    manage.py agreement --project rescue2 --scope reviewed      # also rows marked reviewed in open assignments
     manage.py agreement --project rescue2 --scenario family --json out/agreement.json
     manage.py agreement --project rescue2 --clips alan_and_evelyn/001_x alan_and_evelyn/002_y --resamples 5000 --seed 7
 
@@ -18,6 +19,7 @@ from django.core.management.base import CommandError
 from ...agreement import services
 from ...agreement.extract import ScopeError
 from ...agreement.report import MAX_RESAMPLES, MIN_RESAMPLES
+from ...agreement.scope import DEFAULT_WORK_SCOPE, WORK_SCOPES, left_out_summary
 from ...taxonomy import SCENARIOS
 from ._base import AuditedCommand
 
@@ -91,6 +93,14 @@ class Command(AuditedCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("--project", required=True, help="project slug")
+        parser.add_argument(
+            "--scope",
+            choices=list(WORK_SCOPES),
+            default=DEFAULT_WORK_SCOPE,
+            help="which work counts: "
+            + "; ".join(f"{key}: {rule}" for key, (_label, rule) in WORK_SCOPES.items())
+            + f" (default {DEFAULT_WORK_SCOPE})",
+        )
         parser.add_argument("--scenario", choices=SCENARIOS, help="only clips of this scenario")
         parser.add_argument(
             "--clips", nargs="+", metavar="SAMPLE_ID", help="only these clips (sample ids; commas also separate)"
@@ -111,7 +121,7 @@ class Command(AuditedCommand):
             clips = tuple(sorted({c.strip() for arg in options["clips"] for c in arg.split(",") if c.strip()}))
         if options["seed"] < 0:
             raise CommandError("--seed must be 0 or more")
-        params = services.Params(options["scenario"], clips, options["resamples"], options["seed"])
+        params = services.Params(options["scenario"], clips, options["resamples"], options["seed"], options["scope"])
         try:
             state = services.report_state(project, params, sync=True)
         except (ScopeError, ValueError) as exc:
@@ -124,9 +134,16 @@ class Command(AuditedCommand):
         c = report["counts"]
         out.write(
             f"Agreement for {report['project']}: {c['clips']} clips, {c['rows']} rows, {c['annotators']} annotators, "
-            f"{c['revisions']} revisions ({c['assignments']['anchored']} anchored, "
+            f"{c['revisions']} revisions that count ({c['assignments']['anchored']} anchored, "
             f"{c['assignments']['calibration']} calibration assignments)"
         )
+        scope = report["work_scope"]
+        out.write(f"Scope: {scope['label']} ({scope['key']}). {scope['rule']}")
+        left = left_out_summary(c["revisions_left_out"])
+        if left:
+            out.write(f"Left out: {left}.")
+        if not report["coded_work"]:
+            out.write(f"No figures: {report['empty_reason']}.")
         out.write(f"Intervals: Krippendorff's bootstrap, {params.resamples} resamples, seed {params.seed}.")
         for entry in report["slices"]:
             where = "all scenarios" if entry["scenario"] == "all" else f"{entry['scenario']} clips"
@@ -135,9 +152,10 @@ class Command(AuditedCommand):
             if entry["empty"]:
                 out.write(f"== {title}: {entry['reason']}")
                 continue
+            left = left_out_summary(entry["left_out"])
             out.write(
-                f"== {title} ({entry['clips']} clips, {entry['rows']} rows; "
-                f"annotators: {', '.join(entry['annotators'])})"
+                f"== {title} ({entry['clips']} clips, {entry['rows']} rows, {entry['revisions']} revisions; "
+                f"annotators: {', '.join(entry['annotators'])}){'; ' + left if left else ''}"
             )
             rows, notes = slice_table(report, entry)
             out.write(format_table(rows))
