@@ -114,6 +114,10 @@ def _test_settings(tmp_path, settings):
     settings.RELEASES_ROOT = tmp_path / "releases"
     # Password hashing is deliberately slow; tests do not need that.
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+    # API request counts live in the cache: no test inherits another's (user ids repeat between tests).
+    from django.core.cache import cache
+
+    cache.clear()
 
 
 @pytest.fixture
