@@ -129,15 +129,11 @@ API_BAD_VALUES = {
 
 
 @pytest.fixture
-def assigned(project, annotator, tmp_path):
+def assigned(draft_clip, annotator):
     from annotation.assignment import start_assignment
 
-    path = tmp_path / "c.jsonl"
-    path.write_text(GOOD_LINE + "\n", encoding="utf-8")
-    import_rescue(path, project, as_source="draft")
-    clip = project.clips.get()
-    start_assignment(clip, annotator)
-    return Revision.objects.get(row__clip=clip, row__row_index=1, annotator=annotator)
+    start_assignment(draft_clip, annotator)
+    return Revision.objects.get(row__clip=draft_clip, row__row_index=1, annotator=annotator)
 
 
 def api_counts():

@@ -8,7 +8,6 @@ everything the annotator can open.
 """
 from __future__ import annotations
 
-import json
 
 import pytest
 from django.test import Client
@@ -16,25 +15,15 @@ from django.test import Client
 from annotation.adjudication.services import accept_discard, decide, request_rereview
 from annotation.assignment import start_assignment
 from annotation.models import Comment, CommentKind
-from annotation.rescue_format.importer import import_rescue
 from annotation.services import create_user
 from annotation.workspace.services import add_comment
-
-from .factories import couple_clip
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def clip(project, annotator, other_annotator, tmp_path):
-    """One clip coded by ann1 and ann2."""
-    path = tmp_path / "c.jsonl"
-    path.write_text(json.dumps(couple_clip()) + "\n", encoding="utf-8")
-    import_rescue(path, project, as_source="draft")
-    clip = project.clips.get()
-    start_assignment(clip, annotator)
-    start_assignment(clip, other_annotator)
-    return clip
+def clip(coded_clip):
+    return coded_clip
 
 
 def client_for(user) -> Client:

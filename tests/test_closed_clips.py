@@ -13,14 +13,10 @@ from django.test import RequestFactory
 from rest_framework.test import APIClient
 
 from annotation.adjudication.services import accept_discard
-from annotation.assignment import start_assignment
 from annotation.middleware import RefusalMiddleware
 from annotation.models import Clip, ClipState, Comment, CommentKind, Revision
-from annotation.rescue_format.importer import import_rescue
 from annotation.services import ClipClosed
 from annotation.workspace import services as workspace
-
-from .factories import couple_clip
 
 pytestmark = pytest.mark.django_db
 
@@ -28,14 +24,8 @@ PROPOSAL = "the subtitles belong to another session"
 
 
 @pytest.fixture
-def clip(project, annotator, other_annotator, tmp_path):
-    path = tmp_path / "c.jsonl"
-    path.write_text(json.dumps(couple_clip()) + "\n", encoding="utf-8")
-    import_rescue(path, project, as_source="draft")
-    clip = project.clips.get()
-    start_assignment(clip, annotator)
-    start_assignment(clip, other_annotator)
-    return clip
+def clip(coded_clip):
+    return coded_clip
 
 
 def api_for(user) -> APIClient:

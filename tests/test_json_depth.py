@@ -16,9 +16,6 @@ from django.test import Client
 from annotation.api.parsers import TooDeep, exceeds_depth, loads
 from annotation.assignment import start_assignment
 from annotation.models import Assignment, Clip, Comment, Cue, Gold, Revision, Row
-from annotation.rescue_format.importer import import_rescue
-
-from .factories import couple_clip
 
 pytestmark = pytest.mark.django_db
 
@@ -29,11 +26,8 @@ SRT = b"1\n00:00:01,000 --> 00:00:03,000\nMaya: I keep waiting.\n\n2\n00:00:03,5
 
 
 @pytest.fixture
-def world(project, annotator, lead, tmp_path):
-    path = tmp_path / "c.jsonl"
-    path.write_text(json.dumps(couple_clip()) + "\n", encoding="utf-8")
-    import_rescue(path, project, as_source="draft")
-    clip = project.clips.get()
+def world(draft_clip, project, annotator, lead):
+    clip = draft_clip
     start_assignment(clip, annotator)
     revision = Revision.objects.get(row__clip=clip, row__row_index=1, annotator=annotator)
     ingested = project.clips.create(sample_id="g/ingested", scenario="couple", participants=["Maya", "Tobias"])

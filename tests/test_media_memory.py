@@ -9,7 +9,6 @@ file to several clients at once, its RSS sampled with psutil.
 from __future__ import annotations
 
 import http.client
-import json
 import os
 import threading
 import time
@@ -21,11 +20,9 @@ from django.core.files.base import ContentFile
 from django.test import Client
 
 from annotation.assignment import start_assignment
-from annotation.rescue_format.importer import import_rescue
 from annotation.workspace.views import MEDIA_CHUNK_BYTES
 
 from .conftest import _test_database_url, require
-from .factories import couple_clip
 from .services import Gunicorn, app_env
 
 MEDIA_BYTES = 128 * 1024 * 1024
@@ -34,13 +31,9 @@ ALLOWED_GROWTH = 16 * 1024 * 1024  # "within a few MB of its idle size"
 
 
 @pytest.fixture
-def assigned_clip(project, annotator, tmp_path):
-    path = tmp_path / "c.jsonl"
-    path.write_text(json.dumps(couple_clip()) + "\n", encoding="utf-8")
-    import_rescue(path, project, as_source="draft")
-    clip = project.clips.get()
-    start_assignment(clip, annotator)
-    return clip
+def assigned_clip(draft_clip, annotator):
+    start_assignment(draft_clip, annotator)
+    return draft_clip
 
 
 @pytest.mark.django_db
