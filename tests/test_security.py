@@ -211,5 +211,5 @@ def test_a_superuser_still_gets_djangos_debug_404_in_the_demo(client, settings):
     from annotation.services import create_user
 
     settings.DEBUG = True
-    client.force_login(create_user("root", "admin", password="root-pass-12345")[0])
+    client.force_login(create_user("root", "admin", password="root-pass-12345")[0])  # pragma: allowlist secret
     assert "URLconf" in client.get("/no/such/page/").content.decode()
