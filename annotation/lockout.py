@@ -17,7 +17,8 @@ django-axes' maintainers point to a custom handler for per-parameter limits
 from __future__ import annotations
 
 from axes.handlers.database import AxesDatabaseHandler
-from axes.helpers import get_lockout_parameters
+from axes.helpers import get_client_username, get_lockout_parameters
+from axes.models import AccessAttempt
 from django.conf import settings
 from rest_framework.throttling import BaseThrottle
 
@@ -52,3 +53,14 @@ class PerParameterLimitHandler(AxesDatabaseHandler):
             count = sum(attempts.values_list("failures_since_start", flat=True))
             worst = max(worst, count * unit // _limit_of(parameter))
         return worst
+
+    def reset_user_attempts(self, request, credentials=None) -> int:
+        """After a successful login (AXES_RESET_ON_SUCCESS), forget the user's own failures from this address.
+
+        django-axes would delete every record matching either parameter, the
+        address's failures under other usernames included: one good account
+        would then reset an attacker's count between two rounds of guesses.
+        """
+        username = get_client_username(request, credentials)
+        deleted, _ = AccessAttempt.objects.filter(username=username, ip_address=request.axes_ip_address).delete()
+        return deleted

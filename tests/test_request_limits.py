@@ -200,6 +200,14 @@ def test_finding_6_guessing_over_many_usernames_from_one_address_locks_that_addr
     assert login(Client(), "coder0", "coder-pass-0-long", address="198.51.100.7").status_code == 302, "only that address is locked"
 
 
+def test_a_good_login_from_the_address_does_not_reset_its_count_of_guesses(client, people, settings):
+    """An attacker with one account of their own cannot wipe the address's failures between rounds."""
+    settings.LOGIN_FAILURES_PER_ADDRESS = 5
+    assert [login(client, f"someone{i}", "guess").status_code for i in range(4)] == [200] * 4
+    assert login(Client(), "coder0", "coder-pass-0-long").status_code == 302
+    assert login(Client(), "someone9", "guess").status_code == 429, "the four guesses before the good login still count"
+
+
 def test_a_username_is_locked_from_every_address_after_its_own_limit(client, people):
     for i in range(5):
         login(client, "coder1", "wrong", address=f"192.0.2.{i + 1}")
