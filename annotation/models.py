@@ -248,6 +248,11 @@ class Comment(models.Model):
     author = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="comments")
     kind = models.CharField(max_length=20, choices=CommentKind.choices, default=CommentKind.COMMENT)
     body = models.TextField()
+    # Set on a lead's message to one coder (a re-review request, a note naming them): only
+    # that coder and the leads read it (selectors.visible_comments).
+    addressee = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="addressed_comments"
+    )
     resolved = models.BooleanField(default=False)
     created_at = models.DateTimeField(auto_now_add=True)
     history = _history()

@@ -7,8 +7,8 @@ from django.core.exceptions import PermissionDenied
 from django.db.models import Count, Q, QuerySet
 from django.http import Http404
 
-from .models import Clip, Project, Revision
-from .roles import is_lead
+from .models import Assignment, Clip, Comment, Project, Revision
+from .roles import LEAD, is_lead
 
 
 def visible_projects(user) -> QuerySet[Project]:
@@ -45,6 +45,24 @@ def visible_revisions(user) -> QuerySet[Revision]:
     if is_lead(user):
         return Revision.objects.all()
     return Revision.objects.filter(annotator=user, row__clip__assignments__annotator=user)
+
+
+def visible_comments(user, clip: Clip) -> QuerySet[Comment]:
+    """The comments on ``clip`` that ``user`` may read.
+
+    Leads read every comment. A coder reads their own comments, flags and
+    discard proposals, and what leads wrote to every coder of the clip or to
+    them alone (``Comment.addressee``: a re-review request, a note naming
+    them); never another coder's, and not those of a lead who also codes this
+    clip (that is a coder's work too).
+    """
+    comments = Comment.objects.filter(clip=clip)
+    if is_lead(user):
+        return comments
+    coders = Assignment.objects.filter(clip=clip).values("annotator")
+    from_a_lead = (Q(author__groups__name=LEAD) | Q(author__is_superuser=True)) & ~Q(author__in=coders)
+    for_me = Q(addressee__isnull=True) | Q(addressee=user)
+    return comments.filter(Q(author=user) | (from_a_lead & for_me)).distinct()
 
 
 def project_overview(project: Project) -> dict:

@@ -1,20 +1,50 @@
 """Writes that are not tied to one capability: projects, users and roles, clip states."""
 from __future__ import annotations
 
+import re
 import secrets
 
-from django.contrib.auth import get_user_model
+from django.contrib.auth import get_user_model, password_validation
 from django.contrib.auth.models import Group
+from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
-from .models import Clip, ClipState, Project
-from .roles import ADMIN, GROUP_ROLES, ROLES
+from .models import Assignment, Clip, ClipState, Project
+from .roles import ADMIN, GROUP_ROLES, ROLES, is_lead
 from .taxonomy import DEFAULT_VERSION, available_versions
 
 
 class ServiceError(Exception):
     """A request that cannot be carried out; the message is for the user."""
+
+
+class ClipClosed(ServiceError):
+    """The clip is discarded or released: it takes no more work (the API answers 409)."""
+
+    def __init__(self, clip: Clip, what: str):
+        self.state = clip.state
+        super().__init__(closed_clip_message(clip, what))
+
+
+# A discarded clip has left the benchmark; a released one is frozen in a release.
+CLOSED_STATES = (ClipState.DISCARDED, ClipState.RELEASED)
+
+
+def closed_clip_message(clip: Clip, what: str = "work") -> str:
+    """Why ``clip`` takes no more ``what``, in words any coder may read.
+
+    Never the discard reason: it quotes the proposal and names the coder who made it.
+    """
+    if clip.state == ClipState.DISCARDED:
+        return f"clip {clip.sample_id} was discarded by a lead and takes no more {what}; nothing was saved"
+    return f"clip {clip.sample_id} is frozen in a release and takes no more {what}; nothing was saved (corrections go into a new release)"
+
+
+def ensure_clip_open(clip: Clip, what: str) -> None:
+    """Raise ``ClipClosed`` when ``clip`` is discarded or released (``what``: "edits", "comments"...)."""
+    if clip.state in CLOSED_STATES:
+        raise ClipClosed(clip, what)
 
 
 def create_project(slug: str, *, name: str = "", annotators_per_clip: int = 3, taxonomy_version: str = DEFAULT_VERSION) -> Project:
@@ -28,17 +58,23 @@ def create_project(slug: str, *, name: str = "", annotators_per_clip: int = 3, t
 
 
 def create_user(username: str, role: str, *, password: str | None = None, email: str = "") -> tuple[object, str | None]:
-    """Create a user with a role. Returns (user, generated password or None)."""
+    """Create a user with a role. Returns (user, generated password or None).
+
+    A given password must pass AUTH_PASSWORD_VALIDATORS (in every mode, production
+    included; there is no way around them); a generated one is 16 random characters.
+    """
     if role not in ROLES:
         raise ServiceError(f"unknown role {role!r} (choose from {', '.join(ROLES)})")
     User = get_user_model()
+    user = User(username=username, email=email)
+    generated = None
+    if password:
+        check_password_rules(password, user)
+    else:
+        password = generated = secrets.token_urlsafe(12)
     if User.objects.filter(username=username).exists():
         raise ServiceError(f"user {username!r} already exists")
-    generated = None
-    if not password:
-        password = generated = secrets.token_urlsafe(12)
     with transaction.atomic():
-        user = User(username=username, email=email)
         user.set_password(password)
         if role == ADMIN:
             user.is_superuser = user.is_staff = True
@@ -46,6 +82,40 @@ def create_user(username: str, role: str, *, password: str | None = None, email:
         if role in GROUP_ROLES:
             user.groups.add(Group.objects.get_or_create(name=role)[0])
     return user, generated
+
+
+def check_password_rules(password: str, user) -> None:
+    """Refuse a password that AUTH_PASSWORD_VALIDATORS refuse, naming each rule it breaks."""
+    try:
+        password_validation.validate_password(password, user)
+    except ValidationError as exc:
+        rules = "; ".join(f"{error.code or 'rule'}: {' '.join(error.messages)}" for error in exc.error_list)
+        raise ServiceError(f"password refused ({rules})") from None
+
+
+def comment_addressee(clip: Clip, author, body: str, addressee=None):
+    """Who alone (besides the leads) may read a lead's comment on ``clip``, or None for every coder.
+
+    A message that names a coder of the clip is for that coder: shown to the
+    others it would tell them who else codes the clip (and what a lead told
+    them). So a lead's comment naming exactly one coder is addressed to them,
+    and one naming several is refused: write to each of them. An annotator's
+    comments are only ever read by their author and the leads.
+    """
+    if not is_lead(author):
+        return addressee
+    coders = Assignment.objects.filter(clip=clip).exclude(annotator=author).values_list("annotator__username", flat=True)
+    named = sorted(name for name in coders if re.search(rf"(?<![\w.@+-]){re.escape(name)}(?![\w.@+-])", body, re.IGNORECASE))
+    if addressee is not None:
+        others = [name for name in named if name != addressee.username]
+        if others:
+            raise ServiceError(f"a message to {addressee.username} must not name other coders of the clip ({', '.join(others)})")
+        return addressee
+    if len(named) > 1:
+        raise ServiceError(f"this comment names several coders of the clip ({', '.join(named)}); write to each of them on their own")
+    if named:
+        return get_user_model().objects.get(username=named[0])
+    return None
 
 
 # Clip life cycle (DESIGN.md). Transitions happen here and nowhere else.

@@ -51,6 +51,8 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # Before anything reads the body: a request over its size limit is refused unread.
+    "annotation.middleware.RequestSizeLimitMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -62,21 +64,33 @@ MIDDLEWARE = [
     "simple_history.middleware.HistoryRequestMiddleware",
     "annotation.audit.AuditSourceMiddleware",
     "annotation.middleware.DatabaseUnavailableMiddleware",
+    "annotation.middleware.RefusalMiddleware",
     # Last, as django-axes asks: it turns a lockout into its response.
     "axes.middleware.AxesMiddleware",
 ]
 
 AUTHENTICATION_BACKENDS = [
-    # Counts failed logins and locks an account/IP pair out after too many.
+    # Counts failed logins and locks a username, or a client address, out after too many.
     "axes.backends.AxesStandaloneBackend",
     "django.contrib.auth.backends.ModelBackend",
 ]
-AXES_FAILURE_LIMIT = env.int("AXES_FAILURE_LIMIT", default=5)
-AXES_COOLOFF_TIME = timedelta(minutes=env.int("AXES_COOLOFF_MINUTES", default=15))
-AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+# Login lockout (annotation/lockout.py): a username is locked (from every address) after
+# LOGIN_FAILURES_PER_USERNAME failures, a client address (for every username) after
+# LOGIN_FAILURES_PER_ADDRESS, each for LOGIN_LOCKOUT_MINUTES.
+LOGIN_FAILURES_PER_USERNAME = env.int("LOGIN_FAILURES_PER_USERNAME", default=5)
+LOGIN_FAILURES_PER_ADDRESS = env.int("LOGIN_FAILURES_PER_ADDRESS", default=30)
+AXES_HANDLER = "annotation.lockout.PerParameterLimitHandler"
+AXES_FAILURE_LIMIT = LOGIN_FAILURES_PER_USERNAME
+AXES_COOLOFF_TIME = timedelta(minutes=env.int("LOGIN_LOCKOUT_MINUTES", default=15))
+AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
 AXES_VERBOSE = False
+# Reverse proxies in front of the app, each appending to X-Forwarded-For. 0: the client is
+# REMOTE_ADDR. Behind a proxy, set it, or every user shares the proxy's address for the
+# login lockout and the anonymous API rate (both read the address the same way).
+TRUSTED_PROXY_COUNT = env.int("TRUSTED_PROXY_COUNT", default=0)
+AXES_CLIENT_IP_CALLABLE = "annotation.lockout.client_address"
 
 # Content Security Policy: scripts only from our own static files; the one
 # inline script is the import map of the vendored ES modules, allowed by a
@@ -129,9 +143,11 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
+# Applied by the password change page, the admin and `manage.py create_user` alike.
+PASSWORD_MIN_LENGTH = env.int("PASSWORD_MIN_LENGTH", default=12)
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
-    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator", "OPTIONS": {"min_length": PASSWORD_MIN_LENGTH}},
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
@@ -210,7 +226,28 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    # JSON nested deeper than MAX_JSON_DEPTH is refused with 400, in bodies and in form fields.
+    "DEFAULT_PARSER_CLASSES": [
+        "annotation.api.parsers.BoundedJSONParser",
+        "annotation.api.parsers.BoundedFormParser",
+        "annotation.api.parsers.BoundedMultiPartParser",
+    ],
+    "DEFAULT_THROTTLE_CLASSES": ["annotation.api.throttles.AnonymousRate", "annotation.api.throttles.UserRate"],
+    # The anonymous rate's client address: REMOTE_ADDR, or X-Forwarded-For behind trusted proxies.
+    "NUM_PROXIES": TRUSTED_PROXY_COUNT,
 }
+
+
+def _rate(name: str, default: str) -> str | None:
+    value = env.str(name, default=default).strip()
+    return None if value.lower() in ("", "off", "none") else value
+
+
+# API request rates ("N/second|minute|hour|day", or "off"), per client address for callers
+# without a session or token and per user otherwise. Counted in the cache (CACHE_URL).
+API_THROTTLE_RATES = {"anon": _rate("API_THROTTLE_ANON", "60/minute"), "user": _rate("API_THROTTLE_USER", "1200/minute")}
+# Throttle counts live here; one per process unless CACHE_URL names a shared cache (redis://...).
+CACHES = {"default": env.cache("CACHE_URL", default="locmemcache://")}
 SPECTACULAR_SETTINGS = {
     "TITLE": "RESCUE annotation platform API",
     "VERSION": "1",
@@ -228,15 +265,28 @@ AGREEMENT_SYNC_MAX_ROWS = env.int("AGREEMENT_SYNC_MAX_ROWS", default=1500)
 # --- Releases ---------------------------------------------------------------
 RELEASES_ROOT = Path(env.str("RELEASES_ROOT", default=str(VAR_DIR / "releases")))
 
-# --- Ingest / import limits -------------------------------------------------
+# --- Request and ingest limits (README: "Security and limits") ------------------
+# Any request but an ingest upload: larger bodies are refused with 413 before they are read.
+MAX_REQUEST_BYTES = env.int("MAX_REQUEST_BYTES", default=2 * 1024 * 1024)
+DATA_UPLOAD_MAX_MEMORY_SIZE = MAX_REQUEST_BYTES
+# An ingest upload (page or API) as a whole: refused with 413 before it is read.
+MAX_INGEST_REQUEST_BYTES = env.int("MAX_INGEST_REQUEST_BYTES", default=4 * 1024**3)
+# One transcript file; and one video or audio file. Uploads are streamed to temporary files
+# (never held in memory) and a file stops being written the moment it passes its limit.
 MAX_UPLOAD_BYTES = env.int("MAX_UPLOAD_BYTES", default=20 * 1024 * 1024)
+MAX_MEDIA_BYTES = env.int("MAX_MEDIA_BYTES", default=2 * 1024**3)
+FILE_UPLOAD_HANDLERS = ["annotation.ingest.uploads.SizeLimitedUploadHandler"]
 # A lead uploads a whole folder of transcripts at once (the release has 191 clips).
 DATA_UPLOAD_MAX_NUMBER_FILES = env.int("DATA_UPLOAD_MAX_NUMBER_FILES", default=1000)
+# Arrays/objects inside one another in any JSON a request carries.
+MAX_JSON_DEPTH = env.int("MAX_JSON_DEPTH", default=32)
 
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    # Refusals (4xx) are part of normal work: one line each, never a traceback.
+    "filters": {"refusals_in_one_line": {"()": "annotation.log_filters.RefusalsInOneLine"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "filters": ["refusals_in_one_line"]}},
     "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
     # django-axes logs every successful login at INFO; only lockouts matter.
     "loggers": {"axes": {"level": "WARNING"}},

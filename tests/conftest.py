@@ -56,6 +56,31 @@ def other_annotator(db):
     return create_user("ann2", "annotator", password="ann-pass-456")[0]
 
 
+@pytest.fixture
+def draft_clip(project, tmp_path):
+    """The factories' couple clip, imported into ``project`` with its LLM draft; nobody assigned yet."""
+    import json
+
+    from annotation.rescue_format.importer import import_rescue
+
+    from .factories import couple_clip
+
+    path = tmp_path / "draft_clip.jsonl"
+    path.write_text(json.dumps(couple_clip()) + "\n", encoding="utf-8")
+    import_rescue(path, project, as_source="draft")
+    return project.clips.get()
+
+
+@pytest.fixture
+def coded_clip(draft_clip, annotator, other_annotator):
+    """``draft_clip`` assigned to two coders, ann1 and ann2."""
+    from annotation.assignment import start_assignment
+
+    start_assignment(draft_clip, annotator)
+    start_assignment(draft_clip, other_annotator)
+    return draft_clip
+
+
 def _test_database_url() -> str:
     """The URL of the database the tests are using right now (the test_ copy)."""
     from django.db import connection
@@ -114,6 +139,10 @@ def _test_settings(tmp_path, settings):
     settings.RELEASES_ROOT = tmp_path / "releases"
     # Password hashing is deliberately slow; tests do not need that.
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+    # API request counts live in the cache: no test inherits another's (user ids repeat between tests).
+    from django.core.cache import cache
+
+    cache.clear()
 
 
 @pytest.fixture

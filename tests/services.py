@@ -240,13 +240,13 @@ class Answer:
 class Gunicorn:
     """A gunicorn on 127.0.0.1 in its own process group."""
 
-    def __init__(self, env: dict, workdir: Path, app: str = "rescue_annot.wsgi:application", workers: int = 1):
+    def __init__(self, env: dict, workdir: Path, app: str = "rescue_annot.wsgi:application", workers: int = 1, threads: int = 1):
         self.port = free_port()
         self.log_path = Path(workdir) / f"gunicorn-{self.port}.log"
         cmd = [
             str(Path(sys.executable).with_name("gunicorn")), app, "--bind", f"127.0.0.1:{self.port}",
-            "--workers", str(workers), "--worker-class", "sync", "--timeout", "60", "--graceful-timeout", "5",
-            "--log-level", "warning",
+            "--workers", str(workers), "--worker-class", "sync" if threads == 1 else "gthread", "--threads", str(threads),
+            "--timeout", "60", "--graceful-timeout", "5", "--log-level", "warning",
         ]
         with open(self.log_path, "a") as log:
             self.proc = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)

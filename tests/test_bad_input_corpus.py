@@ -1,6 +1,8 @@
 """A corpus of bad files across every ingest and import format: each one gets a
 clear message naming the file, and leaves the database exactly as it was.
-Plus bounded property-based tests of the parsers' and the schema's robustness."""
+The same for bad API bodies: deep and wide JSON, in JSON bodies and in
+multipart fields. Plus bounded property-based tests of the parsers' and the
+schema's robustness."""
 from __future__ import annotations
 
 import codecs
@@ -27,6 +29,14 @@ def deep(n: int) -> str:
     return "[" * n + "]" * n
 
 
+def deep_object(n: int) -> str:
+    return '{"a": ' * n + "1" + "}" * n
+
+
+def wide_object(n: int) -> str:
+    return "{" + ", ".join(f'"k{i}": {i}' for i in range(n)) + "}"
+
+
 # (file name, bytes) refused by ingest (transcript formats)
 INGEST_BAD = {
     "binary.srt": bytes(range(256)) * 8,
@@ -43,6 +53,8 @@ INGEST_BAD = {
     "segments_not_list.json": json.dumps({"segments": {"start": 0}}).encode(),
     "segments_wrong_types.json": json.dumps({"segments": [{"start": "a", "end": "b", "speaker": 1, "text": 2}]}).encode(),
     "deeply_nested.json": deep(100_000).encode(),
+    "deeply_nested_objects.json": deep_object(50_000).encode(),
+    "wide_segments.json": json.dumps({"segments": [7] * 200_000}).encode(),
     "invalid.json": b'{"segments": [ {"start": 0, ',
     "rescue_without_rows.json": json.dumps({"sample_id": "a/b", "scenario": "couple", "participants": ["Maya"]}).encode(),
     "utf16_garbage.srt": codecs.BOM_UTF16_LE + bytes(range(1, 200)),
@@ -61,6 +73,7 @@ IMPORT_BAD = {
     "duplicate_ids.jsonl": (GOOD_LINE + "\n" + GOOD_LINE + "\n").encode(),
     "deeply_nested.jsonl": (deep(100_000) + "\n").encode(),
     "deeply_nested.json": deep(100_000).encode(),
+    "wide_row.jsonl": (json.dumps(mutate(GOOD, lambda c: c["rows"][0].update({f"extra_{i}": i for i in range(50_000)}))) + "\n").encode(),
     "missing_rows.json": json.dumps({k: v for k, v in GOOD.items() if k != "rows"}).encode(),
     "unknown_scenario.json": json.dumps({**GOOD, "scenario": "friends"}).encode(),
     "list_of_numbers.json": b"[1, 2, 3]",
@@ -98,6 +111,68 @@ def test_bad_release_file_is_refused_with_its_name_and_nothing_is_written(projec
         import_rescue(path, project)
     message = str(excinfo.value)
     assert name in message and len(message) < 5000
+    assert counts() == before
+
+
+# --- API bodies: deep and wide JSON ---------------------------------------------
+
+# (name, JSON text) sent as the value of a body's field; refused (400) or judged (422), never a 500.
+API_BAD_VALUES = {
+    "deep_lists": deep(100_000),
+    "deep_objects": deep_object(50_000),
+    "deep_mixed": '[{"a": ' * 20_000 + "1" + "}]" * 20_000,
+    "just_past_the_limit": deep(33),
+    "wide_list": "[" + ",".join(["0"] * 200_000) + "]",
+    "wide_object": wide_object(50_000),
+    "wide_strings": json.dumps(["x" * 100] * 10_000),
+}
+
+
+@pytest.fixture
+def assigned(draft_clip, annotator):
+    from annotation.assignment import start_assignment
+
+    start_assignment(draft_clip, annotator)
+    return Revision.objects.get(row__clip=draft_clip, row__row_index=1, annotator=annotator)
+
+
+def api_counts():
+    from annotation.models import Comment
+
+    return counts() + (Comment.objects.count(), tuple(Revision.objects.values_list("version", flat=True)))
+
+
+@pytest.mark.parametrize("name", sorted(API_BAD_VALUES))
+def test_bad_json_in_an_api_body_is_refused_clearly_and_nothing_is_written(client, annotator, assigned, name):
+    client.force_login(annotator)
+    value = API_BAD_VALUES[name]
+    deep_one = name.startswith(("deep", "just_past"))
+    for url, method, template in (
+        (f"/api/v1/revisions/{assigned.pk}/", "put", '{"content": %s, "version": 1}'),
+        (f"/api/v1/clips/{assigned.row.clip_id}/comments/", "post", '{"body": %s}'),
+    ):
+        before = api_counts()
+        response = getattr(client, method)(url, template % value, content_type="application/json")
+        assert response.status_code in ((400,) if deep_one else (400, 422)), (name, url, response.status_code)
+        detail = json.dumps(response.json())
+        assert len(detail) < 10_000, "the answer names the problem without echoing the body"
+        if deep_one:
+            assert "nested more than 32 levels deep" in detail
+        assert api_counts() == before
+
+
+@pytest.mark.parametrize("name", sorted(API_BAD_VALUES))
+def test_bad_json_in_a_multipart_field_is_refused_clearly_and_nothing_is_written(client, lead, project, name):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    client.force_login(lead)
+    before = counts()
+    response = client.post(
+        f"/api/v1/projects/{project.slug}/clips/",
+        {"files": [SimpleUploadedFile("a.srt", SRT_OK.encode())], "scenario": "couple", "group": "g", "speaker_map": API_BAD_VALUES[name]},
+    )
+    assert response.status_code == 400, (name, response.status_code)
+    assert "speaker_map" in json.dumps(response.json()) or "speaker map" in json.dumps(response.json())
     assert counts() == before
 
 

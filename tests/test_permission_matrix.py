@@ -130,10 +130,10 @@ def world(tmp_path, settings):
     settings.MEDIA_ROOT = tmp_path / "media"
     project = create_project("main")
     other = create_project("other")
-    a = create_user("annotator_a", "annotator", password="pw-a-123456")[0]
-    b = create_user("annotator_b", "annotator", password="pw-b-123456")[0]
-    lead = create_user("lead", "lead", password="pw-l-123456")[0]
-    admin = create_user("admin", "admin", password="pw-x-123456")[0]
+    a = create_user("annotator_a", "annotator", password="pw-a-12345678")[0]
+    b = create_user("annotator_b", "annotator", password="pw-b-12345678")[0]
+    lead = create_user("lead", "lead", password="pw-l-12345678")[0]
+    admin = create_user("admin", "admin", password="pw-x-12345678")[0]
     path = tmp_path / "c.jsonl"
     path.write_text(json.dumps(couple_clip()) + "\n", encoding="utf-8")
     import_rescue(path, project, as_source="draft")

@@ -95,3 +95,121 @@ def test_a_lost_database_connection_gives_a_clear_503(client, annotator, monkeyp
     response = client.get("/work/")
     assert response.status_code == 503 and response["Retry-After"] == "10"
     assert b"nothing was saved" in response.content
+
+
+# --- issue 14, finding 3: create_user applies the password rules ------------------------------
+
+
+@pytest.mark.parametrize(
+    "password, rule",
+    [
+        ("a", "password_too_short: This password is too short. It must contain at least 12 characters."),
+        ("840273619452873", "password_entirely_numeric"),
+        ("password1234", "password_too_common"),
+        ("ops-admin-ops", "password_too_similar"),
+    ],
+)
+def test_finding_3_create_user_refuses_a_password_the_validators_refuse_and_names_the_rule(monkeypatch, password, rule):
+    from django.contrib.auth import get_user_model
+    from django.core.management import CommandError
+
+    monkeypatch.setattr("sys.stdin", io.StringIO(password + "\n"))
+    with pytest.raises(CommandError) as excinfo:
+        call_command("create_user", "ops-admin", "--role", "admin", "--password-stdin", stdout=io.StringIO())
+    assert str(excinfo.value).startswith("password refused (") and rule in str(excinfo.value)
+    assert not get_user_model().objects.filter(username="ops-admin").exists()
+
+
+def test_finding_3_production_refuses_the_probes_one_letter_admin_password(tmp_path):
+    """`printf 'a\\n' | manage.py create_user x --role admin --password-stdin` in production mode."""
+    import os
+    import subprocess
+    import sys
+
+    from .conftest import REPO
+
+    env = {k: v for k, v in os.environ.items() if k not in ("DEBUG", "DJANGO_ALLOW_ASYNC_UNSAFE")}
+    env.update(DJANGO_ENV="production", SECRET_KEY="p" * 30 + "-production-secret-for-this-test-only-0123456789",
+               ALLOWED_HOSTS="annot.example.org", DATABASE_URL=f"sqlite:///{tmp_path}/empty.sqlite3", STATIC_ROOT=str(tmp_path / "static"))
+    result = subprocess.run([sys.executable, "manage.py", "create_user", "x", "--role", "admin", "--password-stdin"],
+                            input="a\n", cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
+    assert result.returncode != 0
+    assert "password refused (password_too_short" in result.stderr and "created" not in result.stdout
+
+
+def test_the_password_change_page_applies_the_same_rules(client, annotator):
+    client.force_login(annotator)
+    response = client.post("/accounts/password/", {"old_password": "ann-pass-123", "new_password1": "short1", "new_password2": "short1"})
+    assert response.status_code == 200 and "at least 12 characters" in response.content.decode()
+
+
+# --- issue 14, finding 7: expected refusals are one log line; the demo's 404 lists no URLs ----------
+
+
+@pytest.fixture
+def console_log():
+    """What the configured console handler writes, while the test runs."""
+    import logging
+
+    from annotation.log_filters import RefusalsInOneLine
+
+    (handler,) = [h for h in logging.getLogger().handlers if any(isinstance(f, RefusalsInOneLine) for f in h.filters)]
+    stream = io.StringIO()
+    previous = handler.setStream(stream)
+    yield stream
+    handler.setStream(previous)
+
+
+def test_finding_7_a_403_is_logged_as_one_line_without_a_traceback(client, annotator, project, console_log):
+    client.force_login(annotator)
+    response = client.get(f"/projects/{project.slug}/ingest/")  # leads only: PermissionDenied
+    assert response.status_code == 403
+    assert console_log.getvalue() == f"Forbidden (Permission denied): /projects/{project.slug}/ingest/\n"
+
+
+def test_refusals_of_every_kind_are_one_line_each(client, annotator, console_log):
+    client.force_login(annotator)
+    assert client.get("/work/clips/99999/").status_code == 404
+    assert client.get("/api/v1/clips/99999/workspace/").status_code == 404
+    lines = console_log.getvalue().splitlines()
+    assert lines == ["Not Found: /work/clips/99999/", "Not Found: /api/v1/clips/99999/workspace/"]
+
+
+def test_a_server_error_keeps_its_traceback():
+    import logging
+
+    from annotation.log_filters import RefusalsInOneLine
+
+    try:
+        raise RuntimeError("boom")
+    except RuntimeError:
+        import sys
+
+        exc_info = sys.exc_info()
+    for status, kept in ((500, True), (403, False), (409, False)):
+        record = logging.LogRecord("django.request", logging.ERROR, __file__, 1, "x", (), exc_info)
+        record.status_code = status
+        assert RefusalsInOneLine().filter(record) and (record.exc_info is not None) == kept
+
+
+@pytest.mark.parametrize("who", ["anonymous", "annotator"])
+def test_finding_7_the_debug_demo_serves_the_ordinary_404_page(client, annotator, settings, who):
+    settings.DEBUG = True
+    urls = ["/no/such/page/", "/api/v1/no-such-endpoint/"]
+    if who == "annotator":
+        client.force_login(annotator)
+        urls.append("/work/clips/99999/")  # a view's Http404, which DEBUG also turns into a technical page
+    for url in urls:
+        response = client.get(url)
+        page = response.content.decode()
+        assert response.status_code == 404
+        assert "Not found" in page and "There is nothing here" in page, url
+        assert "URLconf" not in page and "accounts/login/" not in page and "Raised by" not in page, url
+
+
+def test_a_superuser_still_gets_djangos_debug_404_in_the_demo(client, settings):
+    from annotation.services import create_user
+
+    settings.DEBUG = True
+    client.force_login(create_user("root", "admin", password="root-pass-12345")[0])  # pragma: allowlist secret
+    assert "URLconf" in client.get("/no/such/page/").content.decode()

@@ -19,7 +19,7 @@ from simple_history.utils import bulk_create_with_history
 
 from ..models import Assignment, AssignmentState, Clip, ClipState, Comment, CommentKind, Gold, Row
 from ..schema import Issue
-from ..services import ServiceError, transition
+from ..services import ServiceError, comment_addressee, transition
 from ..workspace.services import InvalidDocument, clip_context, mirror_relation, validate_content
 from .fields import DRAFT, FIELD_TITLES, FIELDS, field_value, same_value, with_field
 from .selectors import EDITABLE_STATES, RowState, row_state, row_states
@@ -315,7 +315,9 @@ def request_rereview(clip: Clip, username: str, user, message: str = "") -> Assi
     assignment.save()
     if clip.state in (ClipState.REVIEWED, ClipState.ADJUDICATED):
         transition(clip, ClipState.IN_REVIEW, actor=user, reason=f"re-review requested from {username}")
-    note = Comment(clip=clip, author=user, kind=CommentKind.COMMENT, body=f"Re-review requested from {username}: {message or '(no message)'}")
+    body = f"Re-review requested from {username}: {message or '(no message)'}"
+    # For the coder it names and the leads only: the other coders must not learn who else codes the clip.
+    note = Comment(clip=clip, author=user, kind=CommentKind.COMMENT, body=body, addressee=comment_addressee(clip, user, body, assignment.annotator))
     note._history_user = user
     note.save()
     return assignment

@@ -10,13 +10,14 @@ from django.shortcuts import get_object_or_404
 from django.utils.datastructures import MultiValueDict
 from drf_spectacular.utils import OpenApiExample, OpenApiResponse, extend_schema, extend_schema_view
 from rest_framework import permissions, serializers, status
-from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from .. import selectors
+from ..api.parsers import BoundedFormParser, BoundedJSONParser, BoundedMultiPartParser
 from ..api.permissions import IsLead as SharedIsLead
 from ..api.views import ProjectClipList
+from ..middleware import accepts_uploads
 from ..services import ServiceError
 from ..taxonomy import SCENARIOS, load_taxonomy
 from . import services
@@ -140,11 +141,12 @@ still stand. **400** for parameters that are wrong for every file (unknown scena
             "created": 0, "unchanged": 0, "replaced": 0, "refused": 1})],
     )
 )
+@accepts_uploads
 class ProjectClipsView(ProjectClipList):
     """GET: the project's clips the caller may see. POST: ingest transcripts (leads)."""
 
     permission_classes = [permissions.IsAuthenticated, IsLeadForWrites]
-    parser_classes = [MultiPartParser, FormParser]
+    parser_classes = [BoundedMultiPartParser, BoundedFormParser]
 
     def post(self, request, slug):
         project = get_object_or_404(selectors.visible_projects(request.user), slug=slug)
@@ -191,7 +193,7 @@ class ClipSpeakerMapView(APIView):
     """The speaker map of one clip: read it (with suggestions) or confirm it. Leads only."""
 
     permission_classes = [permissions.IsAuthenticated, IsLead]
-    parser_classes = [JSONParser]
+    parser_classes = [BoundedJSONParser]
     serializer_class = SpeakerMapSerializer
 
     def _clip(self, request, slug, clip_id):

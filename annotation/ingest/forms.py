@@ -1,12 +1,12 @@
 """Forms of the ingest pages. They only shape input; the rules live in services."""
 from __future__ import annotations
 
-import json
 from pathlib import PurePosixPath
 
 from django import forms
 from django.core.files.uploadedfile import UploadedFile
 
+from ..api import parsers as bounded_json
 from ..taxonomy import SCENARIOS
 
 
@@ -74,8 +74,8 @@ class UploadForm(forms.Form):
         if not raw:
             return []
         try:
-            paths = json.loads(raw)
-        except ValueError:
+            paths = bounded_json.loads(raw)
+        except ValueError:  # malformed, or nested too deep (TooDeep): as if no paths were sent
             return []
         return [p for p in paths if isinstance(p, str)] if isinstance(paths, list) else []
 

@@ -33,8 +33,8 @@ from ..taxonomy import SCENARIOS
 from . import speakers
 from .errors import IngestError
 from .formats import FORMATS, TRANSCRIPT_SUFFIXES, Transcript, read_transcript
+from .uploads import MEDIA_SUFFIXES, is_media, size_limit  # noqa: F401 (MEDIA_SUFFIXES: for the ingest command)
 
-MEDIA_SUFFIXES = (".mp4", ".m4v", ".mov", ".webm", ".mkv", ".ogv", ".mp3", ".m4a", ".wav", ".ogg", ".oga", ".flac", ".aac")
 # A clip may be re-ingested over only while nobody has worked on it and no worker is writing its rows.
 REPLACEABLE_STATES = (ClipState.IMPORTED, ClipState.PREANNOTATED, ClipState.PREANNOTATION_FAILED)
 _SAMPLE_ID = re.compile(r"^[^/\s][^/]*/[^/]*[^/\s]$")
@@ -63,7 +63,14 @@ class Upload:
 
     @property
     def is_media(self) -> bool:
-        return self.suffix in MEDIA_SUFFIXES
+        return is_media(self.name)
+
+    def too_large(self) -> str:
+        """Why the file is over its size limit (MAX_UPLOAD_BYTES, or MAX_MEDIA_BYTES for media); "" if it is not."""
+        limit, setting = size_limit(self.name)
+        if self.size > limit or getattr(self.file, "over_limit", False):
+            return f"{self.name}: file is {self.size:,} bytes, over the limit of {limit:,} bytes ({setting})"
+        return ""
 
     @property
     def pairing_key(self) -> tuple[str, str]:
@@ -148,6 +155,9 @@ def ingest_files(project: Project, uploads: list[Upload], options: IngestOptions
             match = media_by_stem[upload.pairing_key[1]][0]
         if match is not None:
             used.add(id(match))
+            if match.too_large():
+                results.append(_refused(upload, f"{upload.name}: refused with its media file; {match.too_large()}"))
+                continue
         result = ingest_one(project, upload, options, media=match, actor=actor, batch=batch)
         if result.status != REFUSED and result.sample_id:
             batch.setdefault(result.sample_id, upload.name)
@@ -178,12 +188,12 @@ def ingest_one(
     upload to their file names, so that two files for one clip (``001.srt``
     and ``001.vtt``) do not replace each other.
     """
-    limit = settings.MAX_UPLOAD_BYTES
-    if upload.size > limit:
-        return _refused(upload, f"{upload.name}: file is {upload.size} bytes, over the limit of {limit} bytes (MAX_UPLOAD_BYTES)")
+    if upload.too_large():
+        return _refused(upload, upload.too_large())
     raw = upload.read()
+    limit = settings.MAX_UPLOAD_BYTES
     if len(raw) > limit:
-        return _refused(upload, f"{upload.name}: file is over the limit of {limit} bytes (MAX_UPLOAD_BYTES)")
+        return _refused(upload, f"{upload.name}: file is over the limit of {limit:,} bytes (MAX_UPLOAD_BYTES)")
     try:
         transcript = read_transcript(upload.name, raw)
     except IngestError as exc:

@@ -9,6 +9,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from .. import selectors
+from ..middleware import accepts_uploads
 from ..roles import is_lead
 from ..services import ServiceError
 from . import services, speakers
@@ -26,6 +27,7 @@ def uploads_from_form(form: UploadForm) -> list[services.Upload]:
     return [services.Upload(name=name, size=f.size, read=f.read, file=f) for name, f in form.named_files()]
 
 
+@accepts_uploads
 @login_required
 def upload(request, slug):
     project = _lead_project(request, slug)
@@ -53,6 +55,7 @@ def upload(request, slug):
         "waiting": waiting,
         "acceptable": [clip for clip, complete in waiting if complete],
         "max_bytes": settings.MAX_UPLOAD_BYTES,
+        "max_media_bytes": settings.MAX_MEDIA_BYTES,
         "max_files": settings.DATA_UPLOAD_MAX_NUMBER_FILES,
     }
     return render(request, "ingest/upload.html", context, status=200)

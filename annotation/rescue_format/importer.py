@@ -47,9 +47,15 @@ _STATE_AFTER_IMPORT = {"gold": ClipState.ADJUDICATED, "draft": ClipState.PREANNO
 
 
 class ImportFailed(Exception):
+    # A file with thousands of wrong keys gets its first problems and a count (issue 14: wide JSON).
+    LISTED = 20
+
     def __init__(self, problems: list[Problem]):
         self.problems = problems
-        super().__init__("\n".join(str(p) for p in problems))
+        lines = [str(p) for p in problems[: self.LISTED]]
+        if len(problems) > self.LISTED:
+            lines.append(f"... and {len(problems) - self.LISTED} more problems")
+        super().__init__("\n".join(lines))
 
 
 @dataclass

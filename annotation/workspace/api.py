@@ -15,7 +15,8 @@ from rest_framework.views import APIView
 
 from .. import selectors as scoped
 from ..models import Assignment, CommentKind, Revision, Row
-from ..services import ServiceError
+from ..api.responses import clip_closed
+from ..services import ClipClosed, ServiceError
 from . import selectors, services
 
 
@@ -70,6 +71,7 @@ class CommentSerializer(serializers.Serializer):
     kind = serializers.ChoiceField(choices=CommentKind.choices, default=CommentKind.COMMENT)
     body = serializers.CharField(max_length=10_000)
     author = serializers.CharField(read_only=True)
+    to = serializers.CharField(read_only=True, allow_null=True, help_text="the one coder a lead's message is for (only they and the leads read it), or null")
     created_at = serializers.DateTimeField(read_only=True)
 
 
@@ -114,6 +116,8 @@ class MyRevisionMixin:
             target = services.load_for_save(revision_id, request.user)
         except Revision.DoesNotExist:
             raise Http404("no such revision") from None
+        except ClipClosed as exc:
+            return clip_closed(exc)
         except ServiceError as exc:
             return Response({"detail": str(exc)}, status=status.HTTP_403_FORBIDDEN)
         data = body_serializer(data=request.data)
@@ -124,6 +128,8 @@ class MyRevisionMixin:
             return Response(_conflict(exc), status=status.HTTP_409_CONFLICT)
         except services.InvalidDocument as exc:
             return Response(_issues(exc), status=status.HTTP_422_UNPROCESSABLE_ENTITY)
+        except ClipClosed as exc:
+            return clip_closed(exc)
         except ServiceError as exc:
             return Response({"detail": str(exc)}, status=status.HTTP_403_FORBIDDEN)
         return Response(RevisionSerializer(revision).data)
@@ -138,7 +144,7 @@ class RevisionDetail(MyRevisionMixin, APIView):
         request=SaveRevisionSerializer,
         responses={
             200: RevisionSerializer,
-            409: OpenApiResponse(description="stale version: the body holds the current revision to merge with"),
+            409: OpenApiResponse(description="stale version: the body holds the current revision to merge with; or the clip is discarded or released (clip_state, no current)"),
             422: OpenApiResponse(description="validation issues, each with a field path"),
         },
         summary="Save my revision of a row (optimistic locking on version)",
@@ -183,6 +189,8 @@ class AssignmentSubmit(APIView):
         assignment = get_object_or_404(Assignment, pk=assignment_id, annotator=request.user)
         try:
             services.submit_assignment(assignment, request.user)
+        except ClipClosed as exc:
+            return clip_closed(exc)
         except ServiceError as exc:
             return Response({"detail": str(exc)}, status=status.HTTP_422_UNPROCESSABLE_ENTITY)
         return Response(AssignmentSerializer(selectors.my_assignments(request.user).get(pk=assignment.pk)).data)
@@ -206,9 +214,11 @@ class ClipComments(APIView):
                 return Response({"detail": f"clip has no row {data.validated_data['row']}"}, status=status.HTTP_422_UNPROCESSABLE_ENTITY)
         try:
             comment = services.add_comment(clip, request.user, data.validated_data["body"], row=row, kind=data.validated_data["kind"])
+        except ClipClosed as exc:
+            return clip_closed(exc)
         except ServiceError as exc:
             return Response({"detail": str(exc)}, status=status.HTTP_422_UNPROCESSABLE_ENTITY)
         return Response(
-            {"id": comment.pk, "row": row.row_index if row else None, "kind": comment.kind, "body": comment.body, "author": request.user.username, "created_at": comment.created_at.isoformat()},
+            {"id": comment.pk, "row": row.row_index if row else None, "kind": comment.kind, "body": comment.body, "author": request.user.username, "to": comment.addressee.username if comment.addressee_id else None, "created_at": comment.created_at.isoformat()},
             status=status.HTTP_201_CREATED,
         )

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from functools import cache
 
-from ..models import Assignment, AssignmentState, Clip, Project, Revision, Row
+from ..models import Assignment, AssignmentState, Clip, ClipState, Project, Revision, Row
 
 # Values of the historical record's own columns (everything else is copied from the revision).
 _HISTORY_OWN = {
@@ -32,13 +32,13 @@ def _table(model) -> str:
 
 @cache
 def context_select() -> str:
-    """The caller's revision with its row, clip, project, the clip's row count and the caller's assignment state."""
+    """The caller's revision with its row, clip (and its state), project, the clip's row count and the caller's assignment state."""
     return (
         "SELECT r.id, r.row_index, r.start_time, r.end_time, r.primary_speaker, r.dialogue_cleaned, r.clip_id, "
         "c.scenario, c.participants, c.duration, p.taxonomy_version, "
         f"(SELECT count(*) FROM {_table(Row)} r2 WHERE r2.clip_id = r.clip_id), "
         f"(SELECT a.state FROM {_table(Assignment)} a WHERE a.clip_id = r.clip_id AND a.annotator_id = %(user)s), "
-        "v.version, v.status, v.layout, v.content "
+        "v.version, v.status, v.layout, v.content, c.state "
         f"FROM {_table(Revision)} v JOIN {_table(Row)} r ON r.id = v.row_id "
         f"JOIN {_table(Clip)} c ON c.id = r.clip_id JOIN {_table(Project)} p ON p.id = c.project_id "
         "WHERE v.id = %(id)s AND v.annotator_id = %(user)s"
@@ -64,14 +64,16 @@ def _history_columns(source_alias: str) -> tuple[str, str]:
 
 
 # The compare-and-set: only the version the editor started from, only the caller's own
-# revision, and never once the caller has submitted the clip (a submit can land between
-# the read and the write).
+# revision, and never once the caller has submitted the clip or a lead has discarded or
+# released it (a submit or a discard can land between the read and the write).
+_CLOSED = ", ".join(f"'{state.value}'" for state in (ClipState.DISCARDED, ClipState.RELEASED))
 _UPDATE = (
     "UPDATE {revision} SET content = %(content)s, warnings = %(warnings)s, status = %(status)s, "
     "version = version + 1, updated_at = %(now)s "
     "WHERE id = %(id)s AND annotator_id = %(user)s AND version = %(version)s "
     "AND NOT EXISTS (SELECT 1 FROM {assignment} a WHERE a.clip_id = %(clip)s AND a.annotator_id = %(user)s "
-    f"AND a.state = '{AssignmentState.SUBMITTED.value}')"
+    f"AND a.state = '{AssignmentState.SUBMITTED.value}') "
+    f"AND NOT EXISTS (SELECT 1 FROM {{clip}} c WHERE c.id = %(clip)s AND c.state IN ({_CLOSED}))"
 )
 
 
@@ -79,7 +81,7 @@ _UPDATE = (
 def write_and_audit_postgresql() -> str:
     """One statement: the UPDATE's new row feeds the history INSERT; no row written means a lost race."""
     columns, values = _history_columns("upd")
-    update = _UPDATE.format(revision=_table(Revision), assignment=_table(Assignment))
+    update = _UPDATE.format(revision=_table(Revision), assignment=_table(Assignment), clip=_table(Clip))
     return (
         f"WITH upd AS ({update} RETURNING *) "
         f"INSERT INTO {_table(Revision.history.model)} ({columns}) SELECT {values} FROM upd RETURNING version"
@@ -90,6 +92,6 @@ def write_and_audit_postgresql() -> str:
 def write_statements_portable() -> tuple[str, str]:
     """The same as two statements, for databases without data-modifying CTEs (SQLite); run in a transaction."""
     columns, values = _history_columns("v")
-    update = _UPDATE.format(revision=_table(Revision), assignment=_table(Assignment))
+    update = _UPDATE.format(revision=_table(Revision), assignment=_table(Assignment), clip=_table(Clip))
     audit = f"INSERT INTO {_table(Revision.history.model)} ({columns}) SELECT {values} FROM {_table(Revision)} v WHERE v.id = %(id)s"
     return update, audit

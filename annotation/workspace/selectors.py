@@ -9,8 +9,7 @@ from django.db.models import Count, Max, Q
 from django.http import Http404
 
 from .. import selectors
-from ..models import Assignment, AssignmentMode, Clip, Comment, Draft, Revision, RevisionStatus, Row
-from ..roles import LEAD, is_lead
+from ..models import Assignment, AssignmentMode, Clip, Draft, Revision, RevisionStatus, Row
 from ..schema import ANNOTATION_KEYS
 from ..taxonomy import load_taxonomy
 from .services import relation_keys
@@ -103,12 +102,11 @@ def workspace_payload(user, clip: Clip) -> dict:
         for r in Revision.objects.filter(row__clip=clip, annotator=user).only("row_id", "version", "status", "content", "warnings", "updated_at")
     }
     drafts = {d.row_id: d for d in Draft.objects.filter(row__clip=clip).only("row_id", "content", "warnings", "source")} if show_draft else {}
-    comments = Comment.objects.filter(clip=clip).select_related("author", "row").order_by("created_at")
-    if not is_lead(user):
-        # Their own notes, and what leads wrote (e.g. a re-review request) — never another annotator's.
-        comments = comments.filter(Q(author=user) | Q(author__groups__name=LEAD) | Q(author__is_superuser=True)).distinct()
+    # Their own notes, and what leads wrote to every coder or to them alone — never another annotator's.
+    comments = selectors.visible_comments(user, clip).select_related("author", "row", "addressee").order_by("created_at")
     comment_list = [
-        {"id": c.pk, "row": c.row.row_index if c.row_id else None, "kind": c.kind, "body": c.body, "author": c.author.username, "created_at": c.created_at.isoformat(), "resolved": c.resolved}
+        {"id": c.pk, "row": c.row.row_index if c.row_id else None, "kind": c.kind, "body": c.body, "author": c.author.username,
+         "to": c.addressee.username if c.addressee_id else None, "created_at": c.created_at.isoformat(), "resolved": c.resolved}
         for c in comments
     ]
     commented_rows = {c["row"] for c in comment_list if c["row"] is not None}

@@ -26,7 +26,7 @@ from ..models import (
     Row,
 )
 from ..schema import THERAPIST, ClipContext, Issue, check_row, relation_label_key
-from ..services import ServiceError, transition
+from ..services import CLOSED_STATES, ClipClosed, ServiceError, comment_addressee, ensure_clip_open, transition
 from . import save_sql
 
 
@@ -85,11 +85,21 @@ def clip_context(clip: Clip, row_count: int | None = None) -> ClipContext:
     )
 
 
+# A document with thousands of wrong keys gets its first problems and a count, not a
+# list of megabytes (issue 14: wide JSON).
+ISSUES_LISTED = 50
+
+
 def validate_content(row: Row, content: dict, ctx: ClipContext | None = None) -> list[Issue]:
-    """All issues of a human edit (strict: warnings are refused too), with row-relative paths."""
+    """The issues of a human edit (strict: warnings are refused too), with row-relative paths;
+    past ISSUES_LISTED, the first ones and one more saying how many were left out."""
     ctx = ctx or clip_context(row.clip)
     _, report = check_row({**row.skeleton(), **content}, ctx, strict=True)
-    return report.issues
+    issues = report.issues
+    if len(issues) > ISSUES_LISTED:
+        more = Issue("", f"and {len(issues) - ISSUES_LISTED} more problems like these", "too_many_issues")
+        issues = [*issues[:ISSUES_LISTED], more]
+    return issues
 
 
 @dataclass
@@ -124,9 +134,11 @@ def load_for_save(revision_id: int, user) -> SaveTarget:
     if found is None:
         raise Revision.DoesNotExist("no such revision")
     (row_id, index, start, end, speaker, dialogue, clip_id, scenario, participants, duration, taxonomy_version,
-     row_count, assignment_state, version, status, layout, content) = found  # fmt: skip
+     row_count, assignment_state, version, status, layout, content, clip_state) = found  # fmt: skip
     if assignment_state is None:
         raise ServiceError("this clip is not assigned to you")
+    if clip_state in CLOSED_STATES:
+        raise ClipClosed(Clip.objects.get(pk=clip_id), "edits or reviews")
     if assignment_state == AssignmentState.SUBMITTED:
         raise ServiceError("this clip was submitted; ask a lead to reopen it before editing")
     row = Row(id=row_id, clip_id=clip_id, row_index=index, start_time=start, end_time=end, primary_speaker=speaker, dialogue_cleaned=dialogue)
@@ -173,7 +185,8 @@ def _write(target: SaveTarget, user, content: dict, status: str, expected_versio
                 if written:
                     cursor.execute(audit, params)
     if not written:
-        current = Revision.objects.select_related("row").get(pk=target.revision_id)
+        current = Revision.objects.select_related("row__clip").get(pk=target.revision_id)
+        ensure_clip_open(current.row.clip, "edits or reviews")  # discarded or released since we read it
         if current.version != expected_version:  # another save won the race since we read the row
             raise VersionConflict(current)
         raise ServiceError("this clip was submitted; ask a lead to reopen it before editing")
@@ -219,6 +232,7 @@ def set_reviewed(revision_id: int, user, expected_version: int, reviewed: bool =
 def submit_assignment(assignment: Assignment, user) -> Assignment:
     """Hand in a clip once every row is reviewed; the clip is reviewed when all its coders are done."""
     assignment = Assignment.objects.select_for_update().select_related("clip").get(pk=assignment.pk, annotator=user)
+    ensure_clip_open(assignment.clip, "submissions")
     if assignment.state == AssignmentState.SUBMITTED:
         return assignment
     open_rows = Revision.objects.filter(row__clip=assignment.clip, annotator=user).exclude(status=RevisionStatus.REVIEWED)
@@ -235,7 +249,8 @@ def submit_assignment(assignment: Assignment, user) -> Assignment:
     return assignment
 
 
-def add_comment(clip: Clip, user, body: str, *, row: Row | None = None, kind: str = CommentKind.COMMENT) -> Comment:
+def add_comment(clip: Clip, user, body: str, *, row: Row | None = None, kind: str = CommentKind.COMMENT, addressee=None) -> Comment:
+    """A comment, flag or discard proposal; ``addressee`` (or a coder the text names) limits who reads it."""
     body = (body or "").strip()
     if not body:
         raise ServiceError("a comment needs some text" if kind == CommentKind.COMMENT else "say why (a reason is required)")
@@ -247,7 +262,11 @@ def add_comment(clip: Clip, user, body: str, *, row: Row | None = None, kind: st
         raise ServiceError("a split/merge flag belongs on a row")
     if kind == CommentKind.DISCARD_PROPOSAL and row is not None:
         raise ServiceError("a discard proposal is about the whole clip, not a row")
-    comment = Comment(clip=clip, row=row, author=user, body=body, kind=kind)
-    comment._history_user = user
-    comment.save()
+    addressee = comment_addressee(clip, user, body, addressee)
+    with transaction.atomic():
+        # Locked, so that a discard cannot land between the check and the write.
+        ensure_clip_open(Clip.objects.select_for_update().get(pk=clip.pk), "comments")
+        comment = Comment(clip=clip, row=row, author=user, body=body, kind=kind, addressee=addressee)
+        comment._history_user = user
+        comment.save()
     return comment

@@ -10,12 +10,14 @@ import mimetypes
 import re
 
 from django.contrib.auth.decorators import login_required
-from django.http import FileResponse, Http404, HttpResponse
+from django.http import FileResponse, Http404, HttpResponse, StreamingHttpResponse
 from django.shortcuts import render
 
 from . import selectors
 
 _RANGE = re.compile(r"bytes=(\d*)-(\d*)$")
+# What one ranged media response holds in memory at a time.
+MEDIA_CHUNK_BYTES = 64 * 1024
 
 
 @login_required
@@ -38,7 +40,12 @@ def clip_view(request, clip_id: int):
 
 @login_required
 def clip_media(request, clip_id: int):
-    """The clip's media file, with HTTP range requests so that the player can seek."""
+    """The clip's media file, with HTTP range requests so that the player can seek.
+
+    Served in bounded memory whatever the range: a browser opens a video with
+    ``Range: bytes=0-`` (the whole file), so a range is streamed a chunk at a
+    time, never read into memory at once.
+    """
     clip = selectors.workspace_clip(request.user, clip_id)
     if not clip.media:
         raise Http404("this clip has no media file")
@@ -60,11 +67,22 @@ def clip_media(request, clip_id: int):
         response = HttpResponse(status=416)
         response["Content-Range"] = f"bytes */{size}"
         return response
-    fh.seek(start)
-    data = fh.read(end - start + 1)
-    fh.close()
-    response = HttpResponse(data, status=206, content_type=content_type)
+    response = StreamingHttpResponse(_file_range(fh, start, end - start + 1), status=206, content_type=content_type)
     response["Content-Range"] = f"bytes {start}-{end}/{size}"
     response["Accept-Ranges"] = "bytes"
-    response["Content-Length"] = str(len(data))
+    response["Content-Length"] = str(end - start + 1)
     return response
+
+
+def _file_range(fh, start: int, length: int):
+    """``length`` bytes of ``fh`` from ``start``, in chunks of MEDIA_CHUNK_BYTES; closes the file when done or abandoned."""
+    try:
+        fh.seek(start)
+        while length > 0:
+            chunk = fh.read(min(MEDIA_CHUNK_BYTES, length))
+            if not chunk:
+                return
+            length -= len(chunk)
+            yield chunk
+    finally:
+        fh.close()

@@ -1,12 +1,12 @@
 """manage.py ingest PATH... --project SLUG --scenario couple|family"""
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from django.core.files import File
 from django.core.management.base import CommandError
 
+from ...api import parsers as bounded_json
 from ...ingest import services
 from ...ingest.formats import TRANSCRIPT_SUFFIXES
 from ...ingest.forms import split_names
@@ -57,7 +57,7 @@ class Command(AuditedCommand):
         speaker_map = None
         if options["speaker_map"]:
             try:
-                speaker_map = json.loads(Path(options["speaker_map"]).read_text(encoding="utf-8"))
+                speaker_map = bounded_json.loads(Path(options["speaker_map"]).read_text(encoding="utf-8"))
             except (OSError, ValueError) as exc:
                 raise CommandError(f"--speaker-map {options['speaker_map']}: {exc}") from None
         ingest_options = services.IngestOptions(

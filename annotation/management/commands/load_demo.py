@@ -14,9 +14,9 @@ PIPELINE_PROJECT = "demo-pipeline"
 # Fixed, printed credentials: for a local demo only, refused in production.
 DEMO_ACCOUNTS = [
     ("lead", "lead", "demo-lead-2026"),
-    ("annotator1", "annotator", "demo-annotator-1"),
-    ("annotator2", "annotator", "demo-annotator-2"),
-    ("annotator3", "annotator", "demo-annotator-3"),
+    ("annotator1", "annotator", "rescue-demo-coder-1"),
+    ("annotator2", "annotator", "rescue-demo-coder-2"),
+    ("annotator3", "annotator", "rescue-demo-coder-3"),
 ]
 
 

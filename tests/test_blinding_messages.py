@@ -1,0 +1,158 @@
+"""Issue 14, finding 4: blinding leaked through re-review notes.
+
+A message that names a coder, or quotes a lead's note to one coder, is read
+only by that coder and the leads. And every other place where an annotator
+reads text someone else wrote (comments, notes, decisions, discard reasons,
+audit entries) keeps the same rule: one test per place, each reading
+everything the annotator can open.
+"""
+from __future__ import annotations
+
+
+import pytest
+from django.test import Client
+
+from annotation.adjudication.services import accept_discard, decide, request_rereview
+from annotation.assignment import start_assignment
+from annotation.models import Comment, CommentKind
+from annotation.services import create_user
+from annotation.workspace.services import add_comment
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def clip(coded_clip):
+    return coded_clip
+
+
+def client_for(user) -> Client:
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+def everything_readable_by(user, clip) -> str:
+    """The text of every page and endpoint ``user`` can open about their work on ``clip``."""
+    client = client_for(user)
+    slug = clip.project.slug
+    urls = [
+        "/", "/work/", f"/projects/{slug}/", f"/work/clips/{clip.pk}/",
+        f"/api/v1/clips/{clip.pk}/workspace/", f"/api/v1/clips/{clip.pk}/comments/", "/api/v1/assignments/",
+        "/api/v1/projects/", f"/api/v1/projects/{slug}/", f"/api/v1/projects/{slug}/clips/",
+    ]
+    urls += [f"/api/v1/revisions/{r.pk}/" for r in user.revisions.filter(row__clip=clip)]
+    texts = []
+    for url in urls:
+        response = client.get(url)
+        assert response.status_code == 200, (url, response.status_code)
+        texts.append(response.content.decode())
+    return "\n".join(texts)
+
+
+def lead_only_places(clip, row) -> list[str]:
+    slug = clip.project.slug
+    return [
+        f"/projects/{slug}/history/", f"/api/v1/projects/{slug}/history/",
+        f"/adjudication/clips/{clip.pk}/", f"/api/v1/clips/{clip.pk}/adjudication/",
+        f"/api/v1/rows/{row.pk}/gold/", f"/projects/{slug}/adjudication/", f"/api/v1/projects/{slug}/adjudication/",
+    ]
+
+
+# --- comments -------------------------------------------------------------------------------
+
+
+def test_finding_4_a_re_review_request_is_read_only_by_its_coder_and_the_leads(clip, annotator, other_annotator, lead):
+    request_rereview(clip, "ann1", lead, "look again at row 2: the tone reads as blame")
+    other = everything_readable_by(other_annotator, clip)
+    assert "Re-review requested" not in other and "the tone reads as blame" not in other
+    assert "ann1" not in other, "ann2 must not learn who else codes the clip"
+    mine = everything_readable_by(annotator, clip)
+    assert "Re-review requested from ann1: look again at row 2: the tone reads as blame" in mine
+    leads = client_for(lead).get(f"/api/v1/clips/{clip.pk}/comments/").json()
+    (note,) = [c for c in leads if c["body"].startswith("Re-review requested")]
+    assert note["to"] == "ann1" and note["author"] == "lead1"
+
+
+def test_a_re_review_message_naming_another_coder_is_refused(clip, lead):
+    from annotation.services import ServiceError
+
+    with pytest.raises(ServiceError, match="must not name other coders of the clip \\(ann2\\)"):
+        request_rereview(clip, "ann1", lead, "compare with what ann2 did")
+    assert not Comment.objects.exists()
+    assert clip.assignments.get(annotator__username="ann1").state != "reopened", "nothing was written"
+
+
+def test_a_lead_comment_that_names_one_coder_is_for_that_coder_alone(clip, annotator, other_annotator, lead):
+    response = client_for(lead).post(f"/api/v1/clips/{clip.pk}/comments/", {"body": "ANN1, row 3 looks like blame to me"}, content_type="application/json")
+    assert response.status_code == 201 and response.json()["to"] == "ann1"
+    assert "row 3 looks like blame" not in everything_readable_by(other_annotator, clip)
+    assert "row 3 looks like blame" in everything_readable_by(annotator, clip)
+
+
+def test_a_lead_comment_that_names_several_coders_is_refused(clip, lead):
+    response = client_for(lead).post(f"/api/v1/clips/{clip.pk}/comments/", {"body": "ann1 and ann2 disagree on row 3"}, content_type="application/json")
+    assert response.status_code == 422 and "write to each of them on their own" in response.json()["detail"]
+    assert not Comment.objects.exists()
+
+
+def test_a_lead_note_for_every_coder_reaches_every_coder(clip, annotator, other_annotator, lead):
+    client_for(lead).post(f"/api/v1/clips/{clip.pk}/comments/", {"body": "Evidence rows are 1-based."}, content_type="application/json")
+    for coder in (annotator, other_annotator):
+        assert "Evidence rows are 1-based." in everything_readable_by(coder, clip)
+
+
+def test_coders_never_read_each_others_comments_flags_or_discard_proposals(clip, annotator, other_annotator):
+    add_comment(clip, other_annotator, "my private doubt about row 2")
+    add_comment(clip, other_annotator, "row 1 holds two turns", row=clip.rows.get(row_index=1), kind=CommentKind.FLAG_SPLIT)
+    add_comment(clip, other_annotator, "audio does not match", kind=CommentKind.DISCARD_PROPOSAL)
+    seen = everything_readable_by(annotator, clip)
+    for text in ("my private doubt about row 2", "row 1 holds two turns", "audio does not match", "ann2"):
+        assert text not in seen, text
+
+
+def test_a_lead_who_also_codes_the_clip_comments_as_a_coder(clip, annotator):
+    coding_lead = create_user("lead2", "lead", password="lead-two-pass-123")[0]
+    start_assignment(clip, coding_lead)
+    add_comment(clip, coding_lead, "I read row 2 as withdrawal")
+    assert "I read row 2 as withdrawal" not in everything_readable_by(annotator, clip)
+
+
+# --- discard reasons, decision notes, audit entries ------------------------------------------
+
+
+def test_discard_reasons_stay_with_the_leads(clip, annotator, other_annotator, lead):
+    proposal = add_comment(clip, other_annotator, "the couple is not the one in the video", kind=CommentKind.DISCARD_PROPOSAL)
+    accept_discard(clip, proposal.pk, lead)
+    clip.refresh_from_db()
+    assert "the couple is not the one in the video (proposed by ann2)" == clip.discard_reason
+    seen = everything_readable_by(annotator, clip)
+    assert "the couple is not the one in the video" not in seen and "ann2" not in seen
+    assert "discarded" in seen, "the state itself is no secret"
+    leads = client_for(lead).get(f"/api/v1/clips/{clip.pk}/adjudication/").content.decode()
+    assert "the couple is not the one in the video" in leads
+
+
+def test_decision_notes_stay_with_the_leads(clip, annotator, other_annotator, lead):
+    row = clip.rows.get(row_index=1)
+    decide(row.pk, lead, "tone_of_voice", "draft", 0, note="sided with the second coder here")
+    client = client_for(annotator)
+    assert "sided with the second coder" not in everything_readable_by(annotator, clip)
+    for url in lead_only_places(clip, row):
+        response = client.get(url)
+        assert response.status_code in (403, 404), url
+        assert b"sided with the second coder" not in response.content
+
+
+def test_audit_entries_stay_with_the_leads(clip, annotator, other_annotator, lead):
+    request_rereview(clip, "ann2", lead, "please recheck the targets")
+    add_comment(clip, other_annotator, "I think the clip is cut short", kind=CommentKind.DISCARD_PROPOSAL)
+    client = client_for(annotator)
+    for url in lead_only_places(clip, clip.rows.get(row_index=1)):
+        response = client.get(url)
+        assert response.status_code in (403, 404), url
+        assert b"please recheck" not in response.content and b"cut short" not in response.content
+    admin = client.get("/admin/annotation/comment/")
+    assert admin.status_code == 302 and "/admin/login/" in admin["Location"]
+    seen = everything_readable_by(annotator, clip)
+    assert "please recheck the targets" not in seen and "cut short" not in seen
