@@ -180,12 +180,35 @@ def _scenarios(stats: dict) -> list[str]:
     return [s for s in stats["corpus"] if s != ALL]
 
 
+def _incomplete_splits_notice(card: CardInputs) -> str:
+    """The card's first lines when the lead froze a scenario whose groups do not reach every split."""
+    accepted = card.inputs.get("accepted_incomplete") or []
+    if not accepted:
+        return ""
+    corpus = card.stats["corpus"]
+    wanted = [s for s in SPLITS if card.inputs["split_ratios"][s] > 0]
+    parts = []
+    for scenario in accepted:
+        missing = [s for s in wanted if corpus[scenario][s]["clips"] == 0]
+        groups = corpus[scenario][ALL]["groups"]
+        consequence = f"no result on the test split says anything about {scenario} therapy" if "test" in missing else "compare systems on it with care"
+        parts.append(
+            f"the **{scenario}** scenario has {groups} relationship group{'s' if groups != 1 else ''} and therefore no "
+            f"{' and no '.join(missing)} split ({consequence})"
+        )
+    return (
+        "> **Incomplete splits.** In this release " + "; ".join(parts) + ". Splits keep each couple or family whole, so a "
+        "scenario needs at least one relationship group per split; the lead accepted this shortfall explicitly when "
+        "freezing the release.\n\n"
+    )
+
+
 def _intro(card: CardInputs) -> str:
     corpus = card.stats["corpus"]
     total = corpus[ALL][ALL]
     parts = ", ".join(f"{corpus[s][ALL]['clips']} {s}" for s in _scenarios(card.stats))
     prov = card.stats["provenance"]
-    text = f"# {card.project_name} — release {card.version}\n\n"
+    text = f"# {card.project_name} — release {card.version}\n\n" + _incomplete_splits_notice(card)
     if prov.get("synthetic"):
         text += (
             "> **Synthetic data.** Every clip of this release was produced by the platform's synthetic generator "
@@ -615,15 +638,22 @@ def _vp_note(card: CardInputs) -> str:
 
 def _splits_section(card: CardInputs) -> str:
     ratios = card.inputs["split_ratios"]
-    return (
+    mapped = card.inputs.get("group_map") or {}
+    text = (
         "## Splits\n\n"
-        f"Splits are made by **relationship group** (the part of `sample_id` before the slash), never by row or "
-        "clip: every clip of a couple or family is in the same split, so no person appears in two splits. Groups "
-        "are assigned within each scenario (stratified), in an order fixed by the seed, each to the split "
+        "Splits are made by **relationship group**, never by row or clip: every clip of a couple or family is in "
+        "the same split, so no person appears in two splits. A clip's group is its `sample_id` without the last "
+        "path segment (`alan_and_evelyn/003_s01e02_ct81_segment02` → `alan_and_evelyn`; "
+        "`family_therapy/014/merged` → `family_therapy/014`, each number a different family); clips of one scenario "
+        "whose participants overlap are joined into one group whatever their ids say"
+        + (f", and the lead placed {len(mapped)} clips in groups of their own choosing (recorded in `manifest.json`)" if mapped else "")
+        + ". Groups are assigned within each scenario (stratified), in an order fixed by the seed, each to the split "
         "furthest below its share of the scenario's rows. Ratios (train / validation / test): "
         f"{ratios['train']} / {ratios['validation']} / {ratios['test']} of rows; seed {card.inputs['seed']}. The "
-        "same clips, seed and ratios always give the same splits; the manifest lists every clip with its split.\n\n"
+        "same clips, seed, ratios and grouping always give the same splits; the manifest lists every clip with its "
+        "group and split.\n\n"
     )
+    return text
 
 
 def _closing_section(card: CardInputs) -> str:

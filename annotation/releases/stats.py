@@ -21,7 +21,7 @@ from tasks.rules import ALL_TASKS
 from ..schema import relation_label
 from ..taxonomy import SCENARIOS, THERAPIST, load_taxonomy
 from .labels import NO_PATTERN, NO_STRATEGY, NOT_ANNOTATED
-from .splits import SPLITS, group_of
+from .splits import SPLITS
 
 ALL = "all"
 DIGITS = 4
@@ -41,15 +41,16 @@ def clip_duration(clip: dict) -> float:
     return max((r["end_time"] for r in clip["rows"]), default=0.0)
 
 
-def corpus_table(clips: list[dict], splits: dict[str, str]) -> dict:
-    """{scenario | all: {split | all: {clips, groups, rows, duration_seconds}}}."""
+def corpus_table(clips: list[dict], splits: dict[str, str], groups: dict[str, str]) -> dict:
+    """{scenario | all: {split | all: {clips, groups, rows, duration_seconds}}}; ``groups``
+    gives each clip's relationship group (``splits.SplitPlan.group_of``)."""
     cells: dict[tuple[str, str], dict] = defaultdict(lambda: {"clips": 0, "groups": set(), "rows": 0, "duration_seconds": 0.0})
     for clip in clips:
         for scenario in (clip["scenario"], ALL):
             for split in (splits[clip["sample_id"]], ALL):
                 cell = cells[scenario, split]
                 cell["clips"] += 1
-                cell["groups"].add(group_of(clip["sample_id"]))
+                cell["groups"].add(groups[clip["sample_id"]])
                 cell["rows"] += len(clip["rows"])
                 cell["duration_seconds"] += clip_duration(clip)
     out = {}
@@ -240,28 +241,20 @@ def compute_stats(
     splits: dict[str, str],
     instances: dict[str, list[Instance]],
     *,
+    groups: dict[str, str],
     taxonomy_version: str,
     provenance: dict,
-    figures_input: dict | None = None,
 ) -> dict:
-    """Everything of ``stats.json``; ``figures_input`` is ``figure_data(...)`` when already computed."""
+    """Everything of ``stats.json``; ``groups`` gives each clip's relationship group."""
     clips_by_id = {c["sample_id"]: c for c in clips}
     ordered = {t: instances[t] for t in ALL_TASKS if t in instances}
-    drawn = figures_input or figure_data(clips, splits, taxonomy_version)
     return {
-        "corpus": corpus_table(clips, splits),
+        "corpus": corpus_table(clips, splits, groups),
         "label_fields": LABEL_FIELDS,
-        "label_distributions": drawn["label_distributions"],
-        "relation_pattern_transitions": drawn["relation_pattern_transitions"],
+        "label_distributions": label_distributions(clips, splits, taxonomy_version),
+        "relation_pattern_transitions": transition_matrices(clips, taxonomy_version),
         "tasks": task_counts(ordered, clips),
         "baselines": baseline_table(ordered, clips_by_id, taxonomy_version),
         "provenance": provenance,
     }
 
-
-def figure_data(clips: list[dict], splits: dict[str, str], taxonomy_version: str) -> dict:
-    """The part of the statistics the figures are drawn from (needs no task instances)."""
-    return {
-        "label_distributions": label_distributions(clips, splits, taxonomy_version),
-        "relation_pattern_transitions": transition_matrices(clips, taxonomy_version),
-    }
