@@ -130,7 +130,8 @@ def test_freeze_writes_the_whole_release_read_only_and_records_it(synthetic, lea
     stats = json.loads((out / "stats.json").read_text())
     assert stats["corpus"]["all"]["all"] == {"clips": 20, "groups": stats["corpus"]["all"]["all"]["groups"], "rows": built.rows, "duration_seconds": stats["corpus"]["all"]["all"]["duration_seconds"]}
     assert set(stats["label_distributions"]) == {"relation_pattern", "support_strategy", "utterance_type", "intensity"}
-    assert {"majority", "random", "shortcut"} <= set(stats["baselines"]["itp"]["splits"]["test"])
+    assert set(stats["baselines"]["itp"]["splits"]["test"]["all"]["scores"]) == {"majority", "shortcut", "random"}
+    assert set(stats["baselines"]["stp"]["splits"]["test"]["family"]["scores"]) == {"group_label", "last_client", "most_client", "random"}
     assert stats["relation_pattern_transitions"]["couple"]["labels"][0] == "pursue_withdraw"
     card = (out / "README.md").read_text()
     assert card.startswith("---\n") and "config_name: itp" in card and "Synthetic data" in card and "The ITP shortcut" in card
