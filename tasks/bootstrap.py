@@ -42,20 +42,17 @@ METHOD = (
 def cluster_sums(matrix: np.ndarray, cluster_ids: Sequence[str]) -> np.ndarray:
     """Per-cluster sums of per-instance statistics, clusters in first-seen order."""
     order: dict[str, int] = {}
-    for c in cluster_ids:
-        order.setdefault(c, len(order))
-    sums = np.zeros((len(order), matrix.shape[1]))
-    np.add.at(sums, np.array([order[c] for c in cluster_ids], dtype=int), matrix)
-    return sums
+    codes = np.array([order.setdefault(c, len(order)) for c in cluster_ids], dtype=int)
+    return np.stack([np.bincount(codes, weights=column, minlength=len(order)) for column in matrix.T], axis=1).reshape(len(order), matrix.shape[1])
 
 
 def resample_weights(clusters: int, resamples: int = DEFAULT_RESAMPLES, seed: int = 0) -> np.ndarray:
     """How often each cluster is drawn in each resample: shape (resamples, clusters)."""
     rng = np.random.default_rng(seed)
     draws = rng.integers(0, clusters, size=(resamples, clusters))
-    weights = np.zeros((resamples, clusters))
-    np.add.at(weights, (np.arange(resamples)[:, None], draws), 1)
-    return weights
+    # Counted per resample: resample r's draws land in cells r * clusters + cluster.
+    cells = (draws + np.arange(resamples)[:, None] * clusters).ravel()
+    return np.bincount(cells, minlength=resamples * clusters).reshape(resamples, clusters).astype(float)
 
 
 def interval(values: np.ndarray, level: float = LEVEL) -> tuple[float, float]:

@@ -64,6 +64,11 @@ class FreezeInputsSerializer(serializers.Serializer):
         except (GroupMapError, AttributeError) as exc:
             raise serializers.ValidationError(f"not a clip → group map: {exc}") from None
 
+    def freeze_inputs(self) -> dict:
+        """The validated inputs as the keyword arguments of a freeze or its preview."""
+        data = self.validated_data
+        return {"seed": data["seed"], "ratios": data.get("splits") or "0.7,0.1,0.2", "group_map": data.get("groups"), "accept_incomplete": data.get("accept_incomplete", ())}
+
 
 class FreezeRequestSerializer(FreezeInputsSerializer):
     version = serializers.CharField(max_length=40)
@@ -101,16 +106,7 @@ class ReleaseList(APIView):
         body.is_valid(raise_exception=True)
         data = body.validated_data
         try:
-            job = services.start_freeze(
-                project,
-                version=data["version"],
-                seed=data["seed"],
-                ratios=data.get("splits") or "0.7,0.1,0.2",
-                group_map=data.get("groups"),
-                accept_incomplete=data.get("accept_incomplete", ()),
-                confirmed=data.get("preview_digest"),
-                user=request.user,
-            )
+            job = services.start_freeze(project, version=data["version"], confirmed=data.get("preview_digest"), user=request.user, **body.freeze_inputs())
         except FreezeError as exc:
             raise ValidationError({"detail": str(exc)}) from None
         return Response(job_body(job, request), status=status.HTTP_202_ACCEPTED)
@@ -126,9 +122,8 @@ class FreezePreviewView(APIView):
         project = selectors.lead_project(request.user, slug)
         body = FreezeInputsSerializer(data=request.data)
         body.is_valid(raise_exception=True)
-        data = body.validated_data
         try:
-            preview = preview_freeze(project, seed=data["seed"], ratios=data.get("splits") or "0.7,0.1,0.2", group_map=data.get("groups"), accept_incomplete=data.get("accept_incomplete", ()))
+            preview = preview_freeze(project, **body.freeze_inputs())
         except (FreezeError, SplitError) as exc:
             raise ValidationError({"detail": str(exc)}) from None
         return Response(preview.as_dict())

@@ -270,7 +270,7 @@ def _data_section(card: CardInputs) -> str:
     text = "## The data: clips and rows\n\n"
     text += (
         "Each line of `data/*.jsonl` is one clip with the fields `sample_id` (`<relationship group>/<clip>`, e.g. "
-        "`maya_and_tobias/003_session2_part1`), `scenario` (`couple` or `family`, which decides the label sets), "
+        "`maya_and_tobias/003_session2_part1`, or `family_therapy/<NNN>/merged` for a family), `scenario` (`couple` or `family`, which decides the label sets), "
         "`participants` (the on-screen people, without the therapist; their order carries no meaning), "
         "`source_file` and `rows`. Person fields only ever hold a participant's name, `Therapist`, or the group "
         "label (`Couple` / `Family`, meaning everyone at once); people who are only talked about appear in "

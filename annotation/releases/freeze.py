@@ -16,6 +16,13 @@ not a delta. Freezing moves the included ``adjudicated`` clips to
 record per clip, with the reason and who froze); a lead who reopens one moves it back to ``adjudicated``. A
 release records its clip list, so the state change never affects what an
 existing release holds.
+
+Splits are decided before any gold is read (``plan_release``: relationship
+groups, ``splits.plan_splits``), and a scenario whose groups cannot reach
+every split stops the freeze there unless the lead accepted it. Everything
+runs in this process, one step after another: at ten times the public
+release's size the whole freeze stays well under half a minute, so nothing
+here forks, spawns or starts a thread.
 """
 from __future__ import annotations
 

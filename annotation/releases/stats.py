@@ -8,8 +8,8 @@ fixed order, and nothing depends on when the release was made.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Iterable
-from itertools import pairwise
+from collections.abc import Iterable, Sequence
+from itertools import islice, pairwise
 
 import numpy as np
 
@@ -198,9 +198,29 @@ def task_counts(instances: dict[str, list[Instance]], clips: list[dict]) -> dict
     return out
 
 
+class _Context(Sequence):
+    """The first ``end`` rows of a clip, as an instance's ``context``, without copying them."""
+
+    def __init__(self, rows: list[dict], end: int):
+        self.rows, self.end = rows, end
+
+    def __len__(self) -> int:
+        return self.end
+
+    def __iter__(self):
+        return islice(self.rows, self.end)
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return self.rows[: self.end][index]
+        if not -self.end <= index < self.end:
+            raise IndexError(index)
+        return self.rows[index % self.end]
+
+
 def _scoring_view(inst: Instance, clip: dict) -> dict:
     """The instance as its task file holds it, for scoring (context rows with every key of the row)."""
-    return {**inst.head(), "context": clip["rows"][: inst.context_end], **inst.tail()}
+    return {**inst.head(), "context": _Context(clip["rows"], inst.context_end), **inst.tail()}
 
 
 def baseline_table(instances: dict[str, list[Instance]], clips_by_id: dict[str, dict], groups: dict[str, str], taxonomy_version: str) -> dict:
