@@ -123,6 +123,11 @@ def test_freeze_writes_the_whole_release_read_only_and_records_it(synthetic, lea
         for clip_doc in read_jsonl(out / "data" / f"{split}.jsonl"):
             groups[path_group(clip_doc["sample_id"])].add(split)
     assert all(len(s) == 1 for s in groups.values()) and len({s for v in groups.values() for s in v}) == 3
+    # Families named as the release names them, each its own group; every scenario is in the test split.
+    assert {g for g in groups if g.startswith("family_therapy/")} == {"family_therapy/001", "family_therapy/002", "family_therapy/003"}
+    assert {c["scenario"] for c in read_jsonl(out / "data" / "test.jsonl")} == {"couple", "family"}
+    recorded = {c["sample_id"]: (c["group"], c["split"]) for c in json.loads((out / MANIFEST).read_text())["clips"]}
+    assert all(recorded[c["sample_id"]] == (path_group(c["sample_id"]), split) for split in ("train", "validation", "test") for c in read_jsonl(out / "data" / f"{split}.jsonl"))
     for split in ("train", "validation", "test"):
         for task in TASKS:
             for inst in read_jsonl(out / "tasks" / task / f"{split}.jsonl"):
