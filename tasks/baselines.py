@@ -57,8 +57,8 @@ def itp_shortcut(current_row_target: Sequence[str]) -> str:
 
 
 def group_label_of(inst: Mapping) -> str:
-    """The candidate that is not a participant: ``Couple`` or ``Family``."""
-    return next(c for c in inst["candidates"] if c not in inst["participants"])
+    """``Couple`` or ``Family``: STP's candidates are the clip's participants, then the group label."""
+    return inst["candidates"][-1]
 
 
 def _clients_by(inst: Mapping, key: Callable[[str, list[int]], tuple]) -> list[str]:

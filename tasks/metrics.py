@@ -142,12 +142,13 @@ class PatternScorer(Scorer):
         self.labels = relation_label_space(taxonomy_version)
         self.index = {label: i for i, label in enumerate(self.labels)}
         self.stat_names = ("correct", "hit3", "n", *(f"{kind}:{label}" for kind in ("tp", "fp", "fn") for label in self.labels))
+        self.offsets = {kind: 3 + k * len(self.labels) for k, kind in enumerate(("tp", "fp", "fn"))}
 
     def _empty(self) -> list[float]:
         return [0.0] * len(self.stat_names)
 
     def _cell(self, kind: str, label: str) -> int:
-        return 3 + ("tp", "fp", "fn").index(kind) * len(self.labels) + self.index[label]
+        return self.offsets[kind] + self.index[label]
 
     def stats(self, inst, pred):
         out = self._empty()
