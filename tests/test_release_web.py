@@ -157,6 +157,10 @@ def test_a_group_map_file_on_the_preview_places_clips_as_the_cli_file_does(clien
     # Alan and Evelyn are in both folders: the clip the map does not name joins the mapped one.
     assert "alan_and_evelyn/008_s01e09_ct04_segment01,evelyn_alone" in page  # the map, shown and sent on
     assert "placed by the lead&#x27;s map: evelyn_alone" in page
+    huge = io.BytesIO(b"x/1,g\n" * 400_000)
+    huge.name = "huge.csv"
+    refused = preview(client, sample_project, group_map_file=huge)
+    assert refused.status_code == 400 and "the group map file is 2,400,000 bytes" in refused.content.decode()
 
 
 def test_the_api_starts_a_freeze_and_reports_its_job(client, lead, sample_project):

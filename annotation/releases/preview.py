@@ -73,6 +73,26 @@ class FreezePreview:
         return sum(self.table[ALL][ALL][task] for task in ALL_TASKS)
 
     @property
+    def totals(self) -> dict:
+        """{split | all: {groups, clips, rows, <task>: instances}} over every scenario."""
+        return self.table[ALL]
+
+    def table_rows(self) -> list[dict]:
+        """The scenario × split table as rows: scenario, split, the cell, its instances per task, whether the split is empty."""
+        return [
+            {"scenario": scenario, "split": split, "cell": cells[split], "instances": [cells[split][t] for t in ALL_TASKS], "empty": split != ALL and not cells[split]["clips"]}
+            for scenario, cells in self.table.items()
+            for split in (*SPLITS, ALL)
+        ]
+
+    def group_summary(self) -> list[dict]:
+        """Per scenario: its groups and how many went to each split."""
+        return [
+            {"scenario": scenario, "groups": groups, "per_split": {s: sum(g.split == s for g in groups) for s in SPLITS}}
+            for scenario, groups in self.plan.groups_by_scenario().items()
+        ]
+
+    @property
     def digest(self) -> str:
         return decision_digest(self.plan, seed=self.seed, group_map=self.group_map, accepted=self.accepted)
 

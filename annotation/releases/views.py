@@ -66,15 +66,24 @@ def release_list(request, slug: str):
     return render(request, "releases/list.html", context)
 
 
+# A clip → group map names each clip once: even 10,000 clips fit well below this.
+GROUP_MAP_MAX_BYTES = 2_000_000
+
+
 def _freeze_form(request) -> dict:
-    """The freeze inputs as the list and preview forms send them (text, not yet checked)."""
+    """The freeze inputs as the list and preview forms send them (text, not yet checked).
+
+    A chosen map file wins over the text box (the preview then shows its
+    content in the box); a file too large to be a map raises GroupMapError.
+    """
     data = request.POST if request.method == "POST" else request.GET
     upload = request.FILES.get("group_map_file")
+    if upload is not None and upload.size > GROUP_MAP_MAX_BYTES:
+        raise GroupMapError(f"the group map file is {upload.size:,} bytes; a map of clips to groups is far smaller (limit {GROUP_MAP_MAX_BYTES:,})")
     return {
         "version": data.get("version", "").strip(),
         "seed": data.get("seed", "0").strip(),
         "splits": data.get("splits", "").strip() or ",".join(str(r) for r in DEFAULT_RATIOS),
-        # A chosen file wins over the text box; the preview shows its content in the box.
         "group_map": upload.read().decode("utf-8", "replace") if upload else data.get("group_map", ""),
         "accept_incomplete": sorted(set(data.getlist("accept_incomplete"))),
     }
@@ -85,9 +94,10 @@ def _freeze_form(request) -> dict:
 def freeze_preview(request, slug: str):
     """What freezing with the form's inputs would release; nothing is written."""
     project = _lead_project(request, slug)
-    form = _freeze_form(request)
     preview, error = None, ""
+    form = {"version": "", "seed": "0", "splits": "", "group_map": "", "accept_incomplete": []}
     try:
+        form = _freeze_form(request)
         check_version(form["version"])
         if selectors.visible_releases(request.user, project).filter(version=form["version"]).exists():
             raise FreezeError(f"release {form['version']} already exists; a new version is a new release")
@@ -96,20 +106,7 @@ def freeze_preview(request, slug: str):
         form["group_map"] = dump_group_map(group_map)
     except (FreezeError, SplitError, GroupMapError) as exc:
         error = str(exc)
-    context = {"project": project, "form": form, "preview": preview, "error": error}
-    if preview is not None:
-        context["groups"] = [
-            {"scenario": scenario, "groups": groups, "per_split": {s: sum(g.split == s for g in groups) for s in SPLITS}}
-            for scenario, groups in preview.plan.groups_by_scenario().items()
-        ]
-        context["splits"] = SPLITS
-        context["tasks"] = ALL_TASKS
-        context["totals"] = preview.table["all"]
-        context["table"] = [
-            {"scenario": scenario, "split": split, "cell": cells[split], "instances": [cells[split][t] for t in ALL_TASKS], "empty": split != "all" and not cells[split]["clips"]}
-            for scenario, cells in preview.table.items()
-            for split in (*SPLITS, "all")
-        ]
+    context = {"project": project, "form": form, "preview": preview, "error": error, "splits": SPLITS, "tasks": ALL_TASKS}
     return render(request, "releases/preview.html", context, status=200 if preview is not None else 400)
 
 
@@ -117,11 +114,11 @@ def freeze_preview(request, slug: str):
 @require_POST
 def start_freeze(request, slug: str):
     project = _lead_project(request, slug)
-    form = _freeze_form(request)
     if not request.POST.get("confirmed"):
         messages.error(request, "Release not started: freeze from the preview, which shows what will be released and asks you to confirm.")
         return redirect("releases-list", slug=project.slug)
     try:
+        form = _freeze_form(request)
         job = services.start_freeze(
             project,
             version=form["version"],
