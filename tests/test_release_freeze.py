@@ -144,6 +144,51 @@ def test_freeze_writes_the_whole_release_read_only_and_records_it(synthetic, lea
     assert agreement["available"] is True and agreement["scope"]["clips"] == 20 and "Krippendorff's alpha per field" in card
 
 
+def test_a_dry_run_shows_what_the_freeze_releases_and_writes_nothing(synthetic, lead, tmp_path):
+    Clip.objects.filter(project=synthetic, sample_id="family_therapy/003/merged").update(state=ClipState.IN_REVIEW)
+    Gold.objects.filter(row__clip__sample_id=synthetic.clips.filter(scenario="couple").order_by("sample_id").last().sample_id, row__row_index=1).delete()
+    printed = run("freeze_release", "--project", synthetic.slug, "--seed", "1", "--dry-run", "--splits", "0.8,0,0.2")
+    assert printed.startswith("dry run: nothing was written\nwould release 18 clips")
+    assert "in_review: still in review: 1 (family_therapy/003/merged)" in printed
+    assert "adjudicated or released, but some rows have no gold: 1 (" in printed and "(1 of " in printed
+    assert "family: 2 groups (train 1, validation 0, test 1)" in printed and "a freeze with these settings would go ahead" in printed
+    preview = json.loads(run("freeze_release", "--project", synthetic.slug, "--seed", "1", "--dry-run", "--splits", "0.8,0,0.2", "--json"))
+    assert not Release.objects.exists() and not any(tmp_path.iterdir()) and synthetic.clips.filter(state=ClipState.RELEASED).count() == 0
+    # The counts are the ones the freeze then writes (a second code path: the files' statistics).
+    _, built = freeze(synthetic, version="1.0.0", seed=1, ratios="0.8,0,0.2", out_dir=tmp_path / "r", user=lead)
+    stats = json.loads(built.files["stats.json"])
+    for scenario in ("couple", "family", "all"):
+        for split in ("train", "validation", "test", "all"):
+            cell = preview["counts"][scenario][split]
+            assert {k: cell[k] for k in ("clips", "groups", "rows")} == {k: stats["corpus"][scenario][split][k] for k in ("clips", "groups", "rows")}
+            assert all(cell[task] == stats["tasks"][task]["counts"][scenario][split]["instances"] for task in TASKS)
+    assert preview["eligible"] == {"clips": 18, "rows": built.rows, "groups": preview["eligible"]["groups"]} and preview["moves_to_released"] == 18
+
+
+def test_a_group_map_file_regroups_clips_and_is_recorded(sample, tmp_path):
+    mapping = tmp_path / "groups.csv"
+    mapping.write_text("sample_id,group\nalan_and_evelyn/001_s01e01_ct25_segment04,elsewhere\n", encoding="utf-8")
+    printed = run("freeze_release", "--project", sample.slug, "--seed", "1", "--dry-run", "--groups", str(mapping), "--splits", "0.7,0,0.3")
+    # The mapped clip still shares Alan and Evelyn with the unmapped ones: joined back, and said so.
+    assert "alan_and_evelyn and elsewhere share Alan, Evelyn" in printed and "placed by the lead's map: elsewhere" in printed
+    apart = tmp_path / "apart.json"
+    apart.write_text(json.dumps({c: ("alan" if c.startswith("alan") else "alexes") for c in sample.clips.values_list("sample_id", flat=True)}))
+    out = tmp_path / "r"
+    run("freeze_release", "--project", sample.slug, "--version", "1.0.0", "--seed", "1", "--groups", str(apart), "--splits", "0.7,0,0.3", "-o", str(out))
+    manifest = json.loads((out / MANIFEST).read_text())
+    assert {c["group"] for c in manifest["clips"]} == {"alan", "alexes"} and manifest["inputs"]["group_map"] == json.loads(apart.read_text())
+    _, verification = reproduce(Release.objects.get(project=sample), tmp_path / "again")
+    assert verification.ok, verification.lines()  # the recorded map gives the same splits again
+    bad = tmp_path / "bad.csv"
+    bad.write_text("only-one-column\n", encoding="utf-8")
+    with pytest.raises(CommandError, match=r"bad.csv: group map line 1: expected '<sample_id>,<group>'"):
+        run("freeze_release", "--project", sample.slug, "--seed", "1", "--dry-run", "--groups", str(bad))
+    unknown = tmp_path / "unknown.csv"
+    unknown.write_text("nobody/001,g\n", encoding="utf-8")
+    with pytest.raises(CommandError, match="the group map names 1 clips this project does not have: nobody/001"):
+        run("freeze_release", "--project", sample.slug, "--version", "2.0.0", "--seed", "1", "--groups", str(unknown), "-o", str(tmp_path / "x"))
+
+
 def test_freezing_the_same_state_again_gives_byte_identical_files(synthetic, tmp_path):
     _, built = freeze(synthetic, version="1.0.0", seed=7, out_dir=tmp_path / "first")
     # The clips are "released" now and the agreement report comes from its cache: same bytes all the same.
