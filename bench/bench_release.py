@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import statistics
 import sys
 import tempfile
@@ -82,14 +83,17 @@ def measure(clips: int, *, seed: int, trials: int, work: Path) -> dict:
     else:
         source = f"reused {project.clips.count()} clips"
     stamp = uuid.uuid4().hex[:6]
-    runs = []
+    runs, cpus = [], []
     for trial in range(trials):
         transition_many(project.clips.filter(state=ClipState.RELEASED), ClipState.ADJUDICATED, reason="benchmark: freeze again")
         AgreementReport.objects.filter(project=project).delete()
         remove_tree(work / "frozen")
+        cpu = resource.getrusage(resource.RUSAGE_SELF)
         started = time.perf_counter()
         release, built = freeze(project, version=f"bench-{stamp}-{trial}", seed=seed, out_dir=work / "frozen")
         runs.append((time.perf_counter() - started, built))
+        after = resource.getrusage(resource.RUSAGE_SELF)
+        cpus.append(after.ru_utime + after.ru_stime - cpu.ru_utime - cpu.ru_stime)
     remove_tree(work / "reproduced")
     started = time.perf_counter()
     again, verification = reproduce(release, work / "reproduced")
@@ -105,6 +109,7 @@ def measure(clips: int, *, seed: int, trials: int, work: Path) -> dict:
         "source": source,
         "best": seconds,
         "median": statistics.median(t for t, _ in runs),
+        "cpu": min(cpus),
         "runs": [t for t, _ in runs],
         "stages": best.timings,
         "reproduce": reproduced,
@@ -133,14 +138,14 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     scales = [int(s) for s in args.scales.split(",")]
 
-    print(f"database              {connection.vendor} ({connection.settings_dict['NAME']})")
+    print(f"database              {connection.vendor} ({connection.settings_dict['NAME']}); load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
     work = Path(tempfile.mkdtemp(prefix="bench-release-"))
     results = {}
     with audit_source("cli"):
         for scale in scales:
             results[scale] = figures = measure(RELEASE_CLIPS * scale, seed=args.seed, trials=args.trials, work=work)
             print(f"\n{scale}x: {figures['clips']:,} clips, {figures['rows']:,} rows ({figures['source']}); {figures['megabytes']:.0f} MB of files")
-            print(f"  freeze (cold, sequential)  {figures['best']:6.2f} s  (median {figures['median']:.2f} s of {len(figures['runs'])})")
+            print(f"  freeze (cold, sequential)  {figures['best']:6.2f} s  (median {figures['median']:.2f} s of {len(figures['runs'])}; CPU of this process {figures['cpu']:.2f} s)")
             print("  stages of the best freeze  " + ", ".join(f"{k} {v:.2f}" for k, v in figures["stages"].items()))
             print(f"  reproduce                  {figures['reproduce']:6.2f} s, byte-identical: {'yes' if figures['identical'] else 'NO: ' + '; '.join(figures['problems'])}")
             print(f"  floor (context)            {figures['floor']:6.2f} s  one query for all gold rows, JSONL once; freeze / floor = {figures['best'] / figures['floor']:.1f}")
