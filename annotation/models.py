@@ -12,6 +12,7 @@ from django.db import models
 from simple_history.models import HistoricalRecords
 
 from .audit import HistorySource
+from .releases.groups import path_group
 
 
 def _history(**kwargs):
@@ -87,8 +88,8 @@ class Clip(models.Model):
 
     @property
     def group(self) -> str:
-        """The relationship group: the part of the sample id before the slash."""
-        return self.sample_id.split("/", 1)[0]
+        """The relationship group its sample id names (``releases.groups.path_group``)."""
+        return path_group(self.sample_id)
 
 
 class Cue(models.Model):

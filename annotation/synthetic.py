@@ -9,7 +9,11 @@ row, a submitted Assignment per (clip, annotator).
 
 Shape (from the real release and its sample in ``shared/data``): 191 clips,
 7,079 rows, 174 couple and 17 family clips; couple clips about 34 rows with two
-participants, family clips about 71 rows with four or more. Everything is drawn
+participants, family clips about 71 rows with four or more. Clips are named
+as the release names them (spec/TASKS.md, Splits): ``<couple>/<clip>``, several
+clips per couple, and ``family_therapy/<NNN>/merged``, one clip per family,
+each ``<NNN>`` a different family. Nobody appears in two couples or two
+families (the splits join groups that share a participant). Everything is drawn
 from ``random.Random`` instances derived from the seed, so the same seed gives
 the same documents (the draft does not depend on the number of annotators).
 Dialogue is assembled from the small word lists below: clearly synthetic.
@@ -46,6 +50,7 @@ from .models import (
     RevisionStatus,
     Row,
 )
+from .releases.groups import path_group
 from .roles import ANNOTATOR
 from .schema import ANNOTATION_KEYS, CLIP_KEYS, CONVENTION_ROW_KEYS, RELATION_KEYS, SKELETON_KEYS, check_clip
 from .taxonomy import THERAPIST, Taxonomy, load_taxonomy
@@ -58,7 +63,9 @@ RELEASE_FAMILY_CLIPS = 17
 COUPLE_ROWS = (33.75, 8.0, 12, 60)  # mean, sd, min, max: (7079 - 17 * 71) / 174 rows per couple clip
 FAMILY_ROWS = (71.0, 14.0, 45, 110)
 COUPLE_GROUP_SIZE = (3, 10)  # clips per couple (grouped splits need several per group)
-FAMILY_GROUP_SIZE = (1, 4)
+# Small projects still get three couples and three families where they can: a
+# scenario needs as many relationship groups as splits to reach every split.
+MIN_GROUPS_PER_SCENARIO = 3
 FAMILY_SIZE_WEIGHTS = {4: 0.65, 5: 0.25, 6: 0.10}  # participants per family ("4 speakers on average")
 THERAPIST_SHARE = 0.35
 SAME_SPEAKER_AGAIN = 0.45  # runs of turns by one speaker, as in the sample
@@ -167,7 +174,6 @@ FIRST_NAMES = (
     "Umar", "Vera", "Wren", "Xavi", "Yara", "Zeno", "Alma", "Boris", "Carla", "Dev",
     "Elsa", "Finn", "Gil", "Hana", "Ivo", "Juno", "Kai", "Lena", "Milo", "Nora",
 )
-SURNAMES = ("arden", "bellamy", "corvin", "dorsey", "ellery", "fenwick", "garland", "holloway", "ibsen", "juniper")
 OPENERS = ("", "", "", "Honestly,", "Look,", "I mean,", "Okay, so", "Well,", "The thing is,", "And")
 SUBJECTS = ("I", "we", "you", "we both", "they")
 VERBS = (
@@ -255,7 +261,7 @@ class SyntheticClip:
 
     @property
     def group(self) -> str:
-        return self.sample_id.split("/", 1)[0]
+        return path_group(self.sample_id)
 
     @property
     def source_file(self) -> str:
@@ -295,9 +301,37 @@ def _ordered(row: dict) -> dict:
 
 
 def family_clip_count(clips: int) -> int:
-    """Family clips among ``clips``: the release's share, at least one from two clips on."""
+    """Family clips among ``clips``: the release's share, at least one from two clips on
+    and three (three families) from four times that on."""
     n = round(clips * RELEASE_FAMILY_CLIPS / RELEASE_CLIPS)
+    if clips >= 4 * MIN_GROUPS_PER_SCENARIO:
+        return max(n, MIN_GROUPS_PER_SCENARIO)
     return max(n, 1) if clips >= 2 else n
+
+
+class _Names:
+    """Participant names, never the same twice within a scenario: first the plain
+    first names, then each with an initial ("Ada B."), in an order drawn from ``rng``."""
+
+    def __init__(self, rng: random.Random):
+        self.rng = rng
+        self.tiers = [[f"{name} {letter}." for name in FIRST_NAMES] for letter in "ABCDEFGHIJKLMNOPQRSTUVWXYZ"]
+        self.free: list[str] = list(FIRST_NAMES)
+        rng.shuffle(self.free)
+
+    def take(self, n: int) -> list[str]:
+        while len(self.free) < n:
+            if not self.tiers:
+                raise SyntheticError("too many participants for the generator's name lists")
+            tier = self.tiers.pop(0)
+            self.rng.shuffle(tier)
+            self.free += tier
+        taken, self.free = self.free[:n], self.free[n:]
+        return taken
+
+
+def _slug(name: str) -> str:
+    return "".join(ch for ch in name.lower() if ch.isalnum())
 
 
 def label_weights(taxonomy: Taxonomy, kind: str) -> tuple[list[str], list[float]]:
@@ -378,16 +412,14 @@ def _plan(clips: int, seed: int) -> list[_Plan]:
     rng = random.Random(f"{seed}/plan")
     n_family = family_clip_count(clips)
     n_couple = clips - n_family
-    groups: list[tuple[str, str, list[str], int]] = []  # (group, scenario, participants, clips)
-    for g, size in enumerate(_group_sizes(rng, n_couple, *COUPLE_GROUP_SIZE) if n_couple else [], start=1):
-        a, b = rng.sample(FIRST_NAMES, 2)
-        groups.append((f"syn{g:02d}_{a.lower()}_and_{b.lower()}", "couple", [a, b], size))
-    for g, size in enumerate(_group_sizes(rng, n_family, *FAMILY_GROUP_SIZE) if n_family else [], start=1):
-        size_weights = (list(FAMILY_SIZE_WEIGHTS), list(FAMILY_SIZE_WEIGHTS.values()))
-        members = rng.sample(FIRST_NAMES, _weighted(rng, size_weights))
-        groups.append((f"syn{g:02d}_{rng.choice(SURNAMES)}_family", "family", members, size))
+    # Clips per couple: the release's spread, narrowed so that a small project still has three couples.
+    high = min(COUPLE_GROUP_SIZE[1], max(1, n_couple // MIN_GROUPS_PER_SCENARIO))
+    low = min(COUPLE_GROUP_SIZE[0], high)
     plans = []
-    for group, scenario, members, size in groups:
+    couple_names = _Names(rng)
+    for g, size in enumerate(_group_sizes(rng, n_couple, low, high) if n_couple else [], start=1):
+        members = couple_names.take(2)
+        group = f"syn{g:02d}_{_slug(members[0])}_and_{_slug(members[1])}"
         season, episode, segment = rng.randint(1, 4), rng.randint(1, 3), 0
         for j in range(1, size + 1):
             order = list(members)
@@ -395,7 +427,11 @@ def _plan(clips: int, seed: int) -> list[_Plan]:
             step = rng.randint(0, 2)
             episode, segment = (episode + step, rng.randint(1, 4)) if step else (episode, segment + rng.randint(1, 3))
             clip_name = f"{j:03d}_syn_s{season:02d}e{episode:02d}_segment{segment:02d}"
-            plans.append(_Plan(f"{group}/{clip_name}", scenario, order, 0))
+            plans.append(_Plan(f"{group}/{clip_name}", "couple", order, 0))
+    family_names = _Names(rng)
+    size_weights = (list(FAMILY_SIZE_WEIGHTS), list(FAMILY_SIZE_WEIGHTS.values()))
+    for g in range(1, n_family + 1):  # one merged clip per family, as in the release
+        plans.append(_Plan(f"family_therapy/{g:03d}/merged", "family", family_names.take(_weighted(rng, size_weights)), 0))
     for p, n in zip(plans, _row_counts(rng, [p.scenario for p in plans])):
         p.rows = n
     return plans

@@ -152,8 +152,8 @@ def world(tmp_path, settings):
     from annotation.releases.freeze import freeze
     from annotation.releases.services import FREEZE_JOB, release_dir
 
-    freeze(project, version="1.0.0", seed=1, out_dir=release_dir(project, "1.0.0"))
-    freeze(project, version="1.0.1", seed=2, out_dir=release_dir(project, "1.0.1"))
+    freeze(project, version="1.0.0", seed=1, out_dir=release_dir(project, "1.0.0"), accept_incomplete=["couple"])  # one couple: no full split
+    freeze(project, version="1.0.1", seed=2, out_dir=release_dir(project, "1.0.1"), accept_incomplete=["couple"])
     freeze_job = Job.objects.create(kind=FREEZE_JOB, project=project, state="succeeded")
     from annotation.preannotate.services import BATCH_KIND, CLIP_KIND
 

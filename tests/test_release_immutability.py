@@ -71,9 +71,11 @@ def test_the_release_pages_offer_no_way_to_change_or_delete_a_release(client, le
     assert client.post(url, {"seed": 9}).status_code == 405
     assert client.delete(url).status_code == 405
     listing = client.get(reverse("releases-list", args=[project.slug])).content.decode()
-    # The only forms: freezing a new version, comparing two, logging out.
-    allowed = {reverse("releases-freeze", args=[project.slug]), reverse("releases-diff", args=[project.slug]), reverse("logout")}
+    # The only forms: previewing (then freezing) a new version, comparing two, logging out.
+    allowed = {reverse("releases-preview", args=[project.slug]), reverse("releases-diff", args=[project.slug]), reverse("logout")}
     assert set(re.findall(r'action="([^"]*)"', listing)) <= allowed
-    response = client.post(reverse("releases-freeze", args=[project.slug]), {"version": "1.0.0", "seed": 9, "splits": "0.7,0.1,0.2"}, follow=True)
+    response = client.post(reverse("releases-preview", args=[project.slug]), {"version": "1.0.0", "seed": 9, "splits": "0.7,0.1,0.2"})
+    assert b"already exists" in response.content
+    response = client.post(reverse("releases-freeze", args=[project.slug]), {"version": "1.0.0", "seed": 9, "splits": "0.7,0.1,0.2", "confirmed": "x"}, follow=True)
     assert b"already exists" in response.content
     assert unchanged(release)

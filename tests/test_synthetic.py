@@ -72,7 +72,7 @@ def annotators_of(project):
 def test_small_run_writes_every_document_a_finished_project_has(generated):
     project, counts = generated
     rows = round(12 * 7079 / 191)
-    assert counts["clips"] == 12 and counts["family_clips"] == 1 and counts["couple_clips"] == 11
+    assert counts["clips"] == 12 and counts["family_clips"] == 3 and counts["couple_clips"] == 9
     assert counts["rows"] == rows == Row.objects.filter(clip__project=project).count()
     in_project = dict(row__clip__project=project)
     assert counts["drafts"] == rows == Draft.objects.filter(**in_project, source=DraftSource.SYNTHETIC).count()
@@ -227,7 +227,13 @@ def test_release_scale_has_the_shape_of_the_real_release(release_scale):
     per_group = Counter(c.group for c in clips)
     couple_groups = {c.group for c in clips if c.scenario == "couple"}
     assert all(3 <= per_group[g] <= 10 for g in couple_groups)
-    assert all(1 <= per_group[g] <= 4 for g in per_group if g not in couple_groups)
+    # Family clips as the release names them: one merged clip per family, each number a different family.
+    families = [c for c in clips if c.scenario == "family"]
+    assert [c.sample_id for c in families] == [f"family_therapy/{n:03d}/merged" for n in range(1, 18)]
+    assert all(per_group[c.group] == 1 for c in families)
+    for scenario in ("couple", "family"):  # nobody appears in two couples or two families
+        people = [p for c in {c.group: c for c in clips if c.scenario == scenario}.values() for p in c.participants]
+        assert len(people) == len(set(people)), scenario
     family_rows = [len(c.skeletons) for c in clips if c.scenario == "family"]
     assert 60 < sum(family_rows) / len(family_rows) < 80
     rows = [(s, d) for c in clips for s, d in zip(c.skeletons, c.draft)]
@@ -257,7 +263,14 @@ def test_the_weights_table_names_only_taxonomy_labels():
 
 
 def test_family_share_follows_the_release():
-    assert [synthetic.family_clip_count(k) for k in (1, 2, 12, 191)] == [0, 1, 1, 17]
+    assert [synthetic.family_clip_count(k) for k in (1, 2, 11, 12, 20, 191, 1910)] == [0, 1, 1, 3, 3, 17, 170]
+
+
+def test_small_projects_have_three_couples_and_three_families_so_every_split_is_reachable():
+    for clips in (12, 20, 40):
+        built = synthetic.build_clips(clips=clips, annotators=1, seed=9)
+        per_scenario = Counter(scenario for scenario, _ in {(c.scenario, c.group) for c in built})
+        assert per_scenario["couple"] >= 3 and per_scenario["family"] >= 3, clips
 
 
 def test_generating_the_same_clips_twice_is_refused_and_writes_nothing(generated):

@@ -7,7 +7,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from tasks import bootstrap
-from tasks.baselines import MajorityBaseline, itp_shortcut
+from tasks.baselines import itp_shortcut, rule_matrix, trivial_rules
 from tasks.metrics import scorer_for
 from tasks.predictions import parse_predictions
 
@@ -82,16 +82,51 @@ def test_vp_source_target_and_pair_recovery():
     assert values("vp", inst, preds) == approx({"source_recovery": 1.0, "target_recovery": 2 / 3, "pair_recovery": 2 / 3, "pair_precision": 2 / 3})
 
 
-def test_majority_baseline_is_fitted_on_training_instances():
+def rules_of(task, train=()):
+    return {rule.name: rule for rule in trivial_rules(task, list(train))}
+
+
+def test_majority_rules_are_fitted_on_training_instances():
     train = [{"gold": g, "scenario": "couple"} for g in ("no", "no", "yes")]
-    assert MajorityBaseline("itp", train).predict({}) == "no"
+    assert rules_of("itp", train)["majority"].predict({}) == "no"
     tie = [{"gold": g, "scenario": "couple"} for g in ("no", "yes")]
-    assert MajorityBaseline("itp", tie).predict({}) == "yes"
-    stp = MajorityBaseline("stp", [{"gold": "Couple", "scenario": "couple"}, {"gold": "Couple", "scenario": "couple"}, {"gold": "Ann", "scenario": "couple"}])
-    # Names never seen in training count 0 and keep the candidates' order.
-    assert stp.predict({"candidates": ["Zoe", "Yan", "Couple"]}) == ["Couple", "Zoe", "Yan"]
-    er = MajorityBaseline("er", [{"gold": {"intensity": v}, "scenario": "couple"} for v in (7, 6, 7, 6, 3)])
+    assert rules_of("itp", tie)["majority"].predict({}) == "yes"
+    er = rules_of("er", [{"gold": {"intensity": v}, "scenario": "couple"} for v in (7, 6, 7, 6, 3)])["majority"]
     assert er.predict({}) == 6  # ties go to the lower intensity
+    ssp = rules_of("ssp", [{"gold": g, "scenario": "couple"} for g in ("track", "reframe", "track")])["majority"]
+    assert ssp.predict({"scenario": "couple", "candidates": ["reframe", "evoke", "track", "join"]}) == ["track", "reframe", "evoke"]
+    assert "majority" not in rules_of("itp")  # nothing to fit on
+
+
+def test_stp_rules_use_roles_never_names_seen_in_training():
+    # Names of a couple never seen in training: a name-majority could only fall back on candidate order.
+    speakers = ["Maya", "Therapist", "Tobias", "Maya", "Therapist", "Tobias", "Tobias", "Therapist"]
+    inst = {
+        "gold": "Maya", "scenario": "couple", "participants": ["Maya", "Tobias"], "candidates": ["Maya", "Tobias", "Couple"],
+        "context": [{"primary_speaker": s, "target": ["Therapist"]} for s in speakers],
+    }
+    rules = rules_of("stp", [{"gold": "Ann", "scenario": "couple"}])
+    assert set(rules) == {"group_label", "last_client", "most_client", "random"}
+    assert rules["group_label"].predict(inst) == ["Couple", "Maya", "Tobias"]
+    assert rules["last_client"].predict(inst) == ["Tobias", "Maya", "Couple"]  # Tobias spoke at rows 6 and 7
+    assert rules["most_client"].predict(inst) == ["Tobias", "Maya", "Couple"]  # 3 rows against 2
+    quiet = {**inst, "participants": ["Ada", "Ben", "Cy"], "candidates": ["Ada", "Ben", "Cy", "Family"], "gold": "Cy",
+             "context": [{"primary_speaker": s, "target": ["Therapist"]} for s in ["Ben", "Ben", "Ada", "Therapist"]]}
+    assert rules["last_client"].predict(quiet) == ["Ada", "Ben", "Cy"] and rules["most_client"].predict(quiet) == ["Ben", "Ada", "Cy"]
+    scorer = scorer_for("stp")
+    # MRR by hand: gold Maya is 2nd for last_client, 2nd for group_label; gold Cy is 3rd for both client rules.
+    assert scorer.values(rule_matrix(rules["last_client"], scorer, [inst, quiet]))["mrr"] == approx((1 / 2 + 1 / 3) / 2)
+    assert scorer.values(rule_matrix(rules["group_label"], scorer, [inst]))["mrr"] == approx(1 / 2)
+
+
+def test_vp_trivial_rule_names_every_other_participant_and_saturates_recovery():
+    rule = rules_of("vp")["speaker_about_others"]
+    inst = {"speaker": "Ada", "participants": ["Ada", "Ben", "Cy"], "candidates": ["Ben", "Cy", "Therapist", "Family"],
+            "gold": [{"source": "Ada", "target": "Cy", "viewpoint": "x"}]}
+    assert rule.predict(inst) == [{"source": "Ada", "target": "Ben", "viewpoint": ""}, {"source": "Ada", "target": "Cy", "viewpoint": ""}]
+    scorer = scorer_for("vp")
+    assert scorer.primary is None and scorer.headline == "pair_recovery"
+    assert scorer.values(rule_matrix(rule, scorer, [inst])) == approx({"pair_recovery": 1.0, "source_recovery": 1.0, "target_recovery": 1.0, "pair_precision": 0.5})
 
 
 def test_itp_shortcut_says_yes_exactly_when_the_therapist_is_addressed():
@@ -122,25 +157,54 @@ def test_prediction_files_account_for_every_unusable_line():
     assert keyed.by_id == {"a": ["X"]} and set(keyed.malformed) == {"b"}
 
 
-def test_cluster_bootstrap_is_seeded_and_brackets_the_point_value():
+def hand_f1(pairs):
+    tp = sum(g == "yes" and p == "yes" for g, p in pairs)
+    fp = sum(g == "no" and p == "yes" for g, p in pairs)
+    fn = sum(g == "yes" and p == "no" for g, p in pairs)
+    return 2 * tp / (2 * tp + fp + fn) if tp + fp + fn else 0.0
+
+
+def test_the_bootstrap_resamples_whole_groups_as_a_direct_computation_does():
     scorer = scorer_for("itp")
     rng = np.random.default_rng(0)
     gold = ["yes" if x else "no" for x in rng.random(200) < 0.5]
     preds = [g if keep else ("no" if g == "yes" else "yes") for g, keep in zip(gold, rng.random(200) < 0.7)]
-    clips = [f"c{i // 5}" for i in range(200)]
-    sums = bootstrap.clip_sums(scorer.matrix([{"gold": g} for g in gold], preds), clips)
-    weights = bootstrap.resample_weights(len(sums), 1000, seed=3)
-    first = bootstrap.metric_intervals(scorer, sums, weights)
-    again = bootstrap.metric_intervals(scorer, sums, bootstrap.resample_weights(len(sums), 1000, seed=3))
-    assert first == again
-    assert first["f1"]["ci_low"] < first["f1"]["value"] < first["f1"]["ci_high"]
+    groups = [f"g{i % 12}" for i in range(200)]  # 12 relationship groups, interleaved
+    sums = bootstrap.cluster_sums(scorer.matrix([{"gold": g} for g in gold], preds), groups)
+    weights = bootstrap.resample_weights(len(sums), 500, seed=3)
+    got = bootstrap.metric_intervals(scorer, sums, weights)["f1"]
+    assert got == bootstrap.metric_intervals(scorer, sums, bootstrap.resample_weights(len(sums), 500, seed=3))["f1"]  # seeded
+    # The same draws, done the plain way: each resample concatenates the instances of the groups it drew.
+    members = {f"g{k}": [(gold[i], preds[i]) for i in range(200) if groups[i] == f"g{k}"] for k in range(12)}
+    order = list(dict.fromkeys(groups))
+    draws = np.random.default_rng(3).integers(0, 12, size=(500, 12))
+    direct = [hand_f1([pair for k in row for pair in members[order[k]]]) for row in draws]
+    low, high = np.percentile(direct, [2.5, 97.5])
+    assert got["value"] == approx(hand_f1(list(zip(gold, preds))))
+    assert (got["ci_low"], got["ci_high"]) == (approx(low, abs=1e-12), approx(high, abs=1e-12))
+
+
+def test_below_the_stated_number_of_groups_an_interval_is_reported_as_unreliable():
+    scorer = scorer_for("er")
+    matrix = scorer.matrix([{"gold": {"intensity": 5}}] * 40, [5, 7, 3, 6] * 10)
+    few = bootstrap.metric_intervals(scorer, bootstrap.cluster_sums(matrix, [f"g{i % 9}" for i in range(40)]), bootstrap.resample_weights(9))
+    assert few["intensity_match"]["ci_low"] is None and few["intensity_match"]["unreliable"].startswith("only 9 relationship groups (fewer than 10)")
+    enough = bootstrap.metric_intervals(scorer, bootstrap.cluster_sums(matrix, [f"g{i % 10}" for i in range(40)]), bootstrap.resample_weights(10))
+    assert "unreliable" not in enough["intensity_match"] and enough["intensity_match"]["ci_low"] <= enough["intensity_match"]["value"]
+
+
+def test_a_p_value_is_never_zero_but_bounded_by_the_number_of_resamples():
+    diffs = np.linspace(0.1, 0.5, 999)  # no resample crosses zero
+    assert bootstrap.p_value(diffs) == (1 / 1000, True) and bootstrap.format_p(*bootstrap.p_value(diffs)) == "p < 0.001"
+    crossing = np.array([-0.1] * 10 + [0.2] * 990)
+    assert bootstrap.p_value(crossing) == (2 * 10 / 1000, False) and bootstrap.format_p(0.02, False) == "p = 0.0200"
 
 
 # --- manage.py evaluate ------------------------------------------------------------
 
 
 def itp_instance(n, gold, target, split):
-    clip = f"g{n % 4}/clip{n % 8}"  # 8 clips
+    clip = f"g{n % 10}/clip{n % 20}"  # 20 clips in 10 relationship groups; even groups say yes, odd ones no
     return {
         "id": f"itp:{clip}:{n}",
         "task": "itp",
@@ -200,17 +264,32 @@ def test_evaluate_reports_known_metrics_baselines_and_the_prediction_account(itp
     assert report["system"]["f1"]["value"] == approx(2 * tp / (2 * tp + fp + fn))
     assert report["system"]["accuracy"]["value"] == approx((tp + tn) / 40)
     assert (report["predictions"]["scored"], report["predictions"]["missing"], report["predictions"]["malformed"], report["predictions"]["unknown_ids"]) == (37, 2, 1, 1)
-    assert report["instances"] == 40 and report["clips"] == 8
+    assert (report["instances"], report["clips"], report["groups"]) == (40, 20, 10)
+    assert report["bootstrap"]["unit"] == "relationship group" and "relationship groups" in report["bootstrap"]["method"]
     # Majority fitted on train (7 "no" of 10) says "no" everywhere: F1 0. Random: precision 0.5, recall 0.5.
     assert report["baselines"]["majority"]["metrics"]["f1"]["value"] == 0.0
     assert report["baselines"]["random"]["metrics"]["f1"]["value"] == approx(0.5)
     # Shortcut: yes on n % 4 in (0, 1): tp on n % 4 == 0 (10), fp on n % 4 == 1 (10), fn on n % 4 == 2 (10).
     assert report["baselines"]["shortcut"]["metrics"]["precision"]["value"] == approx(0.5)
     assert report["baselines"]["shortcut"]["metrics"]["recall"]["value"] == approx(0.5)
+    assert report["best_trivial_rule"] == "shortcut"  # F1 0.5, tied with random: the first listed wins
     for entry in report["system"].values():
         assert entry["ci_low"] <= entry["value"] <= entry["ci_high"]
     text = run_evaluate(path, "--release", str(folder), "--task", "itp", "--split", "test")
     assert "2 missing, 1 malformed" in text and "shortcut" in text and "<- primary" in text
+    assert "strongest trivial rule: shortcut (f1 0.500)" in text and "percentile bootstrap over relationship groups" in text
+
+
+def test_evaluate_takes_relationship_groups_from_the_manifest_and_says_when_they_are_too_few(itp_release, tmp_path):
+    folder, test = itp_release
+    clips = sorted({i["clip_id"] for i in test})
+    (folder / "manifest.json").write_text(json.dumps({"clips": [{"sample_id": c, "group": f"family_{int(c[1]) % 5}"} for c in clips]}))
+    path = write_predictions(tmp_path / "p.jsonl", [{"id": i["id"], "should_speak": i["gold"]} for i in test])
+    report = json.loads(run_evaluate(path, "--release", str(folder), "--task", "itp", "--json"))
+    assert report["groups"] == 5 and report["bootstrap"]["groups_from"] == "the release manifest"
+    assert report["system"]["f1"] == {"value": 1.0, "ci_low": None, "ci_high": None, "unreliable": "only 5 relationship groups (fewer than 10): too few independent units for a bootstrap interval"}
+    text = run_evaluate(path, "--release", str(folder), "--task", "itp")
+    assert "1.000 (no interval)" in text and "intervals not given: only 5 relationship groups" in text and "[" not in text.split("metric", 1)[1].split("strongest")[0]
 
 
 def test_evaluate_with_a_baseline_file_runs_a_paired_bootstrap(itp_release, tmp_path):
@@ -220,10 +299,15 @@ def test_evaluate_with_a_baseline_file_runs_a_paired_bootstrap(itp_release, tmp_
     report = json.loads(run_evaluate(perfect, "--release", str(folder), "--task", "itp", "--baseline", always_yes, "--json"))
     diff = report["comparison"]["difference"]["f1"]
     assert diff["difference"] == approx(1 - 2 / 3)
-    assert 0 < diff["ci_low"] <= diff["difference"] <= diff["ci_high"]
-    assert diff["p_value"] < 0.05  # 8 clips: resamples drawing only yes-clips or only no-clips tie
+    assert 0 <= diff["ci_low"] <= diff["difference"] <= diff["ci_high"]
+    assert diff["p_value"] < 0.05  # only resamples of "no" groups alone tie
     same = json.loads(run_evaluate(perfect, "--release", str(folder), "--task", "itp", "--baseline", perfect, "--json"))
-    assert same["comparison"]["difference"]["f1"] == {"difference": 0.0, "ci_low": 0.0, "ci_high": 0.0, "p_value": 1.0}
+    assert same["comparison"]["difference"]["f1"] == {"difference": 0.0, "ci_low": 0.0, "ci_high": 0.0, "p_value": 1.0, "p_value_bound": False, "p": "p = 1.0000"}
+    # Always wrong: accuracy 0 in every resample against 1, so no resample crosses zero.
+    wrong = write_predictions(tmp_path / "wrong.jsonl", [{"id": i["id"], "should_speak": "no" if i["gold"] == "yes" else "yes"} for i in test])
+    text = run_evaluate(perfect, "--release", str(folder), "--task", "itp", "--baseline", wrong, "--resamples", "999")
+    accuracy = next(line for line in text.splitlines() if line.strip().startswith("accuracy") and "p " in line)
+    assert accuracy.endswith("p < 0.001") and "p = 0.0000" not in text
 
 
 def test_evaluate_refuses_a_folder_without_the_task_file(tmp_path):

@@ -7,23 +7,18 @@ exist in this installation, the file says so explicitly instead of being left
 out. Keys that record when or how fast a report was computed are dropped:
 they would make two freezes of the same state differ.
 
-A large freeze computes the document in a child process while it builds the
-other files (``Agreement``); the report is the agreement capability's stored
-one when its fingerprint matches the data (``_cached_report``).
+The report is the agreement capability's stored one when its fingerprint
+matches the data (``_cached_report``).
 """
 from __future__ import annotations
 
 import json
-import logging
 from contextlib import contextmanager
-from typing import Any, Self
+from typing import Any
 
 from django.db import connection, transaction
 
-from .background import ChildFailed, Forked, can_fork_for_database
 from .manifest import dumps_json
-
-log = logging.getLogger(__name__)
 
 AGREEMENT_SEED = 0
 AGREEMENT_RESAMPLES = 1000
@@ -125,53 +120,8 @@ def agreement_document(project, sample_ids: list[str]) -> dict:
 
 
 def agreement_file(project, sample_ids: list[str]) -> bytes:
-    """``agreement.json``: the document in the release's JSON spelling, keys sorted.
-
-    Serialising it is part of the child's work: with an indent, ``json`` takes
-    its pure-Python path, a tenth of a second for a full report.
-    """
+    """``agreement.json``: the document in the release's JSON spelling, keys sorted."""
     return dumps_json(agreement_document(project, sample_ids), sort_keys=True)
-
-
-# Below this many rows the report is computed in place: a child would not pay off.
-CHILD_MIN_ROWS = 2000
-
-
-class Agreement:
-    """``agreement_file(project, sample_ids)`` computed beside the rest of a freeze.
-
-    For ``rows`` rows or more, in a forked child (``background``) that reads the
-    database on its own connection, where that is possible; ``result()`` waits
-    for it. Otherwise, or when the child fails, ``result()`` computes the
-    file in this process (the same bytes: it is deterministic).
-    """
-
-    def __init__(self, project, sample_ids: list[str], *, rows: int):
-        self.project, self.sample_ids = project, sample_ids
-        self.child: Forked | None = None
-        if rows >= CHILD_MIN_ROWS and can_fork_for_database():
-            try:
-                self.child = Forked(agreement_file, project, sample_ids)
-            except OSError as exc:
-                log.warning("cannot start a process for the agreement report (%s); computing it here", exc)
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(self, *exc_info) -> None:
-        if self.child is not None:
-            self.child.end()
-
-    def result(self) -> bytes:
-        """The bytes of ``agreement.json``."""
-        if self.child is not None:
-            try:
-                return self.child.receive()
-            except ChildFailed as exc:
-                log.warning("the agreement report process failed (%s); computing the report here", exc)
-                self.child.end()
-                self.child = None
-        return agreement_file(self.project, self.sample_ids)
 
 
 def _number(value) -> float | None:

@@ -1,8 +1,11 @@
 """``/api/v1/projects/{slug}/releases/...``: releases for scripts (leads only).
 
 - ``GET releases/``: every release with its manifest; ``POST releases/``
-  (``{"version", "seed", "splits"}``) starts a freeze on a worker: 202 with the
-  job and the URL to poll.
+  (``{"version", "seed", "splits", "groups", "accept_incomplete", "preview_digest"}``;
+  only the first two required) starts a freeze on a worker: 202 with the job
+  and the URL to poll.
+- ``POST releases/preview/`` (``{"seed", "splits", "groups", "accept_incomplete"}``):
+  what that freeze would release, without freezing (``preview.FreezePreview.as_dict``).
 - ``GET releases/jobs/{id}/``: a freeze job's state and progress.
 - ``GET releases/{version}/``: one release with its manifest; it accepts no
   other method (a frozen release cannot be changed or deleted: 405).
@@ -10,6 +13,8 @@
 - ``GET releases/diff/?a=&b=``: what changed between two releases.
 """
 from __future__ import annotations
+
+import json
 
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
@@ -23,7 +28,10 @@ from ..api.permissions import IsLead as SharedIsLead
 from . import selectors, services
 from .diff import Snapshot, diff_releases
 from .freeze import FreezeError
+from .groups import GroupMapError, read_group_map
 from .manifest import verify
+from .preview import preview_freeze
+from .splits import SplitError
 from .views import zip_response
 
 
@@ -44,10 +52,27 @@ class ReleaseSerializer(serializers.Serializer):
         return reverse("api-release-download", kwargs={"slug": release.project.slug, "version": release.version}, request=self.context.get("request"))
 
 
-class FreezeRequestSerializer(serializers.Serializer):
-    version = serializers.CharField(max_length=40)
+class FreezeInputsSerializer(serializers.Serializer):
     seed = serializers.IntegerField(min_value=0)
     splits = serializers.JSONField(required=False, help_text='train, validation, test shares: [0.7, 0.1, 0.2] or "0.7,0.1,0.2"')
+    groups = serializers.JSONField(required=False, help_text='clip → group map: {"<sample_id>": "<group>"}, or the text of a map file')
+    accept_incomplete = serializers.ListField(child=serializers.CharField(), required=False, help_text="scenarios that may lack a split")
+
+    def validate_groups(self, value) -> dict[str, str]:
+        try:
+            return read_group_map(value if isinstance(value, str) else json.dumps(value))
+        except (GroupMapError, AttributeError) as exc:
+            raise serializers.ValidationError(f"not a clip → group map: {exc}") from None
+
+    def freeze_inputs(self) -> dict:
+        """The validated inputs as the keyword arguments of a freeze or its preview."""
+        data = self.validated_data
+        return {"seed": data["seed"], "ratios": data.get("splits") or "0.7,0.1,0.2", "group_map": data.get("groups"), "accept_incomplete": data.get("accept_incomplete", ())}
+
+
+class FreezeRequestSerializer(FreezeInputsSerializer):
+    version = serializers.CharField(max_length=40)
+    preview_digest = serializers.CharField(required=False, help_text="the digest of a preview: refuse the freeze if the plan changed since")
 
 
 def job_body(job, request) -> dict:
@@ -81,10 +106,27 @@ class ReleaseList(APIView):
         body.is_valid(raise_exception=True)
         data = body.validated_data
         try:
-            job = services.start_freeze(project, version=data["version"], seed=data["seed"], ratios=data.get("splits") or "0.7,0.1,0.2", user=request.user)
+            job = services.start_freeze(project, version=data["version"], confirmed=data.get("preview_digest"), user=request.user, **body.freeze_inputs())
         except FreezeError as exc:
             raise ValidationError({"detail": str(exc)}) from None
         return Response(job_body(job, request), status=status.HTTP_202_ACCEPTED)
+
+
+class FreezePreviewView(APIView):
+    """What a freeze with these inputs would release; nothing is written."""
+
+    permission_classes = (permissions.IsAuthenticated, IsLead)
+
+    @extend_schema(request=FreezeInputsSerializer, responses=OpenApiTypes.OBJECT)
+    def post(self, request, slug):
+        project = selectors.lead_project(request.user, slug)
+        body = FreezeInputsSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        try:
+            preview = preview_freeze(project, **body.freeze_inputs())
+        except (FreezeError, SplitError) as exc:
+            raise ValidationError({"detail": str(exc)}) from None
+        return Response(preview.as_dict())
 
 
 class FreezeJobStatus(APIView):

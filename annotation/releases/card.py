@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
+from tasks import bootstrap
 from tasks.rules import ALL_TASKS, PREDICTION_FIELDS, RPP_ANY_SPEAKER, TASKS
 
 from ..schema import CONVENTION_ROW_KEYS
@@ -38,7 +39,7 @@ TASK_TABLE = {
     "stp": ("support", "Whom will the therapist address with support?", "a participant or the group label", "Recall@1..3, **MRR**"),
     "ssp": ("support", "Which support strategy will the therapist use (target given)?", "a strategy label", "Recall@1..3, **MRR**"),
     "er": ("understanding", "What does the speaker feel, and how strongly?", "emotion description + intensity 0–10", "judge score 1–5 (LLM); **intensity match** (rule-based)"),
-    "vp": ("understanding", "What viewpoints does the speaker hold about others?", "list of (source, target, viewpoint)", "judge score (LLM); **source/target recovery** (rule-based)"),
+    "vp": ("understanding", "What viewpoints does the speaker hold about others?", "list of (source, target, viewpoint)", "**judge score** (LLM, not computed here); source/target recovery (rule-based; saturated by a trivial rule)"),
     RPP_ANY_SPEAKER: ("understanding", "RPP over every row that carries a label (variant)", "a relation-pattern label", "**accuracy**, macro-F1"),
 }
 
@@ -182,12 +183,35 @@ def _scenarios(stats: dict) -> list[str]:
     return [s for s in stats["corpus"] if s != ALL]
 
 
+def _incomplete_splits_notice(card: CardInputs) -> str:
+    """The card's first lines when the lead froze a scenario whose groups do not reach every split."""
+    accepted = card.inputs.get("accepted_incomplete") or []
+    if not accepted:
+        return ""
+    corpus = card.stats["corpus"]
+    wanted = [s for s in SPLITS if card.inputs["split_ratios"][s] > 0]
+    parts = []
+    for scenario in accepted:
+        missing = [s for s in wanted if corpus[scenario][s]["clips"] == 0]
+        groups = corpus[scenario][ALL]["groups"]
+        consequence = f"no result on the test split says anything about {scenario} therapy" if "test" in missing else "compare systems on it with care"
+        parts.append(
+            f"the **{scenario}** scenario has {groups} relationship group{'s' if groups != 1 else ''} and therefore no "
+            f"{' and no '.join(missing)} split ({consequence})"
+        )
+    return (
+        "> **Incomplete splits.** In this release " + "; ".join(parts) + ". Splits keep each couple or family whole, so a "
+        "scenario needs at least one relationship group per split; the lead accepted this shortfall explicitly when "
+        "freezing the release.\n\n"
+    )
+
+
 def _intro(card: CardInputs) -> str:
     corpus = card.stats["corpus"]
     total = corpus[ALL][ALL]
     parts = ", ".join(f"{corpus[s][ALL]['clips']} {s}" for s in _scenarios(card.stats))
     prov = card.stats["provenance"]
-    text = f"# {card.project_name} — release {card.version}\n\n"
+    text = f"# {card.project_name} — release {card.version}\n\n" + _incomplete_splits_notice(card)
     if prov.get("synthetic"):
         text += (
             "> **Synthetic data.** Every clip of this release was produced by the platform's synthetic generator "
@@ -249,7 +273,7 @@ def _data_section(card: CardInputs) -> str:
     text = "## The data: clips and rows\n\n"
     text += (
         "Each line of `data/*.jsonl` is one clip with the fields `sample_id` (`<relationship group>/<clip>`, e.g. "
-        "`maya_and_tobias/003_session2_part1`), `scenario` (`couple` or `family`, which decides the label sets), "
+        "`maya_and_tobias/003_session2_part1`, or `family_therapy/<NNN>/merged` for a family), `scenario` (`couple` or `family`, which decides the label sets), "
         "`participants` (the on-screen people, without the therapist; their order carries no meaning), "
         "`source_file` and `rows`. Person fields only ever hold a participant's name, `Therapist`, or the group "
         "label (`Couple` / `Family`, meaning everyone at once); people who are only talked about appear in "
@@ -329,56 +353,124 @@ def _evaluation_section(card: CardInputs) -> str:
         "`predicted_intensity_score` is a number 0–10; `predicted_viewpoints` is a list of "
         "`{source, target, viewpoint}`.) Then, on the platform that made this release:\n\n"
         "```sh\n"
-        "python manage.py evaluate --release path/to/this/folder --task stp --split test predictions.jsonl\n"
+        "python manage.py evaluate --release path/to/this/folder --task stp --split test predictions.jsonl --by scenario\n"
         "python manage.py evaluate --release path/to/this/folder --task stp --split test predictions.jsonl --baseline other.jsonl\n"
         "```\n\n"
-        "It prints every metric with a 95% bootstrap confidence interval next to the majority and random "
-        "baselines, and with `--baseline` a paired bootstrap test of the difference. The bootstrap resamples "
-        "**clips**, not instances (instances of one clip share a conversation). Missing or malformed predictions "
-        "are counted, reported and scored as wrong — never dropped. For ER and VP only the rule-based parts are "
-        "computed (intensity match = max(1, 5 − |predicted − gold|); recovery of the gold viewpoints' sources, "
-        "targets and (source, target) pairs); the judge scores need an LLM judge and are not part of this "
-        "release's tooling.\n\n"
+        "It prints every metric with a 95% confidence interval next to the task's trivial rules (below), naming the "
+        "strongest, overall and, with `--by scenario`, for each scenario. **Intervals and tests resample relationship "
+        f"groups**, the unit of independence (instances of one couple or family share the same people): {bootstrap.METHOD}. "
+        + _test_groups_sentence(card)
+        + "Differences between systems smaller than the spread between groups are not evidence. With `--baseline`, a paired bootstrap (both systems on the same resampled groups) tests the "
+        "difference; its p-value is two-sided, and with B resamples the smallest one reported is `p < 1/(B+1)`, never 0. "
+        "Missing or malformed predictions are counted, reported and scored as wrong — never dropped; a scenario for which "
+        "the file has no prediction at all is left out and named (a file made for the family clips is a family result, "
+        "not a result with every couple instance missing). For ER and VP only the rule-based parts are computed "
+        "(intensity match = max(1, 5 − |predicted − gold|); recovery of the gold viewpoints' sources, targets and "
+        "(source, target) pairs); the judge scores need an LLM judge and are not part of this release's tooling.\n\n"
     )
+
+
+def _test_groups_sentence(card: CardInputs) -> str:
+    corpus = card.stats["corpus"]
+    groups = corpus[ALL]["test"]["groups"]
+    parts = ", ".join(f"{corpus[s]['test']['groups']} {s}" for s in _scenarios(card.stats))
+    if groups >= bootstrap.MIN_GROUPS:
+        return f"This release's test split holds {groups} relationship groups ({parts}). "
+    return (
+        f"This release's test split holds only {groups} relationship groups ({parts}), fewer than {bootstrap.MIN_GROUPS}: "
+        "its results come without intervals, and no single test score here is a precise estimate. "
+    )
+
+
+SATURATED = 0.9  # a trivial rule at or above this share of a metric's range saturates it
+
+
+def _share_of_range(metric: str, value: float) -> float:
+    """Where ``value`` sits in the metric's range (intensity match runs from 1 to 5, the others from 0 to 1)."""
+    return (value - 1) / 4 if metric == "intensity_match" else value
+
+
+def _score_with_interval(entry: dict, metric: str) -> str:
+    value = f"{entry['scores'][entry['best_rule']][metric]:.3f}"
+    interval = entry["best_interval"]
+    if interval.get("unreliable"):
+        return f"{value} (no interval: {entry['groups']} groups)"
+    return f"{value} [{interval['ci_low']:.3f}, {interval['ci_high']:.3f}]"
 
 
 def _baseline_section(card: CardInputs) -> str:
     baselines = card.stats["baselines"]
-    text = "## Baselines\n\n"
+    text = "## Baselines: the scores a system must beat\n\n"
     text += (
-        "*Majority*: fitted on the training split (most frequent answer, labels of the instance's scenario, "
-        "or targets among the instance's candidates). *Random*: the expected score of a uniform random answer "
-        "over the instance's candidates (exact, not sampled). Values on the test split (validation and train "
-        "values are in `stats.json`):\n\n"
+        "Splits keep every couple and family whole, so nobody in the test split was seen in training, and a baseline "
+        "that predicts names learned from training cannot transfer. The trivial rules use only what does: the labels of "
+        "the scenario's closed sets, the roles of the people in the instance, or nothing at all. *majority*: the "
+        "training split's most frequent answer (RPP, SSP: the scenario's labels ranked by training frequency); *random*: "
+        "the exact expected score of a uniform answer over the instance's candidates; ITP *shortcut*: `yes` exactly when "
+        "the current row is addressed to the therapist; STP *group_label*, *last_client*, *most_client*: rank first the "
+        "group label, the client who spoke last, or the client who spoke most in the context; VP *speaker_about_others*: "
+        "the speaker's viewpoint about every other participant.\n\n"
+        "For every task and scenario, the strongest trivial rule on the **test split** (by the primary metric; for VP, "
+        "by pair recovery), its score with a 95% interval over relationship groups, and every rule's score "
+        "(validation and train values are in `stats.json`):\n\n"
     )
     rows = []
     for task in ALL_TASKS:
         entry = baselines[task]
-        test = entry["splits"]["test"]
-        for name in ("majority", "random", "shortcut"):
-            values = test.get(name)
-            if values is None:
+        metric = entry["headline_metric"]
+        for scope, cell in entry["splits"]["test"].items():
+            if not cell["instances"]:
+                rows.append([task, entry["primary_metric"] or f"none ({metric} shown)", scope, 0, cell["groups"], "–", "no test instances", ""])
                 continue
-            rows.append([task, name, test["instances"], ", ".join(f"{m} {values[m]:.3f}" for m in entry["metrics"])])
-    text += _table(["task", "baseline", "test instances", "metrics"], rows) + "\n"
-    text += _shortcut_paragraph(baselines.get("itp")) + "\n"
+            rows.append(
+                [
+                    task,
+                    entry["primary_metric"] or f"none ({metric} shown)",
+                    scope,
+                    cell["instances"],
+                    cell["groups"],
+                    cell["best_rule"],
+                    _score_with_interval(cell, metric),
+                    ", ".join(f"{name} {scores[metric]:.3f}" for name, scores in cell["scores"].items()),
+                ]
+            )
+    text += _table(["task", "primary metric", "scenario", "test instances", "groups", "strongest trivial rule", "its score (95% interval)", "every rule"], rows) + "\n"
+    text += "### What each task is judged on\n\n"
+    for task in ALL_TASKS:
+        entry = baselines[task]
+        text += f"- **{task.upper() if task in TASKS else task}**: {entry['primary_metric_reason']}{_saturation_note(entry)}\n"
+    text += "\n" + _shortcut_paragraph(baselines.get("itp")) + "\n"
     return text
+
+
+def _saturation_note(entry: dict) -> str:
+    """Say so when a trivial rule nearly saturates the task's headline metric on the test split."""
+    cell = entry["splits"]["test"][ALL]
+    if not cell["instances"]:
+        return ""
+    metric, best = entry["headline_metric"], cell["best_rule"]
+    value = cell["scores"][best][metric]
+    if _share_of_range(metric, value) < SATURATED:
+        return ""
+    verdict = "so it is reported, not primary" if entry["primary_metric"] is None else "so compare systems on it with the rule's score beside them"
+    return f" On this release's test split the trivial rule *{best}* already reaches {metric} {value:.3f}: the metric is saturated, {verdict}."
 
 
 def _shortcut_paragraph(itp: dict | None) -> str:
     if not itp:
         return ""
-    test = itp["splits"]["test"]
-    if "shortcut" not in test:
+    test = itp["splits"]["test"][ALL]
+    if "shortcut" not in test.get("scores", {}):
         return "The ITP shortcut baseline could not be scored: the test split has no ITP instances.\n"
-    shortcut = test["shortcut"]["f1"]
-    references = {name: test[name]["f1"] for name in ("majority", "random") if test.get(name)}
-    best_name, best = max(references.items(), key=lambda kv: kv[1]) if references else ("majority", 0.0)
+    scores = test["scores"]
+    shortcut = scores["shortcut"]["f1"]
+    references = {name: values["f1"] for name, values in scores.items() if name != "shortcut"}
+    best_name, best = max(references.items(), key=lambda kv: kv[1]) if references else ("random", 0.0)
     text = (
         f"**The ITP shortcut.** A one-rule baseline says `yes` exactly when the current row is addressed to the "
         f"therapist (`Therapist` is among its targets). On the test split it reaches F1 = {shortcut:.3f} "
-        f"(precision {test['shortcut']['precision']:.3f}, recall {test['shortcut']['recall']:.3f}), against "
-        f"{best:.3f} for the best trivial baseline ({best_name}). "
+        f"(precision {scores['shortcut']['precision']:.3f}, recall {scores['shortcut']['recall']:.3f}), against "
+        f"{best:.3f} for the best other trivial rule ({best_name}). "
     )
     if shortcut >= best + SHORTCUT_CLOSE:
         text += (
@@ -574,30 +666,36 @@ def _limitations_section(card: CardInputs) -> str:
 
 
 def _vp_note(card: CardInputs) -> str:
-    """Say so when VP's rule-based part is nearly solved by the majority baseline."""
-    test = card.stats["baselines"].get("vp", {}).get("splits", {}).get("test", {})
-    majority = test.get("majority")
-    if not majority or majority.get("pair_recovery", 0) < 0.8:
+    """Say so when VP's rule-based part is nearly solved by a trivial rule."""
+    vp = card.stats["baselines"].get("vp")
+    cell = vp["splits"]["test"][ALL] if vp else {"instances": 0}
+    if not cell["instances"] or cell["scores"][cell["best_rule"]]["pair_recovery"] < 0.8:
         return ""
     return (
         f"- **VP recovery is nearly trivial.** The source of a gold viewpoint is the speaker by construction, and the "
-        f"majority baseline (the most frequent target among the candidates) already recovers "
-        f"{majority['pair_recovery']:.0%} of the (source, target) pairs on the test split: compare systems on the "
-        "viewpoint text (judge score), not on recovery alone.\n"
+        f"trivial rule *{cell['best_rule']}* already recovers {cell['scores'][cell['best_rule']]['pair_recovery']:.0%} of the "
+        "(source, target) pairs on the test split: compare systems on the viewpoint text (judge score), not on recovery alone.\n"
     )
 
 
 def _splits_section(card: CardInputs) -> str:
     ratios = card.inputs["split_ratios"]
-    return (
+    mapped = card.inputs.get("group_map") or {}
+    text = (
         "## Splits\n\n"
-        f"Splits are made by **relationship group** (the part of `sample_id` before the slash), never by row or "
-        "clip: every clip of a couple or family is in the same split, so no person appears in two splits. Groups "
-        "are assigned within each scenario (stratified), in an order fixed by the seed, each to the split "
+        "Splits are made by **relationship group**, never by row or clip: every clip of a couple or family is in "
+        "the same split, so no person appears in two splits. A clip's group is its `sample_id` without the last "
+        "path segment (`alan_and_evelyn/003_s01e02_ct81_segment02` → `alan_and_evelyn`; "
+        "`family_therapy/014/merged` → `family_therapy/014`, each number a different family); clips of one scenario "
+        "whose participants overlap are joined into one group whatever their ids say"
+        + (f", and the lead placed {len(mapped)} clips in groups of their own choosing (recorded in `manifest.json`)" if mapped else "")
+        + ". Groups are assigned within each scenario (stratified), in an order fixed by the seed, each to the split "
         "furthest below its share of the scenario's rows. Ratios (train / validation / test): "
         f"{ratios['train']} / {ratios['validation']} / {ratios['test']} of rows; seed {card.inputs['seed']}. The "
-        "same clips, seed and ratios always give the same splits; the manifest lists every clip with its split.\n\n"
+        "same clips, seed, ratios and grouping always give the same splits; the manifest lists every clip with its "
+        "group and split.\n\n"
     )
+    return text
 
 
 def _closing_section(card: CardInputs) -> str:

@@ -1,11 +1,17 @@
 """Evaluate predictions against a release folder's task instances.
 
-Reads ``tasks/<task>/<split>.jsonl`` (and ``train`` for the majority
-baseline), the predictions (``tasks.predictions``), and reports every metric
-of the task with a 95% clip-level bootstrap interval next to the majority,
-random and (ITP) shortcut baselines; with a second prediction file, a paired
-bootstrap test of the difference. Every instance is scored: those without a
-usable prediction count as wrong and are listed in the account.
+Reads ``tasks/<task>/<split>.jsonl`` (and ``train`` for the rules that learn
+from it), the predictions (``tasks.predictions``), and reports every metric
+of the task with a 95% bootstrap interval over relationship groups
+(``tasks.bootstrap``; each clip's group comes from the manifest) next to the
+task's trivial rules (``tasks.baselines``), naming the strongest; with a
+second prediction file, a paired bootstrap test of the difference. With
+``by_scenario`` every figure is given per scenario as well as overall.
+
+Every instance of a scored scenario is scored: those without a usable
+prediction count as wrong and are listed in the account. A scenario for
+which the file holds no prediction at all is left out and named, not
+counted as missing: a file made for the family clips is a family result.
 """
 from __future__ import annotations
 
@@ -15,13 +21,17 @@ from pathlib import Path
 import numpy as np
 
 from tasks import bootstrap
-from tasks.baselines import MajorityBaseline, itp_shortcut
-from tasks.metrics import scorer_for
+from tasks.baselines import rule_matrix, trivial_rules
+from tasks.metrics import PRIMARY_REASONS, scorer_for
 from tasks.predictions import PredictionSet, read_predictions
 from tasks.rules import ALL_TASKS, PREDICTION_FIELDS, TITLES
 
+from ..taxonomy import SCENARIOS
+from .groups import path_group
 from .manifest import read_manifest, sha256
 from .splits import SPLITS
+
+ALL = "all"
 
 
 class EvaluationError(Exception):
@@ -46,6 +56,17 @@ def _integrity(folder: Path, paths: list[str]) -> dict:
     return {"manifest": True, "mismatched": mismatched}
 
 
+def clip_groups(manifest: dict) -> dict[str, str]:
+    """{clip id: relationship group} as the release recorded them (releases made before groups
+    were recorded: the id rule, ``groups.path_group``, is applied by the caller)."""
+    return {c["sample_id"]: c["group"] for c in manifest.get("clips", []) if "group" in c}
+
+
+def _scenarios(instances: list[dict]) -> list[str]:
+    present = {i["scenario"] for i in instances}
+    return [s for s in SCENARIOS if s in present] + sorted(present - set(SCENARIOS))
+
+
 def evaluate(
     folder: str | Path,
     *,
@@ -55,6 +76,7 @@ def evaluate(
     baseline: str | Path | PredictionSet | None = None,
     resamples: int = bootstrap.DEFAULT_RESAMPLES,
     seed: int = 0,
+    by_scenario: bool = False,
 ) -> dict:
     folder = Path(folder)
     if task not in ALL_TASKS:
@@ -69,28 +91,67 @@ def evaluate(
         manifest = read_manifest(folder)
     except (OSError, ValueError):
         manifest = {}
-    taxonomy_version = manifest.get("inputs", {}).get("taxonomy_version", "1")
-    scorer = scorer_for(task, taxonomy_version)
-    ids = [i["id"] for i in instances]
-    clip_ids = [i["clip_id"] for i in instances]
-    weights = bootstrap.resample_weights(len(set(clip_ids)), resamples, seed)
-
-    def summary(matrix: np.ndarray) -> dict:
-        return bootstrap.metric_intervals(scorer, bootstrap.clip_sums(matrix, clip_ids), weights)
+    recorded = clip_groups(manifest)
+    group_of = {i["clip_id"]: recorded.get(i["clip_id"]) or path_group(i["clip_id"]) for i in instances}
+    scorer = scorer_for(task, manifest.get("inputs", {}).get("taxonomy_version", "1"))
 
     def read(source) -> PredictionSet:
         return source if isinstance(source, PredictionSet) else read_predictions(source, task)
 
-    system_preds, account = read(predictions).resolve(ids)
-    system = scorer.matrix(instances, system_preds)
-    majority = MajorityBaseline(task, train)
-    baselines = {
-        "majority": {"rule": majority.describe(), "metrics": summary(scorer.matrix(instances, [majority.predict(i) for i in instances])) if majority.fitted else None},
-        "random": {"rule": "uniform over the instance's candidates (expected value)", "metrics": summary(scorer.random_matrix(instances))},
-    }
-    if task == "itp":
-        shortcut = [itp_shortcut(i["context"][-1]["target"] if i["context"] else []) for i in instances]
-        baselines["shortcut"] = {"rule": "yes exactly when the current row is addressed to the therapist", "metrics": summary(scorer.matrix(instances, shortcut))}
+    system_set = read(predictions)
+    named = set(system_set.by_id) | set(system_set.malformed)
+    present = _scenarios(instances)
+    scored = [s for s in present if any(i["id"] in named for i in instances if i["scenario"] == s)]
+    if not scored:
+        raise EvaluationError(
+            f"no prediction names an instance of the {split} split of {task} (its ids look like {instances[0]['id']!r}); "
+            "check the task, the split and the ids"
+        )
+    left_out = {s: sum(i["scenario"] == s for i in instances) for s in present if s not in scored}
+    instances = [i for i in instances if i["scenario"] in scored]
+    ids = [i["id"] for i in instances]
+    system_preds, account = system_set.resolve(ids)
+    matrices = {"system": scorer.matrix(instances, system_preds)}
+    rules = trivial_rules(task, train)
+    for rule in rules:
+        matrices[rule.name] = rule_matrix(rule, scorer, instances)
+    other_account = None
+    if baseline is not None:
+        other_preds, other_account = read(baseline).resolve(ids)
+        matrices["baseline file"] = scorer.matrix(instances, other_preds)
+
+    def block(rows: list[int]) -> dict:
+        """Every figure over the instances at ``rows`` (positions in ``instances``)."""
+        part = [instances[k] for k in rows]
+        groups = [group_of[i["clip_id"]] for i in part]
+        n_groups = len(set(groups))
+        weights = bootstrap.resample_weights(n_groups, resamples, seed)
+
+        def sums(name: str) -> np.ndarray:
+            return bootstrap.cluster_sums(matrices[name][rows], groups)
+
+        baselines = {rule.name: {"rule": rule.description, "metrics": bootstrap.metric_intervals(scorer, sums(rule.name), weights)} for rule in rules}
+        best = max(baselines, key=lambda name: baselines[name]["metrics"][scorer.headline]["value"])  # first wins ties
+        out = {
+            "instances": len(part),
+            "clips": len({i["clip_id"] for i in part}),
+            "groups": n_groups,
+            "prediction_counts": {
+                "scored": sum(system_preds[k] is not None for k in rows),
+                "missing": sum(ids[k] not in named for k in rows),
+                "malformed": sum(ids[k] in system_set.malformed for k in rows),
+            },
+            "system": bootstrap.metric_intervals(scorer, sums("system"), weights),
+            "baselines": baselines,
+            "best_trivial_rule": best,
+        }
+        if baseline is not None:
+            out["comparison"] = {
+                "baseline": bootstrap.metric_intervals(scorer, sums("baseline file"), weights),
+                "difference": bootstrap.paired_test(scorer, sums("system"), sums("baseline file"), weights),
+            }
+        return out
+
     report = {
         "release": manifest.get("release", {}).get("version"),
         "folder": str(folder),
@@ -98,30 +159,69 @@ def evaluate(
         "title": TITLES[task],
         "split": split,
         "prediction_field": PREDICTION_FIELDS[task],
-        "instances": len(instances),
-        "clips": len(set(clip_ids)),
         "primary_metric": scorer.primary,
-        "bootstrap": {"unit": "clip", "resamples": resamples, "seed": seed, "interval": "95% percentile"},
+        "headline_metric": scorer.headline,
+        "primary_metric_reason": PRIMARY_REASONS[task],
+        "bootstrap": {
+            "unit": bootstrap.UNIT,
+            "method": bootstrap.METHOD,
+            "resamples": resamples,
+            "seed": seed,
+            "interval": "95% percentile",
+            "min_groups": bootstrap.MIN_GROUPS,
+            "groups_from": "the release manifest" if recorded else "the sample ids (sample id without its last path segment)",
+        },
         "integrity": _integrity(folder, [f"tasks/{task}/{split}.jsonl", f"tasks/{task}/train.jsonl"]),
+        "scenarios_scored": scored,
+        "scenarios_without_predictions": left_out,
         "predictions": account,
-        "system": summary(system),
-        "baselines": baselines,
+        **block(list(range(len(instances)))),
     }
-    if baseline is not None:
-        other_preds, other_account = read(baseline).resolve(ids)
-        other = scorer.matrix(instances, other_preds)
-        report["comparison"] = {
-            "baseline_predictions": other_account,
-            "baseline": summary(other),
-            "difference": bootstrap.paired_test(scorer, bootstrap.clip_sums(system, clip_ids), bootstrap.clip_sums(other, clip_ids), weights),
-        }
+    if other_account is not None:
+        report["comparison"]["baseline_predictions"] = other_account
+    if by_scenario:
+        report["by_scenario"] = {s: block([k for k, i in enumerate(instances) if i["scenario"] == s]) for s in scored}
     return report
 
 
 def _cell(entry: dict | None) -> str:
     if not entry:
         return "n/a"
+    if entry.get("unreliable"):
+        return f"{entry['value']:.3f} (no interval)"
     return f"{entry['value']:.3f} [{entry['ci_low']:.3f}, {entry['ci_high']:.3f}]"
+
+
+def _block_lines(report: dict, block: dict, title: str) -> list[str]:
+    columns = ["system", *block["baselines"]]
+    metrics = list(block["system"])
+    width = max(len(m) for m in metrics) + 2
+    counts = block["prediction_counts"]
+    out = [
+        "",
+        f"{title}: {block['instances']} instances, {block['clips']} clips, {block['groups']} relationship groups; "
+        f"{counts['scored']} scored, {counts['missing']} missing, {counts['malformed']} malformed",
+        "metric".ljust(width) + "".join(c.ljust(26) for c in columns) + ("baseline file" if "comparison" in block else ""),
+    ]
+    for m in metrics:
+        row = m.ljust(width) + _cell(block["system"][m]).ljust(26)
+        for name in columns[1:]:
+            row += _cell(block["baselines"][name]["metrics"][m]).ljust(26)
+        if "comparison" in block:
+            row += _cell(block["comparison"]["baseline"][m])
+        out.append(row + ("   <- primary" if m == report["primary_metric"] else ""))
+    best = block["best_trivial_rule"]
+    headline = report["headline_metric"]
+    out.append(f"strongest trivial rule: {best} ({headline} {block['baselines'][best]['metrics'][headline]['value']:.3f})")
+    why = block["system"][headline].get("unreliable")
+    if why:
+        out.append(f"intervals not given: {why}")
+    if "comparison" in block:
+        out.append("paired bootstrap, system - baseline file:")
+        for m, d in block["comparison"]["difference"].items():
+            span = "(no interval)" if d.get("unreliable") else f"[{d['ci_low']:+.3f}, {d['ci_high']:+.3f}]"
+            out.append(f"  {m.ljust(width)}{d['difference']:+.3f} {span}  {d['p']}")
+    return out
 
 
 def format_report(report: dict) -> str:
@@ -129,13 +229,15 @@ def format_report(report: dict) -> str:
     out = [
         (
             f"{report['title']} ({report['task']}), {report['split']} split of release {report['release'] or report['folder']}: "
-            f"{report['instances']} instances from {report['clips']} clips"
-        ),
-        (
-            f"predictions: {acc['scored']} scored, {acc['missing']} missing, {acc['malformed']} malformed (missing and malformed count as wrong); "
-            f"{acc['unknown_ids']} with unknown ids and {acc['duplicate_ids']} duplicates ignored; {acc['unreadable_lines']} unreadable lines"
+            f"{report['instances']} instances from {report['clips']} clips in {report['groups']} relationship groups"
         ),
     ]
+    for scenario, n in report["scenarios_without_predictions"].items():
+        out.append(f"not scored: {scenario} ({n} instances): the file has no prediction for any of them, so they are left out, not counted as missing")
+    out.append(
+        f"predictions: {acc['scored']} scored, {acc['missing']} missing, {acc['malformed']} malformed (missing and malformed count as wrong); "
+        f"{acc['unknown_ids']} with unknown ids and {acc['duplicate_ids']} duplicates ignored; {acc['unreadable_lines']} unreadable lines"
+    )
     for kind in ("missing", "malformed", "unknown_ids", "duplicate_ids", "unreadable_lines"):
         examples = acc["examples"][kind]
         if examples:
@@ -143,26 +245,18 @@ def format_report(report: dict) -> str:
             out.append(f"  e.g. {kind.replace('_', ' ')}: " + "; ".join(shown))
     if report["integrity"]["mismatched"]:
         out.append("WARNING: these files do not match the release manifest: " + ", ".join(report["integrity"]["mismatched"]))
-    columns = ["system", *report["baselines"]]
-    metrics = list(report["system"])
-    width = max(len(m) for m in metrics) + 2
+    primary = report["primary_metric"]
+    out.append(f"primary metric: {primary or 'none of these'} — {report['primary_metric_reason']}")
+    out += _block_lines(report, report, f"{ALL} scored scenarios ({', '.join(report['scenarios_scored'])})")
+    for scenario, block in report.get("by_scenario", {}).items():
+        out += _block_lines(report, block, scenario)
+    boot = report["bootstrap"]
     out.append("")
-    out.append("metric".ljust(width) + "".join(c.ljust(26) for c in columns) + ("baseline file" if "comparison" in report else ""))
-    for m in metrics:
-        row = m.ljust(width) + _cell(report["system"][m]).ljust(26)
-        for name in columns[1:]:
-            values = report["baselines"][name]["metrics"]
-            row += _cell(values[m] if values else None).ljust(26)
-        if "comparison" in report:
-            row += _cell(report["comparison"]["baseline"][m])
-        out.append(row + ("   <- primary" if m == report["primary_metric"] else ""))
-    out.append(f"(95% intervals: percentile bootstrap over clips, {report['bootstrap']['resamples']} resamples, seed {report['bootstrap']['seed']})")
-    for name in columns[1:]:
-        out.append(f"{name}: {report['baselines'][name]['rule']}")
+    out.append(f"95% intervals: {boot['method']}; {boot['resamples']} resamples, seed {boot['seed']}; groups from {boot['groups_from']}")
+    out.append("trivial rules:")
+    for name, entry in report["baselines"].items():
+        out.append(f"  {name}: {entry['rule']}")
     if "comparison" in report:
         other = report["comparison"]["baseline_predictions"]
-        out.append("")
-        out.append(f"paired bootstrap, system - baseline file ({other['scored']} scored, {other['missing']} missing, {other['malformed']} malformed):")
-        for m, d in report["comparison"]["difference"].items():
-            out.append(f"  {m.ljust(width)}{d['difference']:+.3f} [{d['ci_low']:+.3f}, {d['ci_high']:+.3f}]  p = {d['p_value']:.4f}")
+        out.append(f"baseline file: {other['scored']} scored, {other['missing']} missing, {other['malformed']} malformed")
     return "\n".join(out)

@@ -16,6 +16,13 @@ not a delta. Freezing moves the included ``adjudicated`` clips to
 record per clip, with the reason and who froze); a lead who reopens one moves it back to ``adjudicated``. A
 release records its clip list, so the state change never affects what an
 existing release holds.
+
+Splits are decided before any gold is read (``plan_release``: relationship
+groups, ``splits.plan_splits``), and a scenario whose groups cannot reach
+every split stops the freeze there unless the lead accepted it. Everything
+runs in this process, one step after another: at ten times the public
+release's size the whole freeze stays well under half a minute, so nothing
+here forks, spawns or starts a thread.
 """
 from __future__ import annotations
 
@@ -38,20 +45,19 @@ from tasks.rules import ALL_TASKS, DEFAULT_PARAMETERS, RULE_VERSION, RuleParamet
 from ..models import Clip, ClipState, Gold, Project, Release
 from ..rescue_format.exporter import dumps_clip, release_clip, release_row
 from ..services import ServiceError, transition_many
-from .agreement_report import Agreement
-from .background import Threaded
+from .agreement_report import agreement_file
 from .card import LICENCE_TEXT, CardInputs, render_card
 from .croissant import build_croissant, row_record_files
-from .figures import FIGURE_STYLE, FIGURE_STYLES, Drawing
+from .figures import FIGURE_STYLE, FIGURE_STYLES, release_figures
 from .manifest import FORMAT, MANIFEST, Digests, Verification, dumps_json, file_entries, remove_tree, sha256, write_tree
 from .provenance import collect_provenance, rai_provenance
-from .splits import SPLITS, ClipInfo, assign_splits, parse_ratios
-from .stats import compute_stats, figure_data
+from .splits import SPLITS, ClipInfo, SplitPlan, parse_ratios, plan_splits
+from .stats import compute_stats
 
 RELEASABLE_STATES = (ClipState.ADJUDICATED, ClipState.RELEASED)
 VERSION_PATTERN = re.compile(r"^[0-9A-Za-z][0-9A-Za-z._+-]{0,39}$")
 # Path segments the release pages use next to version numbers.
-RESERVED_VERSIONS = frozenset({"diff", "jobs", "freeze"})
+RESERVED_VERSIONS = frozenset({"diff", "jobs", "freeze", "preview"})
 STAGES = ("collect", "splits", "data", "tasks", "stats", "agreement", "figures", "card", "croissant", "manifest")
 
 Progress = Callable[[int, int, str], None]
@@ -119,12 +125,38 @@ def _data_as_of(clip_pks: list[int]) -> str:
     return latest.date().isoformat() if latest else "1970-01-01"
 
 
+def plan_release(
+    project: Project, *, seed: int, ratios=(0.7, 0.1, 0.2), clip_ids: list[str] | None = None, group_map: dict[str, str] | None = None
+) -> tuple[list[Clip], list[str], SplitPlan]:
+    """(the clips a freeze would take, each with its ``row_count``; the releasable
+    sample ids left out for lack of gold; their relationship groups and splits).
+    Reads no gold: cheap enough for a preview.
+
+    ``clip_ids`` takes a recorded clip list instead of the releasable clips.
+    """
+    if group_map:
+        known = set(project.clips.filter(sample_id__in=list(group_map)).values_list("sample_id", flat=True))
+        unknown = sorted(set(group_map) - known)
+        if unknown:
+            raise FreezeError(f"the group map names {len(unknown)} clips this project does not have: {', '.join(unknown[:10])}")
+    selection = project.clips.filter(sample_id__in=clip_ids) if clip_ids is not None else releasable_clips(project)
+    complete, skipped = complete_clips(selection)
+    if clip_ids is not None and len(complete) != len(clip_ids):
+        missing = sorted(set(clip_ids) - {c.sample_id for c in complete})
+        raise FreezeError(f"{len(missing)} recorded clips no longer exist or lack gold: {', '.join(missing[:10])}")
+    if not complete:
+        raise FreezeError(f"project {project.slug} has no adjudicated clip with gold on every row; nothing to release")
+    infos = [ClipInfo(c.sample_id, c.scenario, c.row_count, tuple(c.participants)) for c in complete]
+    return complete, skipped, plan_splits(infos, seed=seed, ratios=ratios, group_map=group_map)
+
 def build_release(
     project: Project,
     *,
     version: str,
     seed: int,
     ratios=(0.7, 0.1, 0.2),
+    group_map: dict[str, str] | None = None,
+    accept_incomplete=(),
     clip_ids: list[str] | None = None,
     data_as_of: str | None = None,
     params: RuleParameters = DEFAULT_PARAMETERS,
@@ -133,39 +165,31 @@ def build_release(
 ) -> BuiltRelease:
     """Every file of the release, as bytes, with the manifest. Writes nothing.
 
-    ``clip_ids`` rebuilds a recorded clip list instead of selecting the
-    releasable clips; ``data_as_of`` replaces the date read from the gold.
+    ``group_map`` is the lead's clip → group map (``groups``); a scenario whose
+    groups cannot reach every split stops the freeze (``FreezeError`` naming it)
+    unless it is in ``accept_incomplete``. ``clip_ids`` rebuilds a recorded clip
+    list instead of selecting the releasable clips; ``data_as_of`` replaces the
+    date read from the gold.
     """
     check_version(version)
     ratios = parse_ratios(ratios)
     started = time.perf_counter()
-    selection = project.clips.filter(sample_id__in=clip_ids) if clip_ids is not None else releasable_clips(project)
-    complete, skipped = complete_clips(selection)
-    if clip_ids is not None and len(complete) != len(clip_ids):
-        missing = sorted(set(clip_ids) - {c.sample_id for c in complete})
-        raise FreezeError(f"{len(missing)} recorded clips no longer exist or lack gold: {', '.join(missing[:10])}")
-    if not complete:
-        raise FreezeError(f"project {project.slug} has no adjudicated clip with gold on every row; nothing to release")
-    # What does not need the gold starts first, beside the reading of it: in child
-    # processes the drawing (it waits for the label counts) and the agreement report
-    # (its own queries, from the revisions and drafts), forked before any thread
-    # starts; in a thread, the provenance queries (it mostly waits on the database).
-    # The cyclic garbage collector pauses: the many live rows and strings make
-    # its full passes slow, and nothing built here needs it.
-    rows = sum(c.row_count for c in complete)
-    with (
-        _gc_paused(),
-        Drawing(rows=rows, figure_style=figure_style) as drawing,
-        Agreement(project, [c.sample_id for c in complete], rows=rows) as agreement,
-        Threaded(_database_facts, project, [c.pk for c in complete], data_as_of) as facts,
-    ):
+    complete, skipped, plan = plan_release(project, seed=seed, ratios=ratios, clip_ids=clip_ids, group_map=group_map)
+    refusal = plan.refusal(accept_incomplete)
+    if refusal:
+        raise FreezeError(f"release {version} not frozen: {refusal}")
+    accepted = sorted(set(plan.incomplete) & set(accept_incomplete))
+    with _gc_paused():
         return _build(
-            project, complete, skipped, version=version, seed=seed, ratios=ratios, params=params, progress=progress, drawing=drawing, agreement=agreement, facts=facts, started=started
+            project, complete, skipped, plan, version=version, seed=seed, group_map=group_map, accepted=accepted, data_as_of=data_as_of, params=params, figure_style=figure_style, progress=progress, started=started
         )
 
 
 @contextmanager
 def _gc_paused():
+    """The cyclic garbage collector pauses while a release is built: the rows and instances
+    it holds are millions of live objects at ten times the public release's size, and each
+    full pass over them took seconds; nothing built here forms cycles that must be freed early."""
     was_enabled = gc.isenabled()
     gc.disable()
     try:
@@ -180,8 +204,8 @@ def _database_facts(project: Project, clip_pks: list[int], data_as_of: str | Non
     return data_as_of or _data_as_of(clip_pks), collect_provenance(project, clip_pks)
 
 
-def _build(project, complete, skipped, *, version, seed, ratios, params, progress, drawing, agreement, facts, started) -> BuiltRelease:
-    """``build_release`` once the figures, the agreement report and the provenance are under way."""
+def _build(project, complete, skipped, plan: SplitPlan, *, version, seed, group_map, accepted, data_as_of, params, figure_style, progress, started) -> BuiltRelease:
+    """``build_release`` once the clips and their splits are decided."""
     timings: dict[str, float] = {}
     clock = [started]
 
@@ -195,13 +219,8 @@ def _build(project, complete, skipped, *, version, seed, ratios, params, progres
     clips = read_gold(complete)
     stage("collect")
 
-    splits = assign_splits([ClipInfo(c["sample_id"], c["scenario"], len(c["rows"])) for c in clips], seed=seed, ratios=ratios)
+    splits = plan.splits
     stage("splits")
-
-    # The figures need only the label counts: hand them to the drawing process
-    # first thing, and build everything else meanwhile.
-    drawn_from = figure_data(clips, splits, project.taxonomy_version)
-    drawing.send(drawn_from)
 
     lines = [(dumps_clip(c) + "\n").encode("utf-8") for c in clips]  # each clip encoded once, for every file and digest
     files: dict[str, bytes] = {"data/all.jsonl": b"".join(lines)}
@@ -218,12 +237,15 @@ def _build(project, complete, skipped, *, version, seed, ratios, params, progres
             files[f"tasks/{task}/{split}.jsonl"] = writer.jsonl(i for i in instances[task] if i.split == split)
     stage("tasks")
 
-    data_date, provenance = facts.receive()
+    data_date, provenance = _database_facts(project, [c.pk for c in complete], data_as_of)
     inputs = {
         "project": project.slug,
         "seed": seed,
-        "split_ratios": dict(zip(SPLITS, ratios)),
-        "split_unit": "relationship group, stratified by scenario, balanced by rows",
+        "split_ratios": dict(zip(SPLITS, plan.ratios)),
+        "split_unit": (
+            "relationship group (the sample id without its last path segment; clips of one scenario that share a "
+            "participant joined; the lead's clip-to-group map where given), stratified by scenario, balanced by rows"
+        ),
         "taxonomy_version": project.taxonomy_version,
         "rule_version": RULE_VERSION,
         "rule_parameters": params.as_dict(),
@@ -233,19 +255,21 @@ def _build(project, complete, skipped, *, version, seed, ratios, params, progres
         # PNG bytes are reproducible with the same plotting library only.
         "figures_drawn_with": f"matplotlib {package_version('matplotlib')}",
     }
-    if drawing.figure_style != 1:  # releases drawn before styles were numbered record none
-        inputs["figure_style"] = drawing.figure_style
-    stats = compute_stats(
-        clips, splits, instances, taxonomy_version=project.taxonomy_version, provenance=provenance, figures_input=drawn_from
-    )
+    if figure_style != 1:  # releases drawn before styles were numbered record none
+        inputs["figure_style"] = figure_style
+    if group_map:
+        inputs["group_map"] = dict(sorted(group_map.items()))
+    if accepted:  # scenarios the lead let go without every split (the card says so first)
+        inputs["accepted_incomplete"] = accepted
+    stats = compute_stats(clips, splits, instances, groups=plan.group_of, taxonomy_version=project.taxonomy_version, provenance=provenance)
     files["stats.json"] = dumps_json(stats)
     stage("stats")
 
-    files["agreement.json"] = agreement.result()
+    files["agreement.json"] = agreement_file(project, [c.sample_id for c in complete])
     agreement = json.loads(files["agreement.json"])  # for the card
     stage("agreement")
 
-    files.update(drawing.result())
+    files.update(release_figures(stats, figure_style=figure_style))
     stage("figures")
 
     files["README.md"] = render_card(
@@ -282,7 +306,14 @@ def _build(project, complete, skipped, *, version, seed, ratios, params, progres
         "release": {"project": project.slug, "name": project.name, "version": version},
         "inputs": inputs,
         "clips": [
-            {"sample_id": c["sample_id"], "scenario": c["scenario"], "split": splits[c["sample_id"]], "rows": len(c["rows"]), "sha256": sha256(memoryview(line)[:-1])}
+            {
+                "sample_id": c["sample_id"],
+                "scenario": c["scenario"],
+                "group": plan.group_of[c["sample_id"]],
+                "split": splits[c["sample_id"]],
+                "rows": len(c["rows"]),
+                "sha256": sha256(memoryview(line)[:-1]),
+            }
             for c, line in zip(clips, lines)
         ],
         "tasks": {task: {"rule_version": RULE_VERSION, **stats["tasks"][task]["counts"]} for task in ALL_TASKS},
@@ -306,6 +337,8 @@ def freeze(
     ratios=(0.7, 0.1, 0.2),
     out_dir: str | Path,
     user=None,
+    group_map: dict[str, str] | None = None,
+    accept_incomplete=(),
     params: RuleParameters = DEFAULT_PARAMETERS,
     progress: Progress | None = None,
 ) -> tuple[Release, BuiltRelease]:
@@ -316,7 +349,9 @@ def freeze(
     out_dir = Path(out_dir).resolve()
     if out_dir.exists():
         raise FreezeError(f"{out_dir} already exists; a release folder is never overwritten")
-    built = build_release(project, version=version, seed=seed, ratios=ratios, params=params, progress=progress)
+    built = build_release(
+        project, version=version, seed=seed, ratios=ratios, group_map=group_map, accept_incomplete=accept_incomplete, params=params, progress=progress
+    )
     written = False
     started = time.perf_counter()
     try:
@@ -370,6 +405,8 @@ def reproduce(release: Release, out_dir: str | Path, *, progress: Progress | Non
         version=release.version,
         seed=release.seed,
         ratios=release.split_ratios,  # a list: the manifest's dict may come back from jsonb in another key order
+        group_map=inputs.get("group_map"),
+        accept_incomplete=inputs.get("accepted_incomplete", ()),
         clip_ids=[c["sample_id"] for c in release.manifest["clips"]],
         data_as_of=inputs["data_as_of"],
         params=params,

@@ -2,8 +2,10 @@
 
 The lead's page and the API both call ``start_freeze``: it checks the request
 (version free and well-formed, ratios valid, no freeze of the same version
-already queued or running, something to release) and creates a ``Job`` that
-``celery_tasks.freeze_release_task`` carries out. The release folder is
+already queued or running, something to release, every scenario reaching
+every split unless accepted, and, from the page, that the clips and their
+splits are still those of the preview the lead confirmed) and creates a
+``Job`` that ``celery_tasks.freeze_release_task`` carries out. The release folder is
 ``RELEASES_ROOT/<project>/<version>/``, decided here and passed to the worker.
 """
 from __future__ import annotations
@@ -14,7 +16,8 @@ from django.conf import settings
 
 from .. import jobs
 from ..models import Job, JobState, Project, Release
-from .freeze import FreezeError, check_version, releasable_clips
+from .freeze import FreezeError, check_version, plan_release
+from .preview import decision_digest
 from .selectors import FREEZE_JOB
 from .splits import SplitError, parse_ratios
 
@@ -23,7 +26,7 @@ def release_dir(project: Project, version: str) -> Path:
     return Path(settings.RELEASES_ROOT) / project.slug / check_version(version)
 
 
-def _seed(value) -> int:
+def parse_seed(value) -> int:
     try:
         seed = int(value)
     except (TypeError, ValueError):
@@ -33,10 +36,16 @@ def _seed(value) -> int:
     return seed
 
 
-def start_freeze(project: Project, *, version: str, seed, ratios="0.7,0.1,0.2", user=None) -> Job:
-    """Queue the freeze of ``project`` as ``version``; raises FreezeError with a message for the user."""
+def start_freeze(
+    project: Project, *, version: str, seed, ratios="0.7,0.1,0.2", group_map: dict[str, str] | None = None, accept_incomplete=(), confirmed: str | None = None, user=None
+) -> Job:
+    """Queue the freeze of ``project`` as ``version``; raises FreezeError with a message for the user.
+
+    ``confirmed`` is the digest of the preview the lead confirmed (``preview.decision_digest``);
+    when given, the freeze goes ahead only while the plan still has that digest.
+    """
     check_version(version)
-    seed = _seed(seed)
+    seed = parse_seed(seed)
     try:
         ratios = parse_ratios(ratios)
     except SplitError as exc:
@@ -49,13 +58,19 @@ def start_freeze(project: Project, *, version: str, seed, ratios="0.7,0.1,0.2", 
     out_dir = release_dir(project, version)
     if out_dir.exists():
         raise FreezeError(f"the folder for version {version} already exists on the server; choose another version")
-    if not releasable_clips(project).exists():
-        raise FreezeError("the project has no adjudicated clip yet; nothing to release")
+    group_map = dict(sorted((group_map or {}).items()))
+    accepted = sorted(set(accept_incomplete))
+    _, _, plan = plan_release(project, seed=seed, ratios=ratios, group_map=group_map)
+    refusal = plan.refusal(accepted)
+    if refusal:
+        raise FreezeError(refusal)
+    if confirmed is not None and confirmed != decision_digest(plan, seed=seed, group_map=group_map, accepted=accepted):
+        raise FreezeError("the releasable clips or their groups changed since the preview you confirmed; look at the preview again")
     job = Job.objects.create(
         kind=FREEZE_JOB,
         project=project,
         key=key,
-        params={"version": version, "seed": seed, "ratios": list(ratios), "out_dir": str(out_dir)},
+        params={"version": version, "seed": seed, "ratios": list(ratios), "group_map": group_map, "accept_incomplete": accepted, "out_dir": str(out_dir)},
         created_by=user if getattr(user, "is_authenticated", False) else None,
     )
     from .celery_tasks import freeze_release_task

@@ -1,19 +1,28 @@
 """Train/validation/test splits by relationship group, stratified by scenario.
 
-All clips of one couple or family (the part of ``sample_id`` before the
-slash) go to the same split, so nobody appears in two splits. Within each
-scenario, groups are visited in an order fixed by the seed (SHA-256 of
-``<seed>:<group>``) and each goes to the split furthest below its target
-share of the scenario's rows; while there are only as many groups left as
-splits still empty, the next group fills an empty split (largest ratio
-first), so that small scenarios still reach every split when they can. The
-result depends only on the groups, their row counts, the seed and the ratios.
+All clips of one relationship group (``groups``: same couple or family, or
+sharing a participant, or joined by the lead's map) go to the same split, so
+nobody appears in two splits. Within each scenario, groups are visited in an
+order fixed by the seed (SHA-256 of ``<seed>:<group>``) and each goes to the
+split furthest below its target share of the scenario's rows; while there are
+only as many groups left as splits still empty, the next group fills an empty
+split (largest ratio first), so that a scenario reaches every split whenever
+it has at least as many groups as there are splits with a share above 0.
+The result depends only on the groups, their row counts, the seed and the ratios.
+
+A scenario with fewer groups than that cannot reach every split. ``SplitPlan``
+says which (``incomplete``), and ``refusal`` turns that into the message a
+freeze stops with, unless the lead accepted those scenarios.
 """
 from __future__ import annotations
 
 import hashlib
 from collections import defaultdict
 from dataclasses import dataclass
+
+from .groups import ClipInfo, Group, relationship_groups
+
+__all__ = ["SPLITS", "DEFAULT_RATIOS", "ClipInfo", "SplitError", "SplitPlan", "parse_ratios", "plan_splits", "assign_splits", "assign_groups"]
 
 SPLITS = ("train", "validation", "test")
 DEFAULT_RATIOS = (0.7, 0.1, 0.2)
@@ -34,17 +43,6 @@ def parse_ratios(text_or_values) -> tuple[float, float, float]:
     if values[0] == 0 or values[2] == 0:
         raise SplitError("train and test ratios must be above 0")
     return tuple(round(v, 6) for v in values)  # type: ignore[return-value]
-
-
-def group_of(sample_id: str) -> str:
-    return sample_id.split("/", 1)[0]
-
-
-@dataclass(frozen=True)
-class ClipInfo:
-    sample_id: str
-    scenario: str
-    rows: int
 
 
 def _order_key(seed: int, group: str) -> str:
@@ -73,20 +71,72 @@ def assign_groups(groups: dict[str, int], *, seed: int, ratios=DEFAULT_RATIOS) -
     return out
 
 
-def assign_splits(clips: list[ClipInfo], *, seed: int, ratios=DEFAULT_RATIOS) -> dict[str, str]:
-    """{sample_id: split} for every clip: grouped, stratified by scenario.
+@dataclass
+class SplitPlan:
+    ratios: tuple[float, float, float]
+    groups: dict[str, Group]  # by name, each with its split
+    group_of: dict[str, str]  # sample_id -> group name
+    splits: dict[str, str]  # sample_id -> split
 
-    A group whose clips carry more than one scenario is placed with the
-    scenario most of its rows belong to (ties: alphabetical).
-    """
-    rows_by_group: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
-    for c in clips:
-        rows_by_group[group_of(c.sample_id)][c.scenario] += c.rows
+    @property
+    def wanted(self) -> list[str]:
+        """The splits with a share above 0."""
+        return [s for s, r in zip(SPLITS, self.ratios) if r > 0]
+
+    def groups_by_scenario(self) -> dict[str, list[Group]]:
+        out: dict[str, list[Group]] = defaultdict(list)
+        for group in self.groups.values():
+            out[group.scenario].append(group)
+        return dict(sorted(out.items()))
+
+    @property
+    def incomplete(self) -> dict[str, list[str]]:
+        """{scenario: the wanted splits none of its groups reached}, for scenarios that miss one."""
+        out = {}
+        for scenario, groups in self.groups_by_scenario().items():
+            reached = {g.split for g in groups}
+            missing = [s for s in self.wanted if s not in reached]
+            if missing:
+                out[scenario] = missing
+        return out
+
+    def refusal(self, accepted=()) -> str:
+        """Why a freeze of this plan must stop ("" when it may go ahead): every incomplete
+        scenario the lead did not accept, named, with what to do about it."""
+        problems = {s: m for s, m in self.incomplete.items() if s not in set(accepted)}
+        if not problems:
+            return ""
+        by_scenario = self.groups_by_scenario()
+        lines = []
+        for scenario, missing in problems.items():
+            groups = by_scenario[scenario]
+            names = ", ".join(g.name for g in groups[:6]) + (", …" if len(groups) > 6 else "")
+            lines.append(
+                f"scenario {scenario} has {len(groups)} relationship group{'s' if len(groups) != 1 else ''} ({names}) "
+                f"for {len(self.wanted)} splits: it would have no {' and no '.join(missing)} split"
+            )
+        return (
+            "; ".join(lines)
+            + ". Add clips of more couples or families to that scenario, give the missing split a ratio of 0 "
+            "(e.g. --splits 0.8,0,0.2), correct the grouping with a clip → group map if clips were joined wrongly, "
+            f"or accept it explicitly (--accept-incomplete {','.join(problems)}, or tick it on the freeze page): "
+            "the dataset card then says so in its first lines."
+        )
+
+
+def plan_splits(clips: list[ClipInfo], *, seed: int, ratios=DEFAULT_RATIOS, group_map: dict[str, str] | None = None) -> SplitPlan:
+    """Group ``clips`` (``groups.relationship_groups``) and split the groups, stratified by scenario."""
+    ratios = parse_ratios(ratios)
+    groups, group_of = relationship_groups(clips, group_map)
     by_scenario: dict[str, dict[str, int]] = defaultdict(dict)
-    for group, per_scenario in rows_by_group.items():
-        scenario = min(per_scenario, key=lambda s: (-per_scenario[s], s))
-        by_scenario[scenario][group] = sum(per_scenario.values())
-    group_split: dict[str, str] = {}
+    for group in groups.values():
+        by_scenario[group.scenario][group.name] = group.rows
     for scenario in sorted(by_scenario):
-        group_split.update(assign_groups(by_scenario[scenario], seed=seed, ratios=ratios))
-    return {c.sample_id: group_split[group_of(c.sample_id)] for c in clips}
+        for name, split in assign_groups(by_scenario[scenario], seed=seed, ratios=ratios).items():
+            groups[name].split = split
+    return SplitPlan(ratios, groups, group_of, {sid: groups[name].split for sid, name in sorted(group_of.items())})
+
+
+def assign_splits(clips: list[ClipInfo], *, seed: int, ratios=DEFAULT_RATIOS, group_map: dict[str, str] | None = None) -> dict[str, str]:
+    """{sample_id: split} for every clip: grouped, stratified by scenario."""
+    return plan_splits(clips, seed=seed, ratios=ratios, group_map=group_map).splits

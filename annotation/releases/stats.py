@@ -8,23 +8,27 @@ fixed order, and nothing depends on when the release was made.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Iterable
-from itertools import pairwise
+from collections.abc import Iterable, Sequence
+from itertools import islice, pairwise
 
 import numpy as np
 
-from tasks.baselines import MajorityBaseline, itp_shortcut
+from tasks import bootstrap
+from tasks.baselines import rule_matrix, trivial_rules
 from tasks.instances import Instance
-from tasks.metrics import scorer_for
+from tasks.metrics import PRIMARY_REASONS, scorer_for
 from tasks.rules import ALL_TASKS
 
 from ..schema import relation_label
 from ..taxonomy import SCENARIOS, THERAPIST, load_taxonomy
 from .labels import NO_PATTERN, NO_STRATEGY, NOT_ANNOTATED
-from .splits import SPLITS, group_of
+from .splits import SPLITS
 
 ALL = "all"
 DIGITS = 4
+# The baselines' intervals: fixed, so that stats.json is reproducible.
+BASELINE_RESAMPLES = bootstrap.DEFAULT_RESAMPLES
+BASELINE_SEED = 0
 
 
 def _round(value: float) -> float:
@@ -41,15 +45,16 @@ def clip_duration(clip: dict) -> float:
     return max((r["end_time"] for r in clip["rows"]), default=0.0)
 
 
-def corpus_table(clips: list[dict], splits: dict[str, str]) -> dict:
-    """{scenario | all: {split | all: {clips, groups, rows, duration_seconds}}}."""
+def corpus_table(clips: list[dict], splits: dict[str, str], groups: dict[str, str]) -> dict:
+    """{scenario | all: {split | all: {clips, groups, rows, duration_seconds}}}; ``groups``
+    gives each clip's relationship group (``splits.SplitPlan.group_of``)."""
     cells: dict[tuple[str, str], dict] = defaultdict(lambda: {"clips": 0, "groups": set(), "rows": 0, "duration_seconds": 0.0})
     for clip in clips:
         for scenario in (clip["scenario"], ALL):
             for split in (splits[clip["sample_id"]], ALL):
                 cell = cells[scenario, split]
                 cell["clips"] += 1
-                cell["groups"].add(group_of(clip["sample_id"]))
+                cell["groups"].add(groups[clip["sample_id"]])
                 cell["rows"] += len(clip["rows"])
                 cell["duration_seconds"] += clip_duration(clip)
     out = {}
@@ -193,42 +198,74 @@ def task_counts(instances: dict[str, list[Instance]], clips: list[dict]) -> dict
     return out
 
 
-def _scoring_view(inst: Instance) -> dict:
-    return {**inst.head(), **inst.tail()}
+class _Context(Sequence):
+    """The first ``end`` rows of a clip, as an instance's ``context``, without copying them."""
+
+    def __init__(self, rows: list[dict], end: int):
+        self.rows, self.end = rows, end
+
+    def __len__(self) -> int:
+        return self.end
+
+    def __iter__(self):
+        return islice(self.rows, self.end)
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return self.rows[: self.end][index]
+        if not -self.end <= index < self.end:
+            raise IndexError(index)
+        return self.rows[index % self.end]
 
 
-def baseline_table(instances: dict[str, list[Instance]], clips_by_id: dict[str, dict], taxonomy_version: str) -> dict:
-    """Majority (fitted on train), uniform random (expected) and, for ITP, the
-    one-rule shortcut, with their metric values on each split."""
+def _scoring_view(inst: Instance, clip: dict) -> dict:
+    """The instance as its task file holds it, for scoring (context rows with every key of the row)."""
+    return {**inst.head(), "context": _Context(clip["rows"], inst.context_end), **inst.tail()}
+
+
+def baseline_table(instances: dict[str, list[Instance]], clips_by_id: dict[str, dict], groups: dict[str, str], taxonomy_version: str) -> dict:
+    """Every trivial rule of each task (``tasks.baselines``, fitted on train) on each split,
+    overall and per scenario; the strongest by the task's headline metric, with its 95%
+    interval over relationship groups (or why there is none)."""
     out = {}
     for task, items in instances.items():
         scorer = scorer_for(task, taxonomy_version)
-        views = [_scoring_view(i) for i in items]
-        train = [v for v in views if v["split"] == "train"]
-        majority = MajorityBaseline(task, train)
+        views = [_scoring_view(i, clips_by_id[i.clip_id]) for i in items]
+        rules = trivial_rules(task, [v for v in views if v["split"] == "train"])
+        matrices = {rule.name: rule_matrix(rule, scorer, views) for rule in rules}
         per_split = {}
         for split in SPLITS:
-            part = [v for v in views if v["split"] == split]
-            entry = {"instances": len(part)}
-            if part:
-                if majority.fitted:
-                    entry["majority"] = _rounded(scorer.values(scorer.matrix(part, [majority.predict(v) for v in part])))
-                else:
-                    entry["majority"] = None
-                entry["random"] = _rounded(scorer.values(scorer.random_matrix(part)))
-                if task == "itp":
-                    shortcut = [itp_shortcut(clips_by_id[v["clip_id"]]["rows"][v["row_index"] - 1]["target"]) for v in part]
-                    entry["shortcut"] = _rounded(scorer.values(scorer.matrix(part, shortcut)))
-            per_split[split] = entry
+            per_split[split] = {}
+            for scope in [*scenarios_of(views), ALL]:
+                rows = [k for k, v in enumerate(views) if v["split"] == split and scope in (v["scenario"], ALL)]
+                per_split[split][scope] = _rule_scores(scorer, matrices, rows, [groups[views[k]["clip_id"]] for k in rows])
         out[task] = {
             "primary_metric": scorer.primary,
+            "primary_metric_reason": PRIMARY_REASONS[task],
+            "headline_metric": scorer.headline,
             "metrics": list(scorer.metric_names),
-            "majority_rule": majority.describe(),
-            "random_rule": "uniform over the instance's candidates (expected value, not a sample)",
-            **({"shortcut_rule": "yes exactly when the current row is addressed to the therapist"} if task == "itp" else {}),
+            "rules": {rule.name: rule.description for rule in rules},
+            "interval": {"method": bootstrap.METHOD, "resamples": BASELINE_RESAMPLES, "seed": BASELINE_SEED},
             "splits": per_split,
         }
     return out
+
+
+def _rule_scores(scorer, matrices: dict, rows: list[int], groups: list[str]) -> dict:
+    """{instances, groups, scores: {rule: {metric: value}}, best_rule, best_interval} over ``rows``."""
+    entry: dict = {"instances": len(rows), "groups": len(set(groups))}
+    if not rows:
+        return {**entry, "scores": {}, "best_rule": None, "best_interval": None}
+    entry["scores"] = {name: _rounded(scorer.values(m[rows])) for name, m in matrices.items()}
+    best = max(entry["scores"], key=lambda name: entry["scores"][name][scorer.headline])  # first wins ties
+    sums = bootstrap.cluster_sums(matrices[best][rows], groups)
+    weights = bootstrap.resample_weights(len(sums), BASELINE_RESAMPLES, BASELINE_SEED)
+    figure = bootstrap.metric_intervals(scorer, sums, weights)[scorer.headline]
+    entry["best_rule"] = best
+    entry["best_interval"] = (
+        {"unreliable": figure["unreliable"]} if figure.get("unreliable") else {"ci_low": _round(figure["ci_low"]), "ci_high": _round(figure["ci_high"])}
+    )
+    return entry
 
 
 def _rounded(values: dict[str, float]) -> dict[str, float]:
@@ -240,28 +277,20 @@ def compute_stats(
     splits: dict[str, str],
     instances: dict[str, list[Instance]],
     *,
+    groups: dict[str, str],
     taxonomy_version: str,
     provenance: dict,
-    figures_input: dict | None = None,
 ) -> dict:
-    """Everything of ``stats.json``; ``figures_input`` is ``figure_data(...)`` when already computed."""
+    """Everything of ``stats.json``; ``groups`` gives each clip's relationship group."""
     clips_by_id = {c["sample_id"]: c for c in clips}
     ordered = {t: instances[t] for t in ALL_TASKS if t in instances}
-    drawn = figures_input or figure_data(clips, splits, taxonomy_version)
     return {
-        "corpus": corpus_table(clips, splits),
+        "corpus": corpus_table(clips, splits, groups),
         "label_fields": LABEL_FIELDS,
-        "label_distributions": drawn["label_distributions"],
-        "relation_pattern_transitions": drawn["relation_pattern_transitions"],
+        "label_distributions": label_distributions(clips, splits, taxonomy_version),
+        "relation_pattern_transitions": transition_matrices(clips, taxonomy_version),
         "tasks": task_counts(ordered, clips),
-        "baselines": baseline_table(ordered, clips_by_id, taxonomy_version),
+        "baselines": baseline_table(ordered, clips_by_id, groups, taxonomy_version),
         "provenance": provenance,
     }
 
-
-def figure_data(clips: list[dict], splits: dict[str, str], taxonomy_version: str) -> dict:
-    """The part of the statistics the figures are drawn from (needs no task instances)."""
-    return {
-        "label_distributions": label_distributions(clips, splits, taxonomy_version),
-        "relation_pattern_transitions": transition_matrices(clips, taxonomy_version),
-    }

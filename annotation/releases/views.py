@@ -1,4 +1,9 @@
-"""Release pages for leads: list and freeze, one release with its manifest, zip download, diff.
+"""Release pages for leads: list, preview and freeze, one release with its manifest, zip download, diff.
+
+Freezing takes two steps: the list page's form opens the preview (what the
+freeze would release, ``preview.preview_freeze``), whose *Freeze* button asks
+for confirmation in a dialog stating the counts, and sends the preview's
+digest with it, so that the freeze runs only on the plan the lead saw.
 
 Thin: reads through ``selectors``, the freeze through ``services``. A frozen
 release has no edit or delete action anywhere; its pages answer GET only
@@ -14,16 +19,18 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import FileResponse
 from django.shortcuts import redirect, render
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from tasks.rules import ALL_TASKS
 
 from . import selectors, services
 from .archive import archive_name, write_zip
 from .diff import Snapshot, diff_releases
-from .freeze import FreezeError
+from .freeze import FreezeError, check_version
+from .groups import GroupMapError, dump_group_map, read_group_map
 from .manifest import verify
-from .splits import DEFAULT_RATIOS, SPLITS
+from .preview import preview_freeze
+from .splits import DEFAULT_RATIOS, SPLITS, SplitError
 
 
 def _lead_project(request, slug: str):
@@ -53,23 +60,79 @@ def release_list(request, slug: str):
         "project": project,
         "releases": releases,
         "jobs": jobs,
-        "defaults": {"version": request.GET.get("version", ""), "seed": 0, "splits": ",".join(str(r) for r in DEFAULT_RATIOS)},
+        "form": {"version": request.GET.get("version", ""), "seed": 0, "splits": ",".join(str(r) for r in DEFAULT_RATIOS), "group_map": ""},
         "versions": [s["release"].version for s in releases],
     }
     return render(request, "releases/list.html", context)
+
+
+# A clip → group map names each clip once: even 10,000 clips fit well below this.
+GROUP_MAP_MAX_BYTES = 1_000_000  # well under MAX_REQUEST_BYTES, which refuses the whole body first
+
+
+def _freeze_form(request) -> dict:
+    """The freeze inputs as the list and preview forms send them (text, not yet checked).
+
+    A chosen map file wins over the text box (the preview then shows its
+    content in the box); a file too large to be a map raises GroupMapError.
+    """
+    data = request.POST if request.method == "POST" else request.GET
+    upload = request.FILES.get("group_map_file")
+    if upload is not None and upload.size > GROUP_MAP_MAX_BYTES:
+        raise GroupMapError(f"the group map file is {upload.size:,} bytes; a map of clips to groups is far smaller (limit {GROUP_MAP_MAX_BYTES:,})")
+    return {
+        "version": data.get("version", "").strip(),
+        "seed": data.get("seed", "0").strip(),
+        "splits": data.get("splits", "").strip() or ",".join(str(r) for r in DEFAULT_RATIOS),
+        "group_map": upload.read().decode("utf-8", "replace") if upload else data.get("group_map", ""),
+        "accept_incomplete": sorted(set(data.getlist("accept_incomplete"))),
+    }
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def freeze_preview(request, slug: str):
+    """What freezing with the form's inputs would release; nothing is written."""
+    project = _lead_project(request, slug)
+    preview, error = None, ""
+    form = {"version": "", "seed": "0", "splits": "", "group_map": "", "accept_incomplete": []}
+    try:
+        form = _freeze_form(request)
+        check_version(form["version"])
+        if selectors.visible_releases(request.user, project).filter(version=form["version"]).exists():
+            raise FreezeError(f"release {form['version']} already exists; a new version is a new release")
+        group_map = read_group_map(form["group_map"])
+        preview = preview_freeze(project, seed=services.parse_seed(form["seed"]), ratios=form["splits"], group_map=group_map, accept_incomplete=form["accept_incomplete"])
+        form["group_map"] = dump_group_map(group_map)
+    except (FreezeError, SplitError, GroupMapError) as exc:
+        error = str(exc)
+    context = {"project": project, "form": form, "preview": preview, "error": error, "splits": SPLITS, "tasks": ALL_TASKS}
+    return render(request, "releases/preview.html", context, status=200 if preview is not None else 400)
 
 
 @login_required
 @require_POST
 def start_freeze(request, slug: str):
     project = _lead_project(request, slug)
-    version = request.POST.get("version", "").strip()
+    if not request.POST.get("confirmed"):
+        messages.error(request, "Release not started: freeze from the preview, which shows what will be released and asks you to confirm.")
+        return redirect("releases-list", slug=project.slug)
     try:
-        job = services.start_freeze(project, version=version, seed=request.POST.get("seed", "0"), ratios=request.POST.get("splits", "").strip() or DEFAULT_RATIOS, user=request.user)
-    except FreezeError as exc:
+        form = _freeze_form(request)
+        job = services.start_freeze(
+            project,
+            version=form["version"],
+            seed=form["seed"],
+            ratios=form["splits"],
+            group_map=read_group_map(form["group_map"]),
+            accept_incomplete=form["accept_incomplete"],
+            confirmed=request.POST["confirmed"],
+            user=request.user,
+        )
+    except (FreezeError, GroupMapError) as exc:
         messages.error(request, f"Release not started: {exc}")
         return redirect("releases-list", slug=project.slug)
-    messages.success(request, f"Freezing release {version} on a worker (job {job.pk}); progress below.")
+    messages.success(request, f"Freezing release {form['version']} on a worker (job {job.pk}); progress below.")
     return redirect("releases-list", slug=project.slug)
 
 

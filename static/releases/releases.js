@@ -30,3 +30,20 @@
   }
   active.forEach(function (row) { window.setTimeout(function () { poll(row); }, 500); });
 })();
+
+// Freeze preview: the Freeze button opens a dialog that states what will happen
+// (counts) and holds the real submit button; Cancel (or Escape) closes it.
+(function () {
+  "use strict";
+  Array.prototype.forEach.call(document.querySelectorAll("button[data-dialog]"), function (button) {
+    var dialog = document.getElementById(button.getAttribute("data-dialog"));
+    if (!dialog || typeof dialog.showModal !== "function") { return; }
+    button.addEventListener("click", function () { dialog.showModal(); });
+  });
+  Array.prototype.forEach.call(document.querySelectorAll("button[data-close]"), function (button) {
+    button.addEventListener("click", function () {
+      var dialog = document.getElementById(button.getAttribute("data-close"));
+      if (dialog) { dialog.close(); }
+    });
+  });
+})();

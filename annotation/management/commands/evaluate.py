@@ -12,9 +12,10 @@ from ...releases.splits import SPLITS
 class Command(BaseCommand):
     help = (
         "Score predictions on a release's task instances: every metric of the task with a 95% "
-        "clip-level bootstrap interval, next to the majority and random baselines (and the ITP "
-        "shortcut); with --baseline, a paired bootstrap test of the difference. Missing and malformed "
-        "predictions are counted, reported and scored as wrong."
+        "bootstrap interval over relationship groups, next to the task's trivial rules (naming the "
+        "strongest); with --baseline, a paired bootstrap test of the difference; with --by scenario, "
+        "every figure per scenario as well. Missing and malformed predictions are counted, reported "
+        "and scored as wrong; a scenario the file has no prediction for is left out and named."
     )
 
     def add_arguments(self, parser):
@@ -23,15 +24,16 @@ class Command(BaseCommand):
         parser.add_argument("--task", required=True, choices=ALL_TASKS)
         parser.add_argument("--split", default="test", choices=SPLITS)
         parser.add_argument("--baseline", help="a second prediction file to compare against (paired bootstrap)")
+        parser.add_argument("--by", choices=["scenario"], help="also report every figure per scenario")
         parser.add_argument("--resamples", type=int, default=1000)
         parser.add_argument("--seed", type=int, default=0)
         parser.add_argument("--json", action="store_true", help="print the full report as JSON")
 
-    def handle(self, predictions, release, task, split, baseline, resamples, seed, json, **options):
+    def handle(self, predictions, release, task, split, baseline, by, resamples, seed, json, **options):
         if resamples < 100:
             raise CommandError("use at least 100 bootstrap resamples")
         try:
-            report = evaluate(release, task=task, split=split, predictions=predictions, baseline=baseline, resamples=resamples, seed=seed)
+            report = evaluate(release, task=task, split=split, predictions=predictions, baseline=baseline, resamples=resamples, seed=seed, by_scenario=by == "scenario")
         except (EvaluationError, PredictionFileError) as exc:
             raise CommandError(str(exc)) from None
         self.stdout.write(_dumps(report) if json else format_report(report))
