@@ -75,7 +75,7 @@ def test_decide_save_validate_and_conflict_through_the_api(clip, lead):
     assert stale.status_code == 409 and stale.json()["current"]["content"]["utterance_type"] == "request"
 
     gold = client.get(f"/api/v1/rows/{row_id(clip, 2)}/gold/").json()
-    content = {**gold["content"], "tone_of_voice": "calm and warm"}
+    content = {**gold["suggestion"]["content"], "tone_of_voice": "calm and warm"}
     bad = client.post(f"/api/v1/rows/{row_id(clip, 2)}/gold/validate/", {"content": {**content, "target": []}}, format="json")
     assert [i["code"] for i in bad.json()["issues"]] == ["target_empty"]
     refused = client.put(f"/api/v1/rows/{row_id(clip, 2)}/gold/", {"content": {**content, "target": []}, "version": 0}, format="json")

@@ -149,7 +149,7 @@ def test_unknown_source_or_field_is_refused(clip, lead):
 
 def test_editing_the_gold_records_an_edit_decision_for_changed_fields_only(clip, lead):
     state = state_of(clip, 2)
-    content = {**selectors.gold_document(state)["content"], "tone_of_voice": "calm and warm"}
+    content = {**selectors.gold_document(state)["suggestion"]["content"], "tone_of_voice": "calm and warm"}
     gold = services.save_gold(state.row.pk, lead, content, 0, notes={"tone_of_voice": "both hold"})
     assert gold.decisions["tone_of_voice"] == {**gold.decisions["tone_of_voice"], "source": "edit", "note": "both hold", "same_as": []}
     assert set(gold.decisions) == set(FIELDS), "the other fields were unanimous"
@@ -158,7 +158,7 @@ def test_editing_the_gold_records_an_edit_decision_for_changed_fields_only(clip,
 
 def test_an_invalid_gold_edit_is_refused_with_field_paths(clip, lead):
     state = state_of(clip, 1)
-    content = {**selectors.gold_document(state)["content"], "target": ["Maya"]}
+    content = {**selectors.gold_document(state)["suggestion"]["content"], "target": ["Maya"]}
     with pytest.raises(InvalidDocument) as exc:
         services.save_gold(state.row.pk, lead, content, 0)
     assert [(i.path, i.code) for i in exc.value.issues] == [("target[0]", "self_target")]
@@ -192,7 +192,7 @@ def test_mark_adjudicated_needs_gold_on_every_row_and_no_open_disagreement(clip,
     with pytest.raises(ServiceError, match="3 row\\(s\\) have no gold"):
         services.mark_adjudicated(clip, lead)
     services.accept_unanimous(clip, lead)
-    services.save_gold(state_of(clip, 1).row.pk, lead, {**selectors.gold_document(state_of(clip, 1))["content"], "tone_of_voice": "x"}, 0)
+    services.save_gold(state_of(clip, 1).row.pk, lead, {**selectors.gold_document(state_of(clip, 1))["suggestion"]["content"], "tone_of_voice": "x"}, 0)
     with pytest.raises(ServiceError, match="not decided yet \\(rows 1\\)"):
         services.mark_adjudicated(clip, lead)
     services.decide(state_of(clip, 1).row.pk, lead, "utterance_type", "ann1", 1)

@@ -157,6 +157,26 @@ class RowGoldDecide(LeadView):
         return Response(_gold(row))
 
 
+class AcceptSuggestionSerializer(serializers.Serializer):
+    version = serializers.IntegerField(min_value=0)
+    fields = serializers.ListField(child=serializers.ChoiceField(choices=list(FIELDS)), required=False, help_text="only these fields (default: every field not decided yet)")
+
+
+class RowGoldAcceptSuggestion(LeadView):
+    @extend_schema(request=AcceptSuggestionSerializer, responses=GOLD_RESPONSES, summary="Decide the row's open fields by accepting the suggestion (unanimous or majority value, else the draft's)")
+    def post(self, request, row_id):
+        row = _row(request, row_id)
+        data = AcceptSuggestionSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        try:
+            services.accept_suggestion(row.pk, request.user, data.validated_data["version"], data.validated_data.get("fields"))
+        except services.GoldConflict as exc:
+            return _conflict(exc)
+        except ServiceError as exc:
+            return _refused(exc)
+        return Response(_gold(row))
+
+
 class AcceptUnanimous(LeadView):
     @extend_schema(request=None, responses={200: inline_serializer("UnanimousResult", {"accepted": serializers.ListField(child=serializers.IntegerField()), "invalid": serializers.DictField(), "already_gold": serializers.IntegerField(), "summary": serializers.CharField()})}, summary="Accept every row on which all coders agree as gold")
     def post(self, request, clip_id):
