@@ -286,7 +286,8 @@ def issues_from_validation_error(exc: ValidationError, prefix: tuple = ()) -> li
         kind = err["type"]
         words = _TYPE_WORDS.get(kind)
         if words and kind not in ("missing", "extra_forbidden") and err.get("input") is None:
-            message = f"has no value yet: it {words}"  # e.g. a new entry's intensity nobody chose
+            # A new entry's value nobody chose yet (the editor starts entries empty).
+            message = "choose an intensity from 0 to 10" if loc[-1] == "intensity" else f"has no value yet: it {words}"
         elif words and kind not in ("missing", "extra_forbidden"):
             message = f"{words}, got {_describe(err.get('input'))}"
         else:
