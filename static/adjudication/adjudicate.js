@@ -13,7 +13,7 @@ import { api, cls, csrf, html, readData, same, stable, useStore } from "../works
 import { confirmStep } from "../workspace/dialog.js";
 import { MediaPanel, Player } from "../workspace/media.js";
 import { Banner, HelpOverlay, MergePanel, bindKeyboard } from "../workspace/panels.js";
-import { DIMENSIONS, RowEditor } from "../workspace/row-editor.js";
+import { RowEditor } from "../workspace/row-editor.js";
 import { RowList } from "../workspace/row-list.js";
 import { EditorSession } from "../workspace/session.js";
 import { stateWords, valueView } from "../workspace/words.js";
@@ -454,15 +454,12 @@ function ActionBar() {
   const toAccept = FIELDS.filter((f) => !decisions(r)[f.name] && r.gold.suggestion.fields[f.name]).length;
   return html`<div class="editor-actions">
     <button type="button" id="save" onClick=${() => s.save({})} title="Ctrl+S">Save</button>
-    <button type="button" id="save-next" onClick=${() => s.save({ next: true })} title="Ctrl+Enter">Save and next</button>
+    <button type="button" id="save-next" onClick=${() => s.save({ next: true })} title="Ctrl+Enter">Save & next</button>
     <button type="button" id="accept-next" class="primary" onClick=${() => acceptSuggestion(r, null, { next: true })}
       title="a: accept the suggestion of every field not decided yet, and open the next row">
       ${toAccept ? `Accept suggestion (${toAccept}), next` : "Next row"} <kbd>a</kbd>
     </button>
     <span id="save-state" class="muted">${state}</span>
-    <nav class="dim-nav" aria-label="dimensions">
-      ${DIMENSIONS.map(([id, title], n) => html`<a key=${id} href=${`#dim-${id}`} title=${title} onClick=${(e) => (e.preventDefault(), s.jumpTo(n + 1))}>${n + 1}</a>`)}
-    </nav>
   </div>`;
 }
 

@@ -218,7 +218,12 @@ export function RowEditor({ s, decorate, before }) {
   return html`<div class="row-editor">
     <div class="editor-head">
       <${Neighbour} row=${prev} where="prev" onOpen=${() => s.step(-1, { exact: true })} />
-      <h2>Row ${r.row_index} <span class="muted">of ${s.rows.length} · ${fmtTime(r.start_time)}–${fmtTime(r.end_time)} (${(r.end_time - r.start_time).toFixed(1)} s) · speaker <b>${r.primary_speaker}</b></span></h2>
+      <div class="head-line">
+        <h2>Row ${r.row_index} <span class="muted">of ${s.rows.length} · ${fmtTime(r.start_time)}–${fmtTime(r.end_time)} (${(r.end_time - r.start_time).toFixed(1)} s) · speaker <b>${r.primary_speaker}</b></span></h2>
+        <nav class="dim-nav" aria-label="dimensions">
+          ${DIMENSIONS.map(([id, title], n) => html`<a key=${id} href=${`#dim-${id}`} title=${`${title} (${n + 1})`} onClick=${(e) => (e.preventDefault(), s.jumpTo(n + 1))}>${n + 1}</a>`)}
+        </nav>
+      </div>
       <blockquote class="dialogue">${r.dialogue_cleaned || "(no words: a nonverbal reaction row)"}</blockquote>
       <${Neighbour} row=${next} where="next" onOpen=${() => s.step(1, { exact: true })} />
       ${warnings.length

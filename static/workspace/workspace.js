@@ -7,7 +7,7 @@ import { api, html, readData, useStore } from "./lib.js";
 import { confirmStep } from "./dialog.js";
 import { MediaPanel, Player } from "./media.js";
 import { Banner, HelpOverlay, MergePanel, Transcript, bindKeyboard } from "./panels.js";
-import { DIMENSIONS, RowEditor, draftDecoration } from "./row-editor.js";
+import { RowEditor, draftDecoration } from "./row-editor.js";
 import { RowList } from "./row-list.js";
 import { EditorSession } from "./session.js";
 import { stateWords } from "./words.js";
@@ -93,15 +93,12 @@ function ActionBar() {
   const state = s.saving ? "saving…" : s.dirty ? "unsaved changes (kept in this browser)" : `saved · version ${d.version}`;
   return html`<div class="editor-actions">
     <button type="button" id="save" onClick=${() => s.save({})} title="Ctrl+S">Save</button>
-    <button type="button" id="save-next" onClick=${() => s.save({ next: true })} title="Ctrl+Enter">Save and next</button>
+    <button type="button" id="save-next" onClick=${() => s.save({ next: true })} title="Ctrl+Enter">Save & next</button>
     <button type="button" id="mark-reviewed" onClick=${() => s.markReviewed()} title="m">${d.status === "reviewed" ? "Reviewed ✓ (reopen)" : "Mark reviewed"}</button>
     <button type="button" id="review-next" class="primary" onClick=${() => s.confirmAndNext()} title="Enter: the row is right as it is (with your edits); mark it reviewed and open the next">
       ✓ Reviewed, next <kbd>Enter</kbd>
     </button>
     <span id="save-state" class="muted">${state}</span>
-    <nav class="dim-nav" aria-label="dimensions">
-      ${DIMENSIONS.map(([id, title], n) => html`<a key=${id} href=${`#dim-${id}`} title=${title} onClick=${(e) => (e.preventDefault(), s.jumpTo(n + 1))}>${n + 1}</a>`)}
-    </nav>
   </div>`;
 }
 
