@@ -255,9 +255,15 @@ def add_comment(clip: Clip, user, body: str, *, row: Row | None = None, kind: st
 PREROLL_MAX = 2.0
 
 
+@transaction.atomic
 def save_annotator_settings(user, *, replay_speed: float | None = None, preroll: float | None = None) -> AnnotatorSettings:
-    """Store how the caller's media replays; only the settings given change."""
-    saved, _ = AnnotatorSettings.objects.get_or_create(user=user)
+    """Store how the caller's media replays; only the settings given change.
+
+    Two changes sent at once (speed, then pre-roll) both land: the row is
+    created if missing without a race, then locked while it changes.
+    """
+    AnnotatorSettings.objects.bulk_create([AnnotatorSettings(user=user)], ignore_conflicts=True)
+    saved = AnnotatorSettings.objects.select_for_update().get(user=user)
     if replay_speed is not None:
         choice = next((c for c in ReplaySpeed.values if float(c) == float(replay_speed)), None)
         if choice is None:

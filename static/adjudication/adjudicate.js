@@ -7,12 +7,11 @@
  * suggestion (the coders' unanimous or majority value, else the LLM draft),
  * styled as a suggestion, with "accept" beside it; `a` (or the button) accepts
  * every suggestion of the row and opens the next one. */
-import { render } from "preact";
-import { useLayoutEffect, useRef, useState } from "preact/hooks";
+import { useState } from "preact/hooks";
 import { api, cls, csrf, html, readData, same, stable, useStore } from "../workspace/lib.js";
 import { confirmStep } from "../workspace/dialog.js";
 import { MediaPanel, Player } from "../workspace/media.js";
-import { Banner, HelpOverlay, MergePanel, bindKeyboard } from "../workspace/panels.js";
+import { Banner, EditorPane, HelpOverlay, SaveButtons, bindKeyboard, mountPage } from "../workspace/panels.js";
 import { RowEditor } from "../workspace/row-editor.js";
 import { RowList } from "../workspace/row-list.js";
 import { EditorSession } from "../workspace/session.js";
@@ -453,8 +452,7 @@ function ActionBar() {
   const state = s.saving ? "saving…" : s.dirty ? "unsaved changes (kept in this browser)" : r.gold.version ? `saved · version ${r.gold.version}` : "no gold saved yet";
   const toAccept = FIELDS.filter((f) => !decisions(r)[f.name] && r.gold.suggestion.fields[f.name]).length;
   return html`<div class="editor-actions">
-    <button type="button" id="save" onClick=${() => s.save({})} title="Ctrl+S">Save</button>
-    <button type="button" id="save-next" onClick=${() => s.save({ next: true })} title="Ctrl+Enter">Save & next</button>
+    <${SaveButtons} s=${s} />
     <button type="button" id="accept-next" class="primary" onClick=${() => acceptSuggestion(r, null, { next: true })}
       title="a: accept the suggestion of every field not decided yet, and open the next row">
       ${toAccept ? `Accept suggestion (${toAccept}), next` : "Next row"} <kbd>a</kbd>
@@ -480,10 +478,6 @@ const INTRO = html`<p>The table compares the LLM draft and every coder, field by
 
 function App() {
   useStore(s);
-  const right = useRef(null);
-  useLayoutEffect(() => {
-    if (right.current) right.current.scrollTop = 0;
-  }, [s.pos]);
   const clip = data.clip;
   const fixed = clip.editable
     ? null
@@ -504,25 +498,15 @@ function App() {
         <${RowList} s=${s} describe=${describeRow} emptyText="No row matches these filters." />
         <${ClipSide} />
       </section>
-      <section class="ws-right" aria-label="Coders side by side and the gold editor" ref=${right}>
-        <${ActionBar} />
-        <${MergePanel} s=${s} />
-        <div id="editor">
-          ${r && shownAny
-            ? html`<${RowEditor} key=${r.row_index} s=${s} decorate=${decorate} before=${html`<${CompareTable} r=${r} />`} />`
-            : html`<p class="empty">${s.rows.length ? "No row matches these filters." : "This clip has no rows."}</p>`}
-        </div>
-      </section>
+      <${EditorPane} s=${s} label="Coders side by side and the gold editor" bar=${html`<${ActionBar} />`}>
+        ${r && shownAny
+          ? html`<${RowEditor} key=${r.row_index} s=${s} decorate=${decorate} before=${html`<${CompareTable} r=${r} />`} />`
+          : html`<p class="empty">${s.rows.length ? "No row matches these filters." : "This clip has no rows."}</p>`}
+      <//>
     </div>
     <${HelpOverlay} s=${s} title="Adjudication" intro=${INTRO} keys=${KEYS} />
   </div>`;
 }
 
 bindKeyboard(s, { extra: { a: () => s.rows.length && acceptSuggestion(s.row(), null, { next: true }) } });
-const wanted = parseInt((location.hash.match(/^#row-(\d+)$/) || [])[1], 10);
-const startAt = s.rows.findIndex((r) => r.row_index === wanted);
-const firstShown = Math.max(s.rows.findIndex(rowVisible), 0);
-if (s.rows.length) s.open(startAt >= 0 ? startAt : firstShown, { scroll: true });
-const host = document.getElementById("adjudication-app");
-host.replaceChildren();
-render(html`<${App} />`, host);
+mountPage(s, App, "adjudication-app");

@@ -1,6 +1,7 @@
 /* Pieces both row-editor pages show around the editor: the banner, the merge
  * panel of a stale save, the transcript beside the list, the shortcut sheet,
  * and the keyboard. */
+import { render } from "preact";
 import { useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
 import { cls, fmtTime, html, typingIn } from "./lib.js";
 import { describePath, valueView } from "./words.js";
@@ -149,4 +150,35 @@ export function bindKeyboard(s, { extra = {}, onEnter = null } = {}) {
   window.addEventListener("beforeunload", () => {
     if (s.dirty) s.keepLocally();
   });
+}
+
+/** The right-hand pane: the action bar, a merge panel when a save was stale, and the editor
+ * (scrolled back to the top when another row opens). */
+export function EditorPane({ s, label, bar, children }) {
+  const pane = useRef(null);
+  useLayoutEffect(() => {
+    if (pane.current) pane.current.scrollTop = 0;
+  }, [s.pos]);
+  return html`<section class="ws-right" aria-label=${label} ref=${pane}>
+    ${bar}
+    <${MergePanel} s=${s} />
+    <div id="editor">${children}</div>
+  </section>`;
+}
+
+/** Save (Ctrl+S) and save-and-next (Ctrl+Enter): the first two buttons of both pages' action bars. */
+export function SaveButtons({ s }) {
+  return html`<button type="button" id="save" onClick=${() => s.save({})} title="Ctrl+S">Save</button>
+    <button type="button" id="save-next" onClick=${() => s.save({ next: true })} title="Ctrl+Enter">Save & next</button>`;
+}
+
+/** Open the row the address names (#row-N), else the first row shown, and draw the page into `hostId`. */
+export function mountPage(s, App, hostId) {
+  const wanted = parseInt((location.hash.match(/^#row-(\d+)$/) || [])[1], 10);
+  const named = s.rows.findIndex((r) => r.row_index === wanted);
+  const firstShown = Math.max(s.rows.findIndex((r) => s.visible(r)), 0);
+  if (s.rows.length) s.open(named >= 0 ? named : firstShown, { scroll: true });
+  const host = document.getElementById(hostId);
+  host.replaceChildren();
+  render(html`<${App} />`, host);
 }

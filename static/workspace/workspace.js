@@ -1,12 +1,11 @@
 /* The annotator's clip page: media, the row list with the conversation's words,
  * the transcript beside it, and the row editor. Data arrives embedded as JSON
  * (#workspace-data); edits go to the workspace API (see session.js). */
-import { render } from "preact";
-import { useLayoutEffect, useRef, useState } from "preact/hooks";
+import { useState } from "preact/hooks";
 import { api, html, readData, useStore } from "./lib.js";
 import { confirmStep } from "./dialog.js";
 import { MediaPanel, Player } from "./media.js";
-import { Banner, HelpOverlay, MergePanel, Transcript, bindKeyboard } from "./panels.js";
+import { Banner, EditorPane, HelpOverlay, SaveButtons, Transcript, bindKeyboard, mountPage } from "./panels.js";
 import { RowEditor, draftDecoration } from "./row-editor.js";
 import { RowList } from "./row-list.js";
 import { EditorSession } from "./session.js";
@@ -92,8 +91,7 @@ function ActionBar() {
   const d = r.revision;
   const state = s.saving ? "saving…" : s.dirty ? "unsaved changes (kept in this browser)" : `saved · version ${d.version}`;
   return html`<div class="editor-actions">
-    <button type="button" id="save" onClick=${() => s.save({})} title="Ctrl+S">Save</button>
-    <button type="button" id="save-next" onClick=${() => s.save({ next: true })} title="Ctrl+Enter">Save & next</button>
+    <${SaveButtons} s=${s} />
     <button type="button" id="mark-reviewed" onClick=${() => s.markReviewed()} title="m">${d.status === "reviewed" ? "Reviewed ✓ (reopen)" : "Mark reviewed"}</button>
     <button type="button" id="review-next" class="primary" onClick=${() => s.confirmAndNext()} title="Enter: the row is right as it is (with your edits); mark it reviewed and open the next">
       ✓ Reviewed, next <kbd>Enter</kbd>
@@ -146,10 +144,6 @@ const KEYS = [
 
 function App() {
   useStore(s);
-  const right = useRef(null);
-  useLayoutEffect(() => {
-    if (right.current) right.current.scrollTop = 0;
-  }, [s.pos]);
   const info = readOnlyInfo.current;
   const fixed = info ? { kind: info.reason === "submitted" ? "info" : "warn", text: info.since ? `${info.message} (Submitted ${new Date(info.since).toLocaleString()}.)` : info.message } : null;
   return html`<div class=${`ws${s.readOnly ? " read-only" : ""}`} id="workspace">
@@ -162,22 +156,13 @@ function App() {
         <${ClipComments} />
       </section>
       <${Transcript} s=${s} />
-      <section class="ws-right" aria-label="Row editor" ref=${right}>
-        <${ActionBar} />
-        <${MergePanel} s=${s} />
-        <div id="editor">
-          ${s.rows.length ? html`<${RowEditor} key=${s.row().row_index} s=${s} decorate=${decorate} />` : html`<p class="empty">This clip has no rows yet.</p>`}
-        </div>
-      </section>
+      <${EditorPane} s=${s} label="Row editor" bar=${html`<${ActionBar} />`}>
+        ${s.rows.length ? html`<${RowEditor} key=${s.row().row_index} s=${s} decorate=${decorate} />` : html`<p class="empty">This clip has no rows yet.</p>`}
+      <//>
     </div>
     <${HelpOverlay} s=${s} title="Keyboard shortcuts" keys=${KEYS} />
   </div>`;
 }
 
 bindKeyboard(s, { onEnter: () => s.confirmAndNext() });
-const wanted = parseInt((location.hash.match(/^#row-(\d+)$/) || [])[1], 10);
-const startAt = s.rows.findIndex((r) => r.row_index === wanted);
-if (s.rows.length) s.open(startAt >= 0 ? startAt : 0, { scroll: true });
-const host = document.getElementById("workspace-app");
-host.replaceChildren();
-render(html`<${App} />`, host);
+mountPage(s, App, "workspace-app");

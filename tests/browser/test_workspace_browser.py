@@ -262,14 +262,20 @@ def test_the_conversation_is_in_view(login, live_server, clip, annotator):
     assert revision(clip, annotator, 3).content["relation_pattern_evidence_rows"] == [2, 3]
 
 
-def test_two_tabs_saving_the_same_row_get_a_merge_view_not_a_lost_edit(login, live_server, clip, annotator):
+def saved_in_another_tab(login, live_server, clip, tone):
+    """Two tabs on row 1; the first saves `tone` while the second still shows version 1."""
     first = login("ann1", "ann-pass-123")
     second = login("ann1", "ann-pass-123")
     open_clip(first, live_server, clip)
     open_clip(second, live_server, clip)
-    first.fill('[data-path="tone_of_voice"] input', "tab one tone")
+    first.fill('[data-path="tone_of_voice"] input', tone)
     first.click("#save")
     first.wait_for_selector("#save-state:has-text('version 2')")
+    return first, second
+
+
+def test_two_tabs_saving_the_same_row_get_a_merge_view_not_a_lost_edit(login, live_server, clip, annotator):
+    _, second = saved_in_another_tab(login, live_server, clip, "tab one tone")
     choose_label(second, "verbal", "recoll")
     second.click("#save")
     second.wait_for_selector("#merge-box")
@@ -284,13 +290,7 @@ def test_two_tabs_saving_the_same_row_get_a_merge_view_not_a_lost_edit(login, li
 
 
 def test_a_stale_mark_reviewed_without_edits_shows_the_saved_row_not_a_merge(login, live_server, clip, annotator):
-    first = login("ann1", "ann-pass-123")
-    second = login("ann1", "ann-pass-123")
-    open_clip(first, live_server, clip)
-    open_clip(second, live_server, clip)
-    first.fill('[data-path="tone_of_voice"] input', "changed in tab one")
-    first.click("#save")
-    first.wait_for_selector("#save-state:has-text('version 2')")
+    _, second = saved_in_another_tab(login, live_server, clip, "changed in tab one")
     second.click("#mark-reviewed")
     second.wait_for_selector("#banner.warn")
     assert second.locator("#merge-box").count() == 0
