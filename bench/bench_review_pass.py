@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import secrets
 import statistics
 import sys
 import tempfile
@@ -38,7 +39,7 @@ CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
 PASS_ROWS = 37
 LATENCY_SIZES = (15, 50, 150)
 TARGET_MS = 50.0
-PASSWORD = "bench-review-pass-2026"
+PASSWORD = secrets.token_urlsafe(16)  # for this run's throw-away annotator only
 
 # In the page: time from each Enter keydown to the next row's editor being editable, and to the next frame.
 INSTRUMENT = """(first) => {

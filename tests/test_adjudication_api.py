@@ -290,6 +290,7 @@ def test_accepting_the_suggestion_through_the_api(clip, lead, annotator):
     assert accepted.status_code == 200, accepted.json()
     assert accepted.json()["decisions"]["utterance_type"]["source"] == "draft" and accepted.json()["status"] == "decided"
     assert client.post(url, {"version": 0}, format="json").status_code == 409
-    assert client.post(url, {"version": 1, "fields": ["mood"]}, format="json").status_code == 400
+    unknown = client.post(url, {"version": 1, "fields": ["mood"]}, format="json")
+    assert unknown.status_code == 422 and "unknown field(s) mood" in unknown.json()["detail"]
     assert client.post(url, {"version": 1}, format="json").status_code == 422, "nothing left to accept"
     assert api_for(annotator).post(url, {"version": 1}, format="json").status_code == 403

@@ -163,7 +163,7 @@ class RowGoldDecide(LeadView):
 
 class AcceptSuggestionSerializer(serializers.Serializer):
     version = serializers.IntegerField(min_value=0)
-    fields = serializers.ListField(child=serializers.ChoiceField(choices=list(FIELDS)), required=False, help_text="only these fields (default: every field not decided yet)")
+    fields = serializers.ListField(child=serializers.CharField(), required=False, help_text=f"only these fields ({', '.join(FIELDS)}; default: every field not decided yet)")
 
 
 class RowGoldAcceptSuggestion(LeadView):

@@ -105,7 +105,7 @@ async function take(r, f, source) {
     if (pendingNotes[r.row_id]) delete pendingNotes[r.row_id][f.name];
     s.clearBanner();
     s.adopt(r, res.json, f.keys);
-  } else if (res.status === 409) {
+  } else if (res.status === 409 && res.json.current) {
     s.adopt(r, res.json.current, []);
     s.setBanner("This row's gold was changed elsewhere; its current version is loaded. Take the value again if you still want it.", "warn");
   } else s.setBanner(res.json.detail || `Not taken (the server answered ${res.status}).`, "error");
@@ -132,7 +132,7 @@ async function acceptSuggestion(r, fields, { next = false } = {}) {
     if (res.status === 200) {
       s.clearBanner();
       s.adopt(r, res.json, FIELDS.filter((f) => wanted.includes(f.name)).flatMap((f) => f.keys));
-    } else if (res.status === 409) {
+    } else if (res.status === 409 && res.json.current) {
       s.adopt(r, res.json.current, []);
       return s.setBanner("This row's gold was changed elsewhere; its current version is loaded. Accept again if you still want the suggestion.", "warn");
     } else return s.setBanner(res.json.detail || `Not accepted (the server answered ${res.status}).`, "error");

@@ -2,7 +2,7 @@
  * working document, each keystroke updates the document) and keyed, so a
  * re-render patches it in place: nothing under the pointer or the focus is
  * ever replaced while someone types or clicks. */
-import { useEffect, useMemo, useRef, useState } from "preact/hooks";
+import { useEffect, useLayoutEffect, useMemo, useRef, useState } from "preact/hooks";
 import { THERAPIST, cls, focusFieldAfter, html, keyOf } from "./lib.js";
 
 /** A labelled field with its messages. `issues`: [{message}] placed at this field. */
@@ -99,7 +99,8 @@ export function LabelPicker({ fieldName, options, rules, value, path, onChange, 
   const current = choices.find((c) => c.label === value);
   const activeChoice = visible[Math.min(active, Math.max(visible.length - 1, 0))];
 
-  useEffect(() => {
+  // In the same task as the render that opened the list, so that the very next key lands in the filter.
+  useLayoutEffect(() => {
     if (!open) return;
     filterRef.current.focus();
     popRef.current.scrollIntoView({ block: "nearest" });

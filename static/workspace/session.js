@@ -294,7 +294,7 @@ export class EditorSession extends Store {
       r.failed = { issues: res.json.issues || [], message: res.json.detail };
       if (here) this.issues = r.failed.issues;
       this.setBanner(`Row ${r.row_index} was not ${what}: ${res.json.detail || "fix the fields marked in red"}.`, "error", back, !here);
-    } else if (res.status === 409) {
+    } else if (res.status === 409 && res.json.current) {
       const hadEdits = !same(sent, this.docContent(r));
       if (!hadEdits) {
         // Nothing of the annotator's would be lost: show the saved version and let them decide again.
@@ -307,6 +307,7 @@ export class EditorSession extends Store {
         this.setBanner(`Row ${r.row_index} was changed elsewhere and was not ${what}: open it to merge, nothing is lost.`, "warn", back, true);
       }
     } else {
+      // Any other refusal (a 409 without a current version is the clip's state: discarded, released) keeps the edits here.
       r.failed = { issues: [], message: res.json.detail };
       this.setBanner(`Row ${r.row_index} was not ${what}: ${res.json.detail || res.status}. The edits are kept in this browser.`, "error", back, !here);
     }
