@@ -144,7 +144,7 @@ export function MediaPanel({ s }) {
       <label title="seconds played before the row when it is replayed">Pre-roll <select id="preroll" value=${String(player.preroll)} onChange=${(e) => player.save({ preroll: parseFloat(e.currentTarget.value) })}>
         ${PREROLLS.map((v) => html`<option key=${v} value=${String(v)}>${v} s</option>`)}
       </select></label>
-      <span class="muted"><kbd>r</kbd> replays the row, <kbd>p</kbd> plays / pauses</span>
+      <span class="muted"><kbd>r</kbd> replay · <kbd>p</kbd> play</span>
     </div>
   </div>`;
 }

@@ -17,6 +17,7 @@ from annotation.models import AnnotatorSettings
 from annotation.rescue_format.importer import import_rescue
 
 from ..factories import client_row, couple_clip, therapist_row
+from .conftest import screenshot
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.browser]
 
@@ -79,6 +80,7 @@ def test_a_replay_stops_at_the_rows_end_within_one_frame(login, live_server, cli
     print(f"replay of row 2 (ends at {end} s) stopped at {', '.join(f'{t:.3f}' for t in stops)} s")
     assert all(abs(t - end) <= FRAME for t in stops), stops
     expect(page.locator("#row-2")).to_have_class(re.compile(r"\bplaying\b"))  # the highlight stays on the replayed row
+    screenshot(page, "clip-with-video")
     assert page.errors == []
 
 
