@@ -406,3 +406,20 @@ class ImportRecord(models.Model):
         if self.pk is not None:
             raise ImportRecordImmutable("import records are a log of what happened; they are never changed")
         super().save(*args, **kwargs)
+
+
+class ReplaySpeed(models.TextChoices):
+    SLOWER = "0.75", "0.75×"
+    NORMAL = "1", "1×"
+    FASTER = "1.25", "1.25×"
+
+
+class AnnotatorSettings(models.Model):
+    """How the workspace plays a row back for one person, kept on the server so
+    that it follows them from browser to browser."""
+
+    user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="annotator_settings")
+    replay_speed = models.CharField(max_length=5, choices=ReplaySpeed.choices, default=ReplaySpeed.NORMAL)
+    # Seconds of media played before the row starts, to hear the turn arrive (0 to 2).
+    preroll = models.DecimalField(max_digits=3, decimal_places=2, default=0)
+    updated_at = models.DateTimeField(auto_now=True)

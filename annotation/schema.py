@@ -8,7 +8,13 @@ Both report :class:`Issue` objects with a JSON-ish path
 
 Severity: ``error`` means the document is refused; ``warning`` means it is
 stored with the issue attached to the row and shown to the annotator.
-``strict=True`` (a human save in the editor) refuses warnings too.
+``strict=True`` (a person's save: the annotator's editor, the API, the lead's
+gold) refuses warnings too, and also refuses work that looks made but is not:
+a list entry whose text is empty, evidence rows cited without a relation
+pattern, a relation pattern (``""`` included) without a reason. Documents
+that come from elsewhere (LLM drafts, imported releases) are not held to
+these completeness rules: the public release itself leaves the reasons of its
+therapist rows empty.
 """
 from __future__ import annotations
 
@@ -170,6 +176,26 @@ def relation_label_key(row: dict) -> str:
     return "relation_pattern"
 
 
+# The text each kind of list entry must carry before a person may save it.
+REQUIRED_ENTRY_TEXT = {
+    "background_dialogue": ("content",),
+    "body_posture": ("description",),
+    "facial_expressions": ("description",),
+    "self_directed_behavior": ("description",),
+    "interaction_behavior": ("description",),
+    "internal_emotion": ("emotion_description",),
+    "viewpoints_attitudes": ("viewpoint", "attitude"),
+    "support_strategy": ("strategy_content",),
+}
+
+
+def relation_key_family(row: dict) -> tuple[str, str, str]:
+    """The (label, reason, evidence rows) keys the row's relation pattern lives under."""
+    if relation_label_key(row) == "relation_cycle_state":
+        return "relation_cycle_state", "relation_cycle_reason", "relation_cycle_evidence_rows"
+    return "relation_pattern", "relation_pattern_reason", "relation_pattern_evidence_rows"
+
+
 def relation_label(row: dict) -> str | None:
     """The row's relation-pattern label: a label, ``""`` (no clear pattern) or None (not annotated)."""
     return row.get(relation_label_key(row))
@@ -259,7 +285,10 @@ def issues_from_validation_error(exc: ValidationError, prefix: tuple = ()) -> li
         loc = (*prefix, *err["loc"])
         kind = err["type"]
         words = _TYPE_WORDS.get(kind)
-        if words and kind not in ("missing", "extra_forbidden"):
+        if words and kind not in ("missing", "extra_forbidden") and err.get("input") is None:
+            # A new entry's value nobody chose yet (the editor starts entries empty).
+            message = "choose an intensity from 0 to 10" if loc[-1] == "intensity" else f"has no value yet: it {words}"
+        elif words and kind not in ("missing", "extra_forbidden"):
             message = f"{words}, got {_describe(err.get('input'))}"
         else:
             message = words or err["msg"]
@@ -291,8 +320,8 @@ class ClipContext:
 class _RowChecker:
     """Collects the clip-dependent issues of one row."""
 
-    def __init__(self, row: Row, base: str, ctx: ClipContext):
-        self.row, self.base, self.ctx = row, base, ctx
+    def __init__(self, row: Row, base: str, ctx: ClipContext, strict: bool = False):
+        self.row, self.base, self.ctx, self.strict = row, base, ctx, strict
         self.issues: list[Issue] = []
         self.entity_set = frozenset(ctx.entities)
 
@@ -302,7 +331,10 @@ class _RowChecker:
     def person(self, path: str, value: str) -> None:
         if value not in self.entity_set:
             allowed = ", ".join(self.ctx.entities)
-            self.add(path, f"{value!r} is not a person of this clip (allowed: {allowed})", "entity_unknown")
+            if value == "":
+                self.add(path, f"choose a person (one of: {allowed})", "entity_unknown")
+            else:
+                self.add(path, f"{value!r} is not a person of this clip (allowed: {allowed})", "entity_unknown")
 
     def targets(self, path: str, targets: list[str], owner: str, owner_word: str) -> None:
         if not targets:
@@ -385,7 +417,28 @@ class _RowChecker:
             for i, ev in enumerate(getattr(row, ev_key)):
                 if not 1 <= ev <= self.ctx.row_count:
                     self.add(f"{ev_key}[{i}]", f"evidence row {ev} does not exist (this clip has rows 1–{self.ctx.row_count})", "evidence_row_missing", "warning")
+        if self.strict:
+            self.completeness()
         return self.issues
+
+    def completeness(self) -> None:
+        """What a person's save must not leave half-made (see the module's docstring)."""
+        row = self.row
+        for name, keys in REQUIRED_ENTRY_TEXT.items():
+            for i, entry in enumerate(getattr(row, name)):
+                for key in keys:
+                    if not getattr(entry, key).strip():
+                        self.add(f"{name}[{i}].{key}", "is empty: write it, or remove the entry", "text_empty")
+        # Only the key family the row's label lives under: the mirrored family of the
+        # regular convention holds "" on client rows by design, not "no clear pattern".
+        present = {key: None for key in row.model_fields_set}
+        label_key, reason_key, evidence_key = relation_key_family({**present, "primary_speaker": row.primary_speaker})
+        label = getattr(row, label_key)
+        if label is None and getattr(row, evidence_key):
+            self.add(evidence_key, "evidence rows belong to a relation pattern: choose a pattern, or remove the rows", "evidence_without_pattern")
+        if label is not None and not (getattr(row, reason_key) or "").strip():
+            what = "“no clear pattern”" if label == "" else "a relation pattern"
+            self.add(reason_key, f"{what} needs a short reason", "relation_reason_missing")
 
 
 def _finish(issues: list[Issue], strict: bool) -> Report:
@@ -401,7 +454,7 @@ def check_row(data: dict, ctx: ClipContext, *, base: str = "", strict: bool = Fa
     except ValidationError as exc:
         prefix = tuple(_parse_base(base))
         return None, _finish(issues_from_validation_error(exc, prefix), strict)
-    return row, _finish(_RowChecker(row, base, ctx).run(), strict)
+    return row, _finish(_RowChecker(row, base, ctx, strict).run(), strict)
 
 
 def _parse_base(base: str) -> list:
@@ -449,7 +502,7 @@ def check_clip(data: Any, *, taxonomy_version: str = "1", duration: float | None
         if previous_start is not None and row.start_time < previous_start:
             issues.append(Issue(f"{base}.start_time", f"row starts at {row.start_time}, before the previous row ({previous_start}); rows must be in time order", "rows_out_of_order", "warning"))
         previous_start = row.start_time
-        issues.extend(_RowChecker(row, base, ctx).run())
+        issues.extend(_RowChecker(row, base, ctx, strict).run())
     return clip, _finish(issues, strict)
 
 

@@ -44,6 +44,7 @@ def therapist_row(index: int, target=("Maya",), strategy: str | None = "track", 
             else []
         ),
         relation_cycle_state="pursue_withdraw",
+        relation_cycle_reason="the therapist names the cycle both keep up",
     )
     row.update(overrides)
     return row

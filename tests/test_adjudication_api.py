@@ -3,6 +3,7 @@ scripts, leads only, and a page whose query count does not grow with its rows.""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from django.db import connection
@@ -75,7 +76,7 @@ def test_decide_save_validate_and_conflict_through_the_api(clip, lead):
     assert stale.status_code == 409 and stale.json()["current"]["content"]["utterance_type"] == "request"
 
     gold = client.get(f"/api/v1/rows/{row_id(clip, 2)}/gold/").json()
-    content = {**gold["content"], "tone_of_voice": "calm and warm"}
+    content = {**gold["suggestion"]["content"], "tone_of_voice": "calm and warm"}
     bad = client.post(f"/api/v1/rows/{row_id(clip, 2)}/gold/validate/", {"content": {**content, "target": []}}, format="json")
     assert [i["code"] for i in bad.json()["issues"]] == ["target_empty"]
     refused = client.put(f"/api/v1/rows/{row_id(clip, 2)}/gold/", {"content": {**content, "target": []}, "version": 0}, format="json")
@@ -194,8 +195,10 @@ def test_clip_page_embeds_the_payload_and_escapes_text(client, project, tmp_path
     assert page.status_code == 200
     text = page.content.decode()
     assert "<script>alert(1)</script>" not in text
-    assert 'id="f-disagreements" checked' in text and '<option value="tone_of_voice" selected>' in text
-    assert "Accept 1 unanimous row" in text
+    embedded = json.loads(re.search(r'<script id="workspace-data" type="application/json">(.*?)</script>', text, re.S).group(1))
+    assert embedded["filters"] == {"disagreements": True, "open": False, "field": "tone_of_voice", "label": "", "annotator": ""}, "the page starts filtered"
+    assert embedded["summary"]["unanimous_without_gold"] == 1 and embedded["can_mark"] is True
+    assert embedded["rows"][0]["dialogue_cleaned"] == "<script>alert(1)</script>", "kept as text, inert inside the JSON"
 
 
 def test_clip_page_forms_carry_out_clip_decisions_and_keep_the_filters(client, clip, lead, annotator):
@@ -278,3 +281,18 @@ def test_nav_landing_goes_straight_to_the_only_project_or_lists_them(client, pro
     create_project("second", name="Second benchmark")
     listing = client.get(reverse("assignment-projects")).content.decode()
     assert reverse("assignment-index", args=["second"]) in listing and reverse("assignment-index", args=[project.slug]) in listing
+
+
+def test_accepting_the_suggestion_through_the_api(clip, lead, annotator):
+    client = api_for(lead)
+    url = f"/api/v1/rows/{row_id(clip, 1)}/gold/accept-suggestion/"
+    before = client.get(f"/api/v1/rows/{row_id(clip, 1)}/gold/").json()
+    assert before["content"] is None and before["suggestion"]["fields"]["utterance_type"]["kind"] == "draft"
+    accepted = client.post(url, {"version": 0, "fields": ["utterance_type"]}, format="json")
+    assert accepted.status_code == 200, accepted.json()
+    assert accepted.json()["decisions"]["utterance_type"]["source"] == "draft" and accepted.json()["status"] == "decided"
+    assert client.post(url, {"version": 0}, format="json").status_code == 409
+    unknown = client.post(url, {"version": 1, "fields": ["mood"]}, format="json")
+    assert unknown.status_code == 422 and "unknown field(s) mood" in unknown.json()["detail"]
+    assert client.post(url, {"version": 1}, format="json").status_code == 422, "nothing left to accept"
+    assert api_for(annotator).post(url, {"version": 1}, format="json").status_code == 403

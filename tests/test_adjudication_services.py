@@ -149,7 +149,7 @@ def test_unknown_source_or_field_is_refused(clip, lead):
 
 def test_editing_the_gold_records_an_edit_decision_for_changed_fields_only(clip, lead):
     state = state_of(clip, 2)
-    content = {**selectors.gold_document(state)["content"], "tone_of_voice": "calm and warm"}
+    content = {**selectors.gold_document(state)["suggestion"]["content"], "tone_of_voice": "calm and warm"}
     gold = services.save_gold(state.row.pk, lead, content, 0, notes={"tone_of_voice": "both hold"})
     assert gold.decisions["tone_of_voice"] == {**gold.decisions["tone_of_voice"], "source": "edit", "note": "both hold", "same_as": []}
     assert set(gold.decisions) == set(FIELDS), "the other fields were unanimous"
@@ -158,7 +158,7 @@ def test_editing_the_gold_records_an_edit_decision_for_changed_fields_only(clip,
 
 def test_an_invalid_gold_edit_is_refused_with_field_paths(clip, lead):
     state = state_of(clip, 1)
-    content = {**selectors.gold_document(state)["content"], "target": ["Maya"]}
+    content = {**selectors.gold_document(state)["suggestion"]["content"], "target": ["Maya"]}
     with pytest.raises(InvalidDocument) as exc:
         services.save_gold(state.row.pk, lead, content, 0)
     assert [(i.path, i.code) for i in exc.value.issues] == [("target[0]", "self_target")]
@@ -192,7 +192,7 @@ def test_mark_adjudicated_needs_gold_on_every_row_and_no_open_disagreement(clip,
     with pytest.raises(ServiceError, match="3 row\\(s\\) have no gold"):
         services.mark_adjudicated(clip, lead)
     services.accept_unanimous(clip, lead)
-    services.save_gold(state_of(clip, 1).row.pk, lead, {**selectors.gold_document(state_of(clip, 1))["content"], "tone_of_voice": "x"}, 0)
+    services.save_gold(state_of(clip, 1).row.pk, lead, {**selectors.gold_document(state_of(clip, 1))["suggestion"]["content"], "tone_of_voice": "x"}, 0)
     with pytest.raises(ServiceError, match="not decided yet \\(rows 1\\)"):
         services.mark_adjudicated(clip, lead)
     services.decide(state_of(clip, 1).row.pk, lead, "utterance_type", "ann1", 1)
@@ -271,3 +271,67 @@ def test_project_progress_counts_rows_and_open_disagreements_per_field(clip, lea
     progress = selectors.project_progress(clip.project)
     assert progress["rows_adjudicated"] == 2 and progress["disagreements_left_total"] == 1
     assert progress["per_clip"][0]["coders"] == 2 and progress["per_clip"][0]["disputed_rows"] == 2
+
+
+# --- gold is empty until decided; suggestions ----------------------------------------
+
+
+def test_no_gold_until_a_decision_and_the_suggestion_says_where_it_comes_from(project, tmp_path, annotator, other_annotator):
+    from annotation.services import create_user
+
+    third = create_user("ann3", "annotator", password="pw-ann3-123456")[0]
+    edits = {"ann1": {1: {"utterance_type": "request"}, 2: {"tone_of_voice": "calm"}}, "ann3": {1: {"utterance_type": "request"}, 2: {"tone_of_voice": "warm"}}, "ann2": {2: {"tone_of_voice": "soft"}}}
+    clip = reviewed_clip(project, tmp_path, [annotator, other_annotator, third], edits)
+    first, second, third_row = (selectors.gold_document(state_of(clip, i)) for i in (1, 2, 3))
+    assert first["content"] is None and first["decisions"] == {} and first["version"] == 0
+    assert first["suggestion"]["fields"]["utterance_type"] == {"kind": "majority", "source": "ann1", "agree": ["ann1", "ann3"]}
+    assert first["suggestion"]["content"]["utterance_type"] == "request"
+    assert second["suggestion"]["fields"]["tone_of_voice"] == {"kind": "draft", "source": "draft", "agree": []}, "three ways apart: the draft"
+    assert third_row["suggestion"]["fields"]["target"]["kind"] == "unanimous"
+    assert not Gold.objects.filter(row__clip=clip).exists()
+
+
+def test_accepting_a_suggestion_decides_the_open_fields_and_refuses_when_nothing_is_left(clip, lead):
+    row = state_of(clip, 2).row  # ann1 "calm", ann2 "warm": no majority, the draft is suggested
+    gold = services.accept_suggestion(row.pk, lead, 0)
+    assert gold.content["tone_of_voice"] == state_of(clip, 2).draft.content["tone_of_voice"] == "quiet, tired"
+    assert gold.decisions["tone_of_voice"]["source"] == "draft" and gold.decisions["target"]["source"] == "unanimous"
+    assert state_of(clip, 2).adjudicated
+    with pytest.raises(ServiceError, match="nothing to accept on row 2"):
+        services.accept_suggestion(row.pk, lead, gold.version)
+    with pytest.raises(services.GoldConflict):
+        services.accept_suggestion(state_of(clip, 1).row.pk, lead, 3)
+    one = services.accept_suggestion(state_of(clip, 1).row.pk, lead, 0, ["utterance_type"])
+    assert one.decisions["utterance_type"]["source"] == "draft" and one.decisions["utterance_type"]["same_as"] == ["ann2", "draft"]
+
+
+# --- the schema's completeness rules at adjudication ----------------------------------
+
+
+def test_gold_is_held_to_a_persons_rules_at_every_entry_point(project, tmp_path, lead, annotator, other_annotator):
+    # Both coders' row 3 has a relation pattern without its reason (as revisions imported from elsewhere may).
+    clip = reviewed_clip(project, tmp_path, [annotator, other_annotator], edits={}, submit=False)
+    for revision in Revision.objects.filter(row__clip=clip, row__row_index=3):
+        Revision.objects.filter(pk=revision.pk).update(content={**revision.content, "relation_pattern_reason": ""})
+    result = services.accept_unanimous(clip, lead)
+    assert 3 in result.invalid and result.invalid[3][0]["code"] == "relation_reason_missing"
+    state = state_of(clip, 3)
+    with pytest.raises(InvalidDocument) as refused:
+        services.save_gold(state.row.pk, lead, {**state.base()[0], "relation_pattern_evidence_rows": [1], "relation_pattern": None}, 0)
+    assert {i.code for i in refused.value.issues} == {"evidence_without_pattern"}
+    assert {i.code for i in services.validate_gold(state.row, state.base()[0])} == {"relation_reason_missing"}
+    # Accepted anyway (a suggestion is taken as it is), the gold keeps the issue and the clip cannot close on it.
+    services.accept_suggestion(state.row.pk, lead, 0)
+    assert [w["code"] for w in gold_of(clip, 3).warnings] == ["relation_reason_missing"]
+    for assignment in clip.assignments.all():
+        submit_assignment(assignment, assignment.annotator)
+    with pytest.raises(ServiceError, match="gold that does not validate \\(rows 3\\)"):
+        services.mark_adjudicated(clip, lead)
+
+
+def test_the_label_filter_offers_each_label_once_and_matches_any_kind(clip):
+    payload = selectors.adjudication_payload(clip)
+    labels = [c["label"] for c in payload["label_choices"]]
+    assert labels.count("repair") == 1 and {"utterance type", "strategy"} == set(next(c for c in payload["label_choices"] if c["label"] == "repair")["kinds"])
+    shown = lambda **f: [s.row.row_index for s in selectors.row_states(clip) if selectors.RowFilter(**f).matches(s)]  # noqa: E731
+    assert shown(label="request") == [1] and shown(label="track") == [2] and shown(label="utterance:track") == []

@@ -80,6 +80,7 @@ POLICY = {
     "api-revision-validate": ASSIGNED,
     "api-revision-review": ASSIGNED,
     "api-assignment-submit": ASSIGNED,
+    "api-my-settings": USER,
 }
 # Everything a lead runs: ingest, pre-annotation, assignment, adjudication, agreement, releases.
 LEAD_PREFIXES = ("ingest-", "preannotate-", "api-preannotate-", "adjudication-", "api-adjudication-", "assignment-",

@@ -117,7 +117,7 @@ def test_clip_from_the_platform_exports_in_the_regular_convention(project, tmp_p
     Gold.objects.update(layout={})  # as documents made on the platform have
     row = json.loads(export_text(project))["rows"][4]
     assert list(row)[:15] == ["start_time", "end_time", "primary_speaker", "target", "dialogue_cleaned", "utterance_type", "background_dialogue", "tone_of_voice", "body_posture", "facial_expressions", "self_directed_behavior", "interaction_behavior", "internal_emotion", "viewpoints_attitudes", "support_strategy"]
-    assert list(row)[15:] == ["relation_cycle_state", "row_index", "relation_pattern", "relation_pattern_reason", "relation_pattern_evidence_rows"]
+    assert list(row)[15:] == ["relation_cycle_state", "relation_cycle_reason", "row_index", "relation_pattern", "relation_pattern_reason", "relation_pattern_evidence_rows"]
 
 
 # --- bad input: one clear message, nothing written ---------------------------------

@@ -176,3 +176,53 @@ def test_unknown_taxonomy_version_is_a_clear_error():
 
     with pytest.raises(UnknownTaxonomy, match="no taxonomy for scenario 'couple' version '9'"):
         load_taxonomy("couple", "9")
+
+
+# (what a person's save leaves half-made, how to make it, path, code): refused in strict mode only.
+INCOMPLETE = [
+    ("posture entry without a description", lambda c: c["rows"][0]["body_posture"][0].update(description="  "), "rows[0].body_posture[0].description", "text_empty"),
+    ("emotion entry without a description", lambda c: c["rows"][0]["internal_emotion"][0].update(emotion_description=""), "rows[0].internal_emotion[0].emotion_description", "text_empty"),
+    ("viewpoint without an attitude", lambda c: c["rows"][0].update(viewpoints_attitudes=[{"source": "Maya", "target": "Tobias", "viewpoint": "he hides", "attitude": ""}]), "rows[0].viewpoints_attitudes[0].attitude", "text_empty"),
+    ("strategy without its content", lambda c: c["rows"][1]["support_strategy"][0].update(strategy_content=""), "rows[1].support_strategy[0].strategy_content", "text_empty"),
+    ("background dialogue without words", lambda c: c["rows"][0].update(background_dialogue=[{"speaker": "Tobias", "target": ["Maya"], "content": ""}]), "rows[0].background_dialogue[0].content", "text_empty"),
+    ("interaction without a description", lambda c: c["rows"][0].update(interaction_behavior=[{"initiator": "Maya", "target": ["Tobias"], "description": ""}]), "rows[0].interaction_behavior[0].description", "text_empty"),
+    ("evidence rows without a pattern", lambda c: c["rows"][0].update(relation_pattern_evidence_rows=[1]), "rows[0].relation_pattern_evidence_rows", "evidence_without_pattern"),
+    ("a pattern without a reason", lambda c: c["rows"][2].update(relation_pattern_reason=""), "rows[2].relation_pattern_reason", "relation_reason_missing"),
+    ("no clear pattern without a reason", lambda c: c["rows"][0].update(relation_pattern=""), "rows[0].relation_pattern_reason", "relation_reason_missing"),
+    ("a therapist row's cycle label without a reason", lambda c: c["rows"][1].pop("relation_cycle_reason"), "rows[1].relation_cycle_reason", "relation_reason_missing"),
+]
+
+
+@pytest.mark.parametrize("what,breaks,path,code", INCOMPLETE, ids=[c[0] for c in INCOMPLETE])
+def test_a_persons_save_refuses_what_is_half_made_while_drafts_and_imports_keep_their_tolerance(what, breaks, path, code):
+    doc = mutate(couple_clip(), breaks)
+    assert not [i for i in issues_of(doc).issues if i.code == code], "an LLM draft or an import is not held to it"
+    strict = issues_of(doc, strict=True)
+    assert (path, code, "error") in [(i.path, i.code, i.severity) for i in strict.issues]
+
+
+def test_the_mirrored_cycle_keys_of_a_client_row_are_not_a_pattern_without_a_reason():
+    # The regular convention: client rows carry relation_cycle_state "" / "" / [] by design.
+    row = client_row(1, relation_pattern="pursue_withdraw", relation_pattern_reason="she presses", relation_pattern_evidence_rows=[1],
+                     relation_cycle_state="", relation_cycle_reason="", relation_cycle_evidence_rows=[])
+    _, report = check_row(row, ClipContext.for_clip("couple", ["Maya", "Tobias"], row_count=3), strict=True)
+    assert report.issues == []
+
+
+def test_the_real_release_passes_as_an_import_and_names_what_a_person_would_have_to_complete(sample_path):
+    line = sample_path.read_text(encoding="utf-8").splitlines()[0]
+    _, tolerant = check_clip(json.loads(line))
+    _, strict = check_clip(json.loads(line), strict=True)
+    assert tolerant.errors == []
+    # Its therapist rows carry a cycle label with no reason: a person saving one must write it.
+    assert {i.code for i in strict.errors} >= {"relation_reason_missing"}
+    assert all(i.path.endswith("relation_cycle_reason") for i in strict.errors if i.code == "relation_reason_missing")
+
+
+def test_an_empty_choice_is_asked_for_in_words():
+    doc = mutate(couple_clip(), lambda c: c["rows"][0]["internal_emotion"][0].update(person="", intensity=None))
+    (issue,) = issues_of(doc).errors  # a structural error stops the row's other checks
+    assert (issue.path, issue.message) == ("rows[0].internal_emotion[0].intensity", "choose an intensity from 0 to 10")
+    doc = mutate(couple_clip(), lambda c: c["rows"][0]["internal_emotion"][0].update(person=""))
+    (issue,) = issues_of(doc).errors
+    assert issue.message == "choose a person (one of: Maya, Tobias, Therapist, Couple)"

@@ -251,3 +251,71 @@ def test_a_save_that_loses_the_race_is_a_conflict_not_an_overwrite(assigned, ann
     assert current.content["tone_of_voice"] == "winner" and current.version == 2
     history = list(current.history.order_by("history_date").values_list("history_type", "version"))
     assert history == [("+", 1), ("~", 2)], "one audit record per write"
+
+
+@pytest.mark.parametrize(
+    "change,path,code",
+    [
+        (lambda c: c["internal_emotion"].append({"person": "Maya", "emotion_description": "", "intensity": 5}), "internal_emotion[1].emotion_description", "text_empty"),
+        (lambda c: c.update(relation_pattern=None, relation_pattern_evidence_rows=[2]), "relation_pattern_evidence_rows", "evidence_without_pattern"),
+        (lambda c: c.update(relation_pattern="", relation_pattern_reason=""), "relation_pattern_reason", "relation_reason_missing"),
+    ],
+    ids=["empty entry text", "evidence without a pattern", "no clear pattern without a reason"],
+)
+def test_the_api_refuses_a_phantom_save_with_the_schemas_path(assigned, annotator, change, path, code):
+    revision = my_revision(assigned, annotator)
+    content = json.loads(json.dumps(revision.content))
+    change(content)
+    client = api_for(annotator)
+    response = client.put(f"/api/v1/revisions/{revision.pk}/", {"content": content, "version": 1}, format="json")
+    assert response.status_code == 422
+    assert (path, code) in {(i["path"], i["code"]) for i in response.json()["issues"]}
+    checked = client.post(f"/api/v1/revisions/{revision.pk}/validate/", {"content": content}, format="json").json()["issues"]
+    assert (path, code) in {(i["path"], i["code"]) for i in checked}, "the editor's live check says the same"
+    revision.refresh_from_db()
+    assert revision.version == 1
+
+
+def test_marking_a_row_reviewed_refuses_a_pattern_without_a_reason(project, tmp_path, annotator):
+    doc = couple_clip()
+    doc["rows"][2]["relation_pattern_reason"] = ""  # the draft's tolerance: imported with it
+    path = tmp_path / "c.jsonl"
+    path.write_text(json.dumps(doc) + "\n", encoding="utf-8")
+    import_rescue(path, project, as_source="draft")
+    clip = project.clips.get()
+    start_assignment(clip, annotator)
+    revision = my_revision(clip, annotator, 3)
+    response = api_for(annotator).post(f"/api/v1/revisions/{revision.pk}/review/", {"version": 1}, format="json")
+    assert response.status_code == 422
+    assert [(i["path"], i["code"]) for i in response.json()["issues"]] == [("relation_pattern_reason", "relation_reason_missing")]
+
+
+def test_the_payload_says_why_a_clip_cannot_be_edited(assigned, annotator, lead):
+    client = api_for(annotator)
+    assert client.get(f"/api/v1/clips/{assigned.pk}/workspace/").json()["read_only"] is None
+    assert api_for(lead).get(f"/api/v1/clips/{assigned.pk}/workspace/").json()["read_only"]["reason"] == "not_assigned"
+    for index in (1, 2, 3):
+        revision = my_revision(assigned, annotator, index)
+        client.post(f"/api/v1/revisions/{revision.pk}/review/", {"version": revision.version}, format="json")
+    client.post(f"/api/v1/assignments/{assigned.assignments.get().pk}/submit/")
+    read_only = client.get(f"/api/v1/clips/{assigned.pk}/workspace/").json()["read_only"]
+    assert read_only["reason"] == "submitted" and "A lead can reopen it" in read_only["message"] and read_only["since"]
+    for state, reason in ((ClipState.RELEASED, "released"), (ClipState.DISCARDED, "discarded")):
+        assigned.state = state
+        assigned.discard_reason = "speaker mismatch" if state == ClipState.DISCARDED else ""
+        assigned.save()
+        read_only = client.get(f"/api/v1/clips/{assigned.pk}/workspace/").json()["read_only"]
+        assert read_only["reason"] == reason
+    assert "speaker mismatch" in read_only["message"]
+
+
+def test_replay_settings_are_kept_per_annotator(assigned, annotator, other_annotator):
+    client = api_for(annotator)
+    assert client.get("/api/v1/me/workspace-settings/").json() == {"replay_speed": 1.0, "preroll": 0.0}
+    saved = client.put("/api/v1/me/workspace-settings/", {"replay_speed": 0.75, "preroll": 0.5}, format="json")
+    assert saved.status_code == 200 and saved.json() == {"replay_speed": 0.75, "preroll": 0.5}
+    assert client.put("/api/v1/me/workspace-settings/", {"preroll": 0.25}, format="json").json() == {"replay_speed": 0.75, "preroll": 0.25}
+    assert client.put("/api/v1/me/workspace-settings/", {"replay_speed": 2}, format="json").status_code == 422
+    assert client.put("/api/v1/me/workspace-settings/", {"preroll": 5}, format="json").status_code == 422
+    assert client.get(f"/api/v1/clips/{assigned.pk}/workspace/").json()["settings"] == {"replay_speed": 0.75, "preroll": 0.25}
+    assert api_for(other_annotator).get("/api/v1/me/workspace-settings/").json() == {"replay_speed": 1.0, "preroll": 0.0}, "each their own"

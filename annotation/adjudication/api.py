@@ -62,6 +62,20 @@ def _invalid(exc: InvalidDocument):
     return Response({"detail": "the gold was not saved: fix the fields below", "issues": [i.as_dict() for i in exc.issues]}, status=status.HTTP_422_UNPROCESSABLE_ENTITY)
 
 
+def _decide(request, row_id, body_serializer, write):
+    """A decision on one row's gold: ``write(row, validated body)``, then the row's gold (or why not)."""
+    row = _row(request, row_id)
+    data = body_serializer(data=request.data)
+    data.is_valid(raise_exception=True)
+    try:
+        write(row, data.validated_data)
+    except services.GoldConflict as exc:
+        return _conflict(exc)
+    except ServiceError as exc:
+        return _refused(exc)
+    return Response(_gold(row))
+
+
 FILTER_PARAMS = [
     OpenApiParameter("disagreements", bool, description="only rows where the coders disagree"),
     OpenApiParameter("open", bool, description="only rows not adjudicated yet"),
@@ -144,17 +158,18 @@ class RowGoldValidate(LeadView):
 class RowGoldDecide(LeadView):
     @extend_schema(request=DecideSerializer, responses=GOLD_RESPONSES, summary="Decide one field: take a coder's or the draft's value, or keep the gold's, with a note")
     def post(self, request, row_id):
-        row = _row(request, row_id)
-        data = DecideSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        d = data.validated_data
-        try:
-            services.decide(row.pk, request.user, d["field"], d["source"], d["version"], note=d.get("note"))
-        except services.GoldConflict as exc:
-            return _conflict(exc)
-        except ServiceError as exc:
-            return _refused(exc)
-        return Response(_gold(row))
+        return _decide(request, row_id, DecideSerializer, lambda row, d: services.decide(row.pk, request.user, d["field"], d["source"], d["version"], note=d.get("note")))
+
+
+class AcceptSuggestionSerializer(serializers.Serializer):
+    version = serializers.IntegerField(min_value=0)
+    fields = serializers.ListField(child=serializers.CharField(), required=False, help_text=f"only these fields ({', '.join(FIELDS)}; default: every field not decided yet)")
+
+
+class RowGoldAcceptSuggestion(LeadView):
+    @extend_schema(request=AcceptSuggestionSerializer, responses=GOLD_RESPONSES, summary="Decide the row's open fields by accepting the suggestion (unanimous or majority value, else the draft's)")
+    def post(self, request, row_id):
+        return _decide(request, row_id, AcceptSuggestionSerializer, lambda row, d: services.accept_suggestion(row.pk, request.user, d["version"], d.get("fields")))
 
 
 class AcceptUnanimous(LeadView):

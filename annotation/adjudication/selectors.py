@@ -45,6 +45,26 @@ def adjudication_clip(user, clip_id: int) -> Clip:
         raise Http404("no such clip") from None
 
 
+@dataclass(frozen=True)
+class Suggestion:
+    """The value a lead may accept for a field, and where it comes from.
+
+    ``kind``: ``unanimous`` (every coder gave it), ``majority`` (a strict
+    majority of the coders) or ``draft`` (the coders split with no majority:
+    the LLM draft everyone started from). ``source`` is what accepting it
+    takes the value from: a coder's username or ``draft``; ``agree`` the coders
+    who gave this value.
+    """
+
+    kind: str
+    source: str
+    value: object
+    agree: tuple[str, ...]
+
+    def as_dict(self) -> dict:
+        return {"kind": self.kind, "source": self.source, "agree": list(self.agree)}
+
+
 @dataclass
 class RowState:
     """One row with every document about it and how the coders compare."""
@@ -99,22 +119,35 @@ class RowState:
             sources.append(DRAFT)
         return [s for s in sources if same_value(name, self.source_value(s, name), value)]
 
-    def base(self) -> tuple[dict, dict]:
-        """What a new gold document starts from, and its layout.
+    def suggestions(self) -> dict[str, Suggestion]:
+        """Per field, the value a lead may accept (no entry: the coders split and there is no draft)."""
+        coders = list(self.revisions)
+        out = {}
+        for name in FIELDS:
+            dispute = self.disputes.get(name)
+            agree = [c for c in coders if c not in dispute.outliers] if dispute else coders
+            if agree:
+                kind = "majority" if dispute else "unanimous"
+                out[name] = Suggestion(kind, agree[0], field_value(self.revisions[agree[0]].content, name), tuple(agree))
+            elif self.draft is not None:
+                value = field_value(self.draft.content, name)
+                out[name] = Suggestion("draft", DRAFT, value, tuple(c for c in coders if same_value(name, self.source_value(c, name), value)))
+        return out
 
-        Fields the coders agree on hold their shared value; disputed fields
-        hold the draft's value (the document everyone started from) until the
-        lead decides them, or the first coder's when there is no draft.
+    def base(self) -> tuple[dict, dict]:
+        """The document a new gold starts from (every suggestion taken), and its layout.
+
+        Nothing in it is decided: the page shows it as a suggestion, and a
+        field becomes gold only when the lead takes, accepts or edits it.
+        Fields without a suggestion hold the first coder's value.
         """
         coders = list(self.revisions.values())
         start = self.draft or (coders[0] if coders else None)
         if start is None:
             return {}, {}
-        content = dict(start.content)
-        if coders:
-            for name in FIELDS:
-                if name not in self.disputes:
-                    content = with_field(content, name, field_value(coders[0].content, name))
+        content = dict(coders[0].content if coders else start.content)
+        for name, suggestion in self.suggestions().items():
+            content = with_field(content, name, suggestion.value)
         return content, dict(start.layout or {})
 
 
@@ -152,7 +185,7 @@ class RowFilter:
     disagreements: bool = False  # only rows where the coders disagree
     open: bool = False  # only rows not yet adjudicated
     field: str = ""  # only rows where this field is disputed
-    label: str = ""  # only rows where a coder or the gold uses this label ("kind:label")
+    label: str = ""  # only rows where a coder or the gold uses this label ("kind:label", or a label of any kind)
     annotator: str = ""  # only rows where this coder is outvoted (or there is no majority)
 
     @classmethod
@@ -170,6 +203,11 @@ class RowFilter:
     def as_dict(self) -> dict:
         return {"disagreements": self.disagreements, "open": self.open, "field": self.field, "label": self.label, "annotator": self.annotator}
 
+    def _uses_label(self, labels: set[str]) -> bool:
+        if ":" in self.label:
+            return self.label in labels
+        return any(used.partition(":")[2] == self.label for used in labels)
+
     def matches(self, state: RowState) -> bool:
         if self.disagreements and not state.disputes:
             return False
@@ -177,7 +215,7 @@ class RowFilter:
             return False
         if self.field and self.field not in state.disputes:
             return False
-        if self.label and self.label not in state.labels():
+        if self.label and not self._uses_label(state.labels()):
             return False
         if self.annotator:
             fields = [state.disputes[self.field]] if self.field in state.disputes else state.disputes.values()
@@ -190,18 +228,28 @@ class RowFilter:
 
 
 def gold_document(state: RowState) -> dict:
-    """The gold as the editor edits it: the stored one, or the base a new one starts from.
+    """The row's gold (``content`` null until a first decision) and the suggestion beside it.
 
     ``status``: ``decided`` (gold with every disputed field decided), ``open``
     (a disputed field is undecided, with or without gold yet) or ``new`` (no
-    gold yet and nothing disputed).
+    gold yet and nothing disputed). ``suggestion``: the document the lead may
+    accept (``content``, every suggested value taken) and, per field, its kind
+    (unanimous, majority, draft), the source accepting takes it from and the
+    coders who gave it.
     """
+    content, _ = state.base()
+    suggestion = {"content": content, "fields": {name: s.as_dict() for name, s in state.suggestions().items()}}
     if state.gold is not None:
         g = state.gold
         status = "decided" if not state.undecided else "open"
-        return {"id": g.pk, "version": g.version, "status": status, "content": g.content, "warnings": g.warnings, "decisions": g.decisions, "updated_at": g.updated_at.isoformat()}
-    content, _ = state.base()
-    return {"id": None, "version": 0, "status": "open" if state.disputes else "new", "content": content, "warnings": [], "decisions": {}, "updated_at": None}
+        return {
+            "id": g.pk, "version": g.version, "status": status, "content": g.content, "warnings": g.warnings,
+            "decisions": g.decisions, "updated_at": g.updated_at.isoformat(), "suggestion": suggestion,
+        }  # fmt: skip
+    return {
+        "id": None, "version": 0, "status": "open" if state.disputes else "new", "content": None, "warnings": [],
+        "decisions": {}, "updated_at": None, "suggestion": suggestion,
+    }  # fmt: skip
 
 
 def row_payload(state: RowState, commented: set[int]) -> dict:
@@ -245,7 +293,7 @@ def _row_endpoint(name: str) -> str:
 
 def coders_of(clip: Clip) -> list[dict]:
     return [
-        {"username": a.annotator.username, "mode": a.mode, "state": a.state, "assignment": a.pk}
+        {"username": a.annotator.username, "mode": a.mode, "state": a.state, "state_words": a.get_state_display().lower(), "assignment": a.pk}
         for a in Assignment.objects.filter(clip=clip).select_related("annotator").order_by("annotator__username")
     ]
 
@@ -259,6 +307,7 @@ def adjudication_payload(clip: Clip, row_filter: RowFilter | None = None) -> dic
     """
     row_filter = row_filter or RowFilter()
     states = row_states(clip)
+    config = editor_config(clip)
     comments = list(Comment.objects.filter(clip=clip).select_related("author", "row").order_by("created_at"))
     comment_list = [
         {"id": c.pk, "row": c.row.row_index if c.row_id else None, "kind": c.kind, "body": c.body, "author": c.author.username, "created_at": c.created_at.isoformat(), "resolved": c.resolved}
@@ -273,7 +322,12 @@ def adjudication_payload(clip: Clip, row_filter: RowFilter | None = None) -> dic
         "document_title": "gold",
         "compare_to_draft": False,
         "storage_prefix": "rescue:gold:",
-        "endpoints": {"save": _row_endpoint("api-row-gold"), "validate": _row_endpoint("api-row-gold-validate"), "decide": _row_endpoint("api-row-gold-decide")},
+        "endpoints": {
+            "save": _row_endpoint("api-row-gold"),
+            "validate": _row_endpoint("api-row-gold-validate"),
+            "decide": _row_endpoint("api-row-gold-decide"),
+            "accept": _row_endpoint("api-row-gold-accept-suggestion"),
+        },
         "coders": coders,
         "fields": [{"name": name, "title": FIELD_TITLES[name], "keys": list(field_keys(name))} for name in FIELDS],
         "rows": [row_payload(s, commented) for s in states if row_filter.matches(s)],
@@ -283,8 +337,19 @@ def adjudication_payload(clip: Clip, row_filter: RowFilter | None = None) -> dic
         "discard_proposals": [c for c in comment_list if c["kind"] == CommentKind.DISCARD_PROPOSAL and not c["resolved"]],
         "cues": [],
         "assignment": None,
-        "config": editor_config(clip),
+        "config": config,
+        "label_choices": label_choices(config),
     }
+
+
+def label_choices(config: dict) -> list[dict]:
+    """Every taxonomy label once, with the kinds of field that use it (``repair`` is an
+    utterance type and a strategy): what the page's label filter offers."""
+    kinds: dict[str, list[str]] = {}
+    for key, word in (("utterance_types", "utterance type"), ("support_strategies", "strategy"), ("relation_patterns", "relation pattern")):
+        for item in config[key]:
+            kinds.setdefault(item["label"], []).append(word)
+    return [{"label": label, "kinds": kinds[label]} for label in sorted(kinds)]
 
 
 # --- the project's progress -------------------------------------------------------

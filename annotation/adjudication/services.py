@@ -174,6 +174,40 @@ def save_gold(row_id: int, user, content: dict, expected_version: int, *, notes:
     return _store(gold, user, f"edited: {', '.join(changed) or 'notes'}")
 
 
+@transaction.atomic
+def accept_suggestion(row_id: int, user, expected_version: int, fields: list[str] | None = None) -> Gold:
+    """Decide the row's fields that have no decision yet (or only ``fields``) by
+    accepting their suggestion: the coders' unanimous or majority value, else the draft's.
+
+    A field without a suggestion (the coders split, no draft) stays open.
+    Refused when nothing would be decided.
+    """
+    unknown = sorted(set(fields or ()) - set(FIELDS))
+    if unknown:
+        raise ServiceError(f"unknown field(s) {', '.join(unknown)} (choose from {', '.join(FIELDS)})")
+    row = _lock_row(row_id)
+    ensure_gold_editable(row.clip)
+    state = row_state(row)
+    _check_version(state, expected_version)
+    before = set((state.gold.decisions or {}) if state.gold else ())
+    gold = state.gold or _new_gold(state, user)
+    decisions = dict(gold.decisions or {})
+    suggestions = state.suggestions()
+    for name in fields or [n for n in FIELDS if n not in decisions]:
+        suggestion = suggestions.get(name)
+        if suggestion is None:
+            continue
+        value = copy.deepcopy(suggestion.value)
+        gold.content = with_field(gold.content, name, value)
+        source = UNANIMOUS if suggestion.kind == "unanimous" else suggestion.source
+        decisions[name] = _decision(source, user, "", state.same_as(name, value))
+    accepted = [name for name in FIELDS if name in decisions and (name not in before or name in (fields or ()))]
+    if not accepted:
+        raise ServiceError(f"nothing to accept on row {row.row_index}: every field is decided, or the coders split with no draft to suggest")
+    gold.decisions = decisions
+    return _store(gold, user, f"accepted the suggestion: {', '.join(accepted)}")
+
+
 def validate_gold(row: Row, content) -> list:
     """The issues a gold save of ``content`` would be refused with."""
     if not isinstance(content, dict):

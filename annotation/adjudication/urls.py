@@ -29,4 +29,5 @@ api_urlpatterns = [  # endpoints, mounted at /api/v1/
     path("rows/<int:row_id>/gold/", api.RowGold.as_view(), name="api-row-gold"),
     path("rows/<int:row_id>/gold/validate/", api.RowGoldValidate.as_view(), name="api-row-gold-validate"),
     path("rows/<int:row_id>/gold/decide/", api.RowGoldDecide.as_view(), name="api-row-gold-decide"),
+    path("rows/<int:row_id>/gold/accept-suggestion/", api.RowGoldAcceptSuggestion.as_view(), name="api-row-gold-accept-suggestion"),
 ]

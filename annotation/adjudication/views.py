@@ -3,8 +3,8 @@
 Leads and admins only. Anonymous visitors are sent to the login page; any
 other signed-in user gets 403 on every page (a role's tool, not someone's
 data: there is nothing to hide by answering 404). The clip page embeds its
-data as inert JSON and the shared row editor (static/workspace/editor.js,
-extended by static/adjudication/adjudicate.js) edits the gold through the
+data as inert JSON; its module (static/adjudication/adjudicate.js, Preact,
+with the shared row editor of static/workspace/) edits the gold through the
 adjudication API; clip-level decisions are plain forms posted here.
 """
 from __future__ import annotations
@@ -25,6 +25,7 @@ from ..models import Assignment, ClipState
 from ..roles import is_lead
 from ..services import ServiceError
 from . import selectors, services
+from ..workspace.selectors import annotator_settings
 from .fields import FIELD_TITLES, FIELDS
 from .forms import AssignForm, ReassignForm, RereviewForm
 
@@ -80,19 +81,19 @@ def clip_adjudication(request, clip_id):
     # without losing unsaved edits); the query only sets the filters' start.
     payload = selectors.adjudication_payload(clip)
     payload["filters"] = selectors.RowFilter.from_query(request.GET).as_dict()
-    context = {
-        "clip": clip,
-        "payload": payload,
-        "summary": payload["summary"],
-        "coders": payload["coders"],
-        "proposals": payload["discard_proposals"],
-        "editable": payload["clip"]["editable"],
-        "read_only": not payload["clip"]["editable"],
-        "can_mark": clip.state == ClipState.REVIEWED,
-        "can_rereview": clip.state not in (ClipState.DISCARDED, ClipState.RELEASED),
-        "fields": [(name, FIELD_TITLES[name]) for name in FIELDS],
-    }
-    return render(request, "adjudication/clip.html", context)
+    # What only the page needs: where its forms post, what the lead may do, how their media replays.
+    payload["urls"] = {
+        "index": reverse("adjudication-index", args=[clip.project.slug]),
+        **{key: reverse(f"adjudication-{name}", args=[clip.pk]) for key, name in (
+            ("accept_unanimous", "accept-unanimous"), ("mark_adjudicated", "mark-adjudicated"), ("accept_discard", "accept-discard"),
+            ("dismiss_discard", "dismiss-discard"), ("rereview", "rereview"))},
+    }  # fmt: skip
+    payload["project_name"] = clip.project.name
+    payload["discard_reason"] = clip.discard_reason
+    payload["can_mark"] = clip.state == ClipState.REVIEWED
+    payload["can_rereview"] = clip.state not in (ClipState.DISCARDED, ClipState.RELEASED)
+    payload["settings"] = annotator_settings(request.user)
+    return render(request, "adjudication/clip.html", {"clip": clip, "payload": payload})
 
 
 def _back_to_clip(clip, request):

@@ -196,6 +196,27 @@ class AssignmentSubmit(APIView):
         return Response(AssignmentSerializer(selectors.my_assignments(request.user).get(pk=assignment.pk)).data)
 
 
+class SettingsSerializer(serializers.Serializer):
+    replay_speed = serializers.FloatField(required=False, help_text="0.75, 1 or 1.25")
+    preroll = serializers.FloatField(required=False, help_text=f"seconds played before a row when it is replayed (0 to {services.PREROLL_MAX:g})")
+
+
+class MySettings(APIView):
+    @extend_schema(responses=SettingsSerializer, summary="How my media replays (speed, pre-roll)")
+    def get(self, request):
+        return Response(selectors.annotator_settings(request.user))
+
+    @extend_schema(request=SettingsSerializer, responses={200: SettingsSerializer, 422: OpenApiResponse(description="a value out of range")}, summary="Change how my media replays")
+    def put(self, request):
+        data = SettingsSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        try:
+            services.save_annotator_settings(request.user, **data.validated_data)
+        except ServiceError as exc:
+            return Response({"detail": str(exc)}, status=status.HTTP_422_UNPROCESSABLE_ENTITY)
+        return Response(selectors.annotator_settings(request.user))
+
+
 class ClipComments(APIView):
     @extend_schema(responses=CommentSerializer(many=True), summary="Comments on a clip (an annotator sees their own)")
     def get(self, request, clip_id: int):

@@ -9,7 +9,18 @@ from django.db.models import Count, Max, Q
 from django.http import Http404
 
 from .. import selectors
-from ..models import Assignment, AssignmentMode, Clip, Draft, Revision, RevisionStatus, Row
+from ..models import (
+    Assignment,
+    AssignmentMode,
+    AssignmentState,
+    AnnotatorSettings,
+    Clip,
+    ClipState,
+    Draft,
+    Revision,
+    RevisionStatus,
+    Row,
+)
 from ..schema import ANNOTATION_KEYS
 from ..taxonomy import load_taxonomy
 from .services import relation_keys
@@ -87,6 +98,34 @@ def editor_config(clip: Clip) -> dict:
     }
 
 
+def annotator_settings(user) -> dict:
+    """How the caller's media replays (their saved settings, or the defaults)."""
+    saved = AnnotatorSettings.objects.filter(user=user).first() or AnnotatorSettings()
+    return {"replay_speed": float(saved.replay_speed), "preroll": float(saved.preroll)}
+
+
+def read_only_reason(user, clip: Clip, assignment: Assignment | None) -> dict | None:
+    """Why the caller cannot edit this clip in the workspace (None: they can).
+
+    ``reason`` is a fixed word for scripts (discarded, released, submitted,
+    not_assigned); ``message`` says it to a person, and who can change it.
+    """
+    if clip.state == ClipState.DISCARDED:
+        # Never the discard reason: it may quote a coder's proposal, and coders are blind to each other.
+        return {"reason": "discarded", "message": "A lead discarded this clip: it left the benchmark and nothing in it can be edited."}
+    if clip.state == ClipState.RELEASED:
+        return {"reason": "released", "message": "This clip is part of a frozen release: its annotations can be read here but no longer edited."}
+    if assignment is None:
+        return {"reason": "not_assigned", "message": "You are viewing this clip without an assignment: nothing here can be edited."}
+    if assignment.state == AssignmentState.SUBMITTED:
+        return {
+            "reason": "submitted",
+            "message": "You submitted this clip, so it is read-only. A lead can reopen it for you (a re-review request); ask one if something needs changing.",
+            "since": assignment.submitted_at.isoformat() if assignment.submitted_at else None,
+        }
+    return None
+
+
 def workspace_payload(user, clip: Clip) -> dict:
     """The clip, its cues and rows, the caller's revision and the draft of each row.
 
@@ -135,6 +174,8 @@ def workspace_payload(user, clip: Clip) -> dict:
     return {
         "clip": clip_header(clip),
         "assignment": {"id": assignment.pk, "mode": assignment.mode, "state": assignment.state} if assignment else None,
+        "read_only": read_only_reason(user, clip, assignment),
+        "settings": annotator_settings(user),
         "cues": [{"position": c.position, "start": c.start_time, "end": c.end_time, "speaker": c.speaker, "text": c.text} for c in clip.cues.order_by("position")],
         "rows": payload_rows,
         "comments": comment_list,

@@ -15,6 +15,7 @@ from django.utils import timezone
 
 from ..audit import current_source
 from ..models import (
+    AnnotatorSettings,
     Assignment,
     AssignmentState,
     Clip,
@@ -23,9 +24,10 @@ from ..models import (
     CommentKind,
     Revision,
     RevisionStatus,
+    ReplaySpeed,
     Row,
 )
-from ..schema import THERAPIST, ClipContext, Issue, check_row, relation_label_key
+from ..schema import THERAPIST, ClipContext, Issue, check_row, relation_key_family
 from ..services import CLOSED_STATES, ClipClosed, ServiceError, comment_addressee, ensure_clip_open, transition
 from . import save_sql
 
@@ -52,10 +54,7 @@ class SaveResult:
 
 def relation_keys(content: dict, speaker: str) -> tuple[str, str, str]:
     """The (label, reason, evidence) keys the row's relation pattern is edited under."""
-    label_key = relation_label_key({**content, "primary_speaker": speaker})
-    if label_key == "relation_cycle_state":
-        return "relation_cycle_state", "relation_cycle_reason", "relation_cycle_evidence_rows"
-    return "relation_pattern", "relation_pattern_reason", "relation_pattern_evidence_rows"
+    return relation_key_family({**content, "primary_speaker": speaker})
 
 
 def mirror_relation(content: dict, speaker: str, layout: dict) -> dict:
@@ -270,3 +269,28 @@ def add_comment(clip: Clip, user, body: str, *, row: Row | None = None, kind: st
         comment._history_user = user
         comment.save()
     return comment
+
+
+PREROLL_MAX = 2.0
+
+
+@transaction.atomic
+def save_annotator_settings(user, *, replay_speed: float | None = None, preroll: float | None = None) -> AnnotatorSettings:
+    """Store how the caller's media replays; only the settings given change.
+
+    Two changes sent at once (speed, then pre-roll) both land: the row is
+    created if missing without a race, then locked while it changes.
+    """
+    AnnotatorSettings.objects.bulk_create([AnnotatorSettings(user=user)], ignore_conflicts=True)
+    saved = AnnotatorSettings.objects.select_for_update().get(user=user)
+    if replay_speed is not None:
+        choice = next((c for c in ReplaySpeed.values if float(c) == float(replay_speed)), None)
+        if choice is None:
+            raise ServiceError(f"replay speed must be one of {', '.join(ReplaySpeed.labels)}")
+        saved.replay_speed = choice
+    if preroll is not None:
+        if not 0 <= preroll <= PREROLL_MAX:
+            raise ServiceError(f"pre-roll must be between 0 and {PREROLL_MAX:g} seconds")
+        saved.preroll = round(preroll, 2)
+    saved.save()
+    return saved

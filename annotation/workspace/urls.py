@@ -16,4 +16,5 @@ api_urlpatterns = [
     path("revisions/<int:revision_id>/", api.RevisionDetail.as_view(), name="api-revision"),
     path("revisions/<int:revision_id>/validate/", api.RevisionValidate.as_view(), name="api-revision-validate"),
     path("revisions/<int:revision_id>/review/", api.RevisionReview.as_view(), name="api-revision-review"),
+    path("me/workspace-settings/", api.MySettings.as_view(), name="api-my-settings"),
 ]

@@ -1,8 +1,8 @@
 """Workspace pages: the queue and the clip view with its row editor.
 
 The clip page is rendered on the server with its data embedded as JSON
-(``json_script``, inert); the editor script (static/workspace/editor.js)
-draws the rows and saves through the workspace API.
+(``json_script``, inert); the page's module (static/workspace/workspace.js,
+Preact) draws the rows and the editor and saves through the workspace API.
 """
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ def queue(request):
 def clip_view(request, clip_id: int):
     clip = selectors.workspace_clip(request.user, clip_id)
     payload = selectors.workspace_payload(request.user, clip)
-    return render(request, "workspace/clip.html", {"clip": clip, "payload": payload, "read_only": payload["assignment"] is None})
+    return render(request, "workspace/clip.html", {"clip": clip, "payload": payload})
 
 
 @login_required

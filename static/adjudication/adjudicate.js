@@ -1,313 +1,512 @@
-/* The lead's adjudication page: what it adds to the shared row editor.
+/* The lead's adjudication page: the row filters, the table that sets the LLM
+ * draft and every coder side by side (disputed fields marked, a "take" per
+ * source and field, a note per decision), and below it the shared row editor
+ * (static/workspace/row-editor.js) editing the row's gold.
  *
- * static/workspace/editor.js draws the row list and edits the row's gold
- * (the embedded data tells it so); this file plugs into it through
- * window.RowEditorHooks: the row filters, the table that sets the LLM draft
- * and every coder side by side with disputed fields marked, a "take" button
- * per source and field, and a note per decision. It must load before
- * editor.js. Every text from coders and the LLM goes in with textContent.
- */
-(function () {
-  "use strict";
+ * Gold is empty until the lead decides: a field without a decision shows the
+ * suggestion (the coders' unanimous or majority value, else the LLM draft),
+ * styled as a suggestion, with "accept" beside it; `a` (or the button) accepts
+ * every suggestion of the row and opens the next one. */
+import { useState } from "preact/hooks";
+import { api, cls, csrf, html, readData, same, stable, useStore } from "../workspace/lib.js";
+import { confirmStep } from "../workspace/dialog.js";
+import { MediaPanel, Player } from "../workspace/media.js";
+import { Banner, EditorPane, HelpOverlay, SaveButtons, bindKeyboard, mountPage } from "../workspace/panels.js";
+import { RowEditor } from "../workspace/row-editor.js";
+import { RowList } from "../workspace/row-list.js";
+import { EditorSession } from "../workspace/session.js";
+import { stateWords, valueView } from "../workspace/words.js";
 
-  const data = JSON.parse(document.getElementById("workspace-data").textContent);
-  const FIELDS = data.fields; // [{name, title, keys}]
-  const CODERS = data.coders.map((c) => c.username);
-  const editable = data.clip.editable && document.getElementById("workspace").dataset.readOnly !== "true";
-  const filters = { ...data.filters };
-  const pendingNotes = {}; // row_id -> {field: note}, sent with the next decision on that field
-  const ALL_FIELDS_KEY = "rescue:adj:all-fields";
-  let showAll = localStorage.getItem(ALL_FIELDS_KEY) === "1";
-  let ed = null; // the editor's interface, given to setup()
-  let sentNotes = []; // fields whose pending note went with the save in flight
+const data = readData();
+const FIELDS = data.fields; // [{name, title, keys}]
+const CODERS = data.coders.map((c) => c.username);
+const filters = { ...data.filters };
+const pendingNotes = {}; // row_id -> {field: note}, sent with the next decision on that field
+const ALL_FIELDS_KEY = "rescue:adj:all-fields";
+let sentNotes = [];
 
-  // ---------------------------------------------------------------- values
-  function stable(v) {
-    // JSON with sorted object keys: imported documents may order nested keys differently.
-    if (Array.isArray(v)) return `[${v.map(stable).join(",")}]`;
-    if (v && typeof v === "object") return `{${Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${stable(v[k])}`).join(",")}}`;
-    return JSON.stringify(v === undefined ? null : v);
-  }
-  function fieldValue(content, f) {
-    if (!content) return undefined;
-    if (f.name === "relation_pattern") {
-      const out = {};
-      for (const k of f.keys) if (k in content) out[k] = content[k];
-      return out;
-    }
-    return content[f.name];
-  }
-  const comparable = (f, v) => (f.name === "target" && Array.isArray(v) ? [...v].sort() : v);
-  const sameField = (f, a, b) => stable(comparable(f, a)) === stable(comparable(f, b));
-  const decisions = (r) => (r.gold && r.gold.decisions) || {};
-  const undecided = (r) => r.disputed.filter((name) => !decisions(r)[name]);
-  const adjudicated = (r) => r.gold.version > 0 && undecided(r).length === 0;
-  const decideUrl = (r) => data.endpoints.decide.replace("{row}", r.row_id);
-
-  // ---------------------------------------------------------------- filters
-  function rowVisible(r) {
-    if (filters.disagreements && !r.disputed.length) return false;
-    if (filters.open && adjudicated(r)) return false;
-    if (filters.field && !r.disputed.includes(filters.field)) return false;
-    if (filters.label && !r.labels.includes(filters.label)) return false;
-    if (filters.annotator) {
-      const names = filters.field && r.disputed.includes(filters.field) ? [filters.field] : r.disputed;
-      if (!names.some((name) => (r.outliers[name] || []).includes(filters.annotator))) return false;
-    }
-    return true;
-  }
-  function filterQuery() {
-    const q = new URLSearchParams();
-    for (const [k, v] of Object.entries(filters)) if (v) q.set(k, v === true ? "1" : v);
-    const text = q.toString();
-    return text ? `?${text}` : "";
-  }
-  function showCount() {
-    const shown = ed.rows.filter(rowVisible).length;
-    document.getElementById("filter-count").textContent = shown === ed.rows.length ? `${shown} rows` : `${shown} of ${ed.rows.length} rows`;
-  }
-  function wireFilters() {
-    const form = document.getElementById("filters");
-    form.addEventListener("submit", (e) => e.preventDefault());
-    form.addEventListener("change", () => {
-      filters.disagreements = document.getElementById("f-disagreements").checked;
-      filters.open = document.getElementById("f-open").checked;
-      filters.field = document.getElementById("f-field").value;
-      filters.label = document.getElementById("f-label").value;
-      filters.annotator = document.getElementById("f-annotator").value;
-      history.replaceState(null, "", `${location.pathname}${filterQuery()}${location.hash}`);
-      const { row } = ed.current();
-      if (row && !rowVisible(row)) {
-        const first = ed.rows.findIndex(rowVisible);
-        if (first >= 0) ed.openRow(first, true);
-      }
-      ed.refresh();
-      showCount();
-    });
-    // Clip-level forms come back to the same filters and row.
-    document.querySelectorAll("form.clip-action").forEach((f) =>
-      f.addEventListener("submit", () => {
-        const { row } = ed.current();
-        f.action = f.getAttribute("action").split("?")[0] + filterQuery();
-        if (row) f.append(ed.el("input", { type: "hidden", name: "row", value: String(row.row_index) }));
-      })
-    );
-  }
-
-  // ---------------------------------------------------------------- how values read
-  function people(list) {
-    return (list || []).join(", ") || "nobody";
-  }
-  function entries(items, fmt) {
-    if (!items || !items.length) return ed.el("span", { class: "none", text: "none" });
-    if (items.length === 1) return ed.el("span", { text: fmt(items[0]) });
-    return ed.el("ul", { class: "entries" }, ...items.map((e) => ed.el("li", { text: fmt(e) })));
-  }
-  function shown(f, v, r) {
-    const el = ed.el;
-    if (v === undefined) return el("span", { class: "none", text: "—" });
-    switch (f.name) {
-      case "target":
-        return el("span", { text: people(v) });
-      case "utterance_type":
-      case "tone_of_voice":
-        return v ? el("span", { text: v }) : el("span", { class: "none", text: "—" });
-      case "background_dialogue":
-        return entries(v, (e) => `${e.speaker} → ${people(e.target)}: “${e.content}”`);
-      case "interaction_behavior":
-        return entries(v, (e) => `${e.initiator} → ${people(e.target)}: ${e.description}`);
-      case "internal_emotion":
-        return entries(v, (e) => `${e.person}: ${e.emotion_description} (${e.intensity})`);
-      case "viewpoints_attitudes":
-        return entries(v, (e) => `${e.source} → ${e.target}: ${e.viewpoint}; ${e.attitude}`);
-      case "support_strategy":
-        return entries(v, (e) => `${e.strategy_type} → ${people(e.target)}: ${e.strategy_content}`);
-      case "relation_pattern": {
-        const [labelKey, reasonKey, evidenceKey] = r.relation_keys;
-        const label = v[labelKey];
-        const head = label === null || label === undefined ? "not annotated" : label === "" ? "no clear pattern" : label;
-        const evidence = v[evidenceKey] || [];
-        return el(
-          "span",
-          {},
-          el("b", { class: label ? "" : "none", text: head }),
-          v[reasonKey] ? el("span", { class: "reason", text: ` — ${v[reasonKey]}` }) : null,
-          evidence.length ? el("span", { class: "evidence", text: ` [rows ${evidence.join(", ")}]` }) : null
-        );
-      }
-      default:
-        return entries(v, (e) => `${e.person}: ${e.description}`);
-    }
-  }
-  function decisionText(d) {
-    const source = { edit: "edited", confirmed: "kept as it was", unanimous: "unanimous", draft: "taken from the draft" }[d.source] || `taken from ${d.source}`;
-    const also = (d.same_as || []).filter((s) => s !== d.source);
-    return `${source}${also.length ? ` (= ${also.join(", ")})` : ""} · ${d.by}`;
-  }
-
-  // ---------------------------------------------------------------- decisions
-  async function take(r, f, source) {
-    const note = (pendingNotes[r.row_id] || {})[f.name];
-    const res = await ed.api("POST", decideUrl(r), { field: f.name, source, version: r.gold.version, note: note === undefined ? null : note });
-    if (res.status === 200) {
-      if (pendingNotes[r.row_id]) delete pendingNotes[r.row_id][f.name];
-      ed.clearBanner();
-      ed.adopt(r, res.json, f.keys);
-    } else if (res.status === 409) {
-      ed.adopt(r, res.json.current, []);
-      ed.banner("This row's gold was changed elsewhere; its current version is loaded. Take the value again if you still want it.", "warn");
-    } else {
-      ed.banner(res.json.detail || `Not taken (the server answered ${res.status}).`, "error");
-    }
-  }
-  async function saveNote(r, f, text) {
-    if (!decisions(r)[f.name]) {
-      pendingNotes[r.row_id] = { ...(pendingNotes[r.row_id] || {}), [f.name]: text };
-      return;
-    }
-    if ((decisions(r)[f.name].note || "") === text) return;
-    const res = await ed.api("POST", decideUrl(r), { field: f.name, source: "gold", version: r.gold.version, note: text });
-    if (res.status === 200) ed.adopt(r, res.json, []);
-    else ed.banner(res.json.detail || `Note not saved (the server answered ${res.status}).`, "error");
-  }
-
-  // ---------------------------------------------------------------- the table
-  // A username may break after "_", "." or "-" (long names in narrow columns).
-  function breakable(name) {
-    const out = [];
-    name.split(/(?<=[_.-])/).forEach((part, i) => {
-      if (i) out.push(ed.el("wbr"));
-      out.push(part);
-    });
+// ---------------------------------------------------------------- values
+function fieldValue(content, f) {
+  if (!content) return undefined;
+  if (f.name === "relation_pattern") {
+    const out = {};
+    for (const k of f.keys) if (k in content) out[k] = content[k];
     return out;
   }
-  function compareTable(r) {
-    const el = ed.el;
-    const disputed = new Set(r.disputed);
-    const open = new Set(undecided(r));
-    const rowsShown = FIELDS.filter((f) => showAll || disputed.has(f.name));
-    const sources = [...(r.draft ? [["draft", "LLM draft", r.draft.content]] : []), ...CODERS.filter((c) => r.coders[c]).map((c) => [c, c, r.coders[c].content])];
-    const toggle = el("label", { class: "check all-fields" }, el("input", {
-      type: "checkbox",
-      id: "show-all-fields",
-      checked: showAll,
-      onchange: (e) => {
-        showAll = e.target.checked;
-        localStorage.setItem(ALL_FIELDS_KEY, showAll ? "1" : "0");
-        ed.refresh();
-      },
-    }), " all fields");
-    const headline = !CODERS.length
-      ? "No coder has worked on this clip yet."
-      : !Object.keys(r.coders).length
-        ? "No coder has a revision of this row."
-        : disputed.size
-          ? `${disputed.size} disputed field${disputed.size > 1 ? "s" : ""}, ${open.size} still open`
-          : "Every coder gave the same annotation.";
-    const box = el("section", { class: "compare", id: "compare", "aria-label": "Sources side by side" }, el("div", { class: "compare-head" }, el("h3", { text: "Sources side by side" }), el("span", { class: "muted", text: headline }), toggle));
-    if (!rowsShown.length) return box;
-    const head = el("tr", {}, el("th", { class: "f", text: "Field" }), ...sources.map(([id, title]) => el("th", { class: id === "draft" ? "draft" : "", title }, ...breakable(title))), el("th", { class: "gold", text: "Gold" }));
-    const body = rowsShown.map((f) => {
-      const goldValue = fieldValue(r.gold.content, f);
-      const d = decisions(r)[f.name];
-      const isOpen = open.has(f.name);
-      const note = (pendingNotes[r.row_id] || {})[f.name] ?? (d ? d.note || "" : "");
-      // Notes belong to decisions: on disputed fields, and wherever the lead changed the value.
-      const wantsNote = disputed.has(f.name) || (d && (d.source === "edit" || d.note));
-      const noteInput = !wantsNote ? null : el("input", {
-        type: "text",
-        class: "decision-note",
-        placeholder: d ? "note…" : "note (goes with the decision)",
-        "aria-label": `note on ${f.title}`,
-        value: note,
-        disabled: !editable,
-        dataset: { path: `note:${f.name}`, field: f.name },
-        onchange: (e) => saveNote(r, f, e.target.value.trim()),
-        onkeydown: (e) => {
-          if (e.key === "Enter") {
-            e.preventDefault();
-            e.target.blur();
-          }
-        },
-      });
-      return el(
-        "tr",
-        { class: [disputed.has(f.name) ? "disputed" : "", isOpen ? "open" : ""].join(" ").trim(), dataset: { field: f.name } },
-        el("th", { scope: "row", class: "f" }, f.title, disputed.has(f.name) ? el("span", { class: `chip ${isOpen ? "chip-open" : "chip-decided"}`, text: isOpen ? "open" : "decided" }) : null),
-        ...sources.map(([id, , content]) => {
-          const value = fieldValue(content, f);
-          const inGold = sameField(f, value, goldValue);
-          // Green marks the value the gold holds, only where there was a choice to make.
-          const chosen = inGold && disputed.has(f.name) && !isOpen;
-          const outvoted = id !== "draft" && (r.outliers[f.name] || []).includes(id);
-          // A take is offered where it decides something: on an open field, or where the value differs from the gold.
-          const offer = editable && (isOpen || !inGold);
-          return el(
-            "td",
-            { class: ["src", id === "draft" ? "draft" : "", chosen ? "chosen" : "", outvoted ? "outvoted" : ""].join(" ").trim(), dataset: { source: id } },
-            el("div", { class: "val" }, shown(f, value, r)),
-            offer
-              ? el("button", { type: "button", class: "take", title: `Use ${id === "draft" ? "the LLM draft" : id}'s value as the gold`, dataset: { field: f.name, source: id }, onclick: () => take(r, f, id), text: "take" })
-              : null
-          );
-        }),
-        el("td", { class: "gold" }, el("div", { class: "val" }, shown(f, goldValue, r)), d ? el("div", { class: "decision", text: decisionText(d) }) : null, noteInput)
-      );
-    });
-    box.append(el("div", { class: "compare-wrap" }, el("table", { class: "compare-table" }, el("thead", {}, head), el("tbody", {}, ...body))));
-    return box;
-  }
+  return content[f.name];
+}
+const comparable = (f, v) => (f.name === "target" && Array.isArray(v) ? [...v].sort() : v);
+const sameField = (f, a, b) => stable(comparable(f, a)) === stable(comparable(f, b));
+const decisions = (r) => (r.gold && r.gold.decisions) || {};
+const undecided = (r) => r.disputed.filter((name) => !decisions(r)[name]);
+const adjudicated = (r) => r.gold.version > 0 && undecided(r).length === 0;
+const url = (name, r) => data.endpoints[name].replace("{row}", r.row_id);
+const fieldOf = (keys) => FIELDS.find((f) => f.keys.some((k) => keys.includes(k)));
 
-  // ---------------------------------------------------------------- hooks
-  window.RowEditorHooks = {
-    setup(api) {
-      ed = api;
-      wireFilters();
-      showCount();
-    },
-    rowVisible,
-    statusText(r, status) {
-      if (status === "unsaved") return status;
-      const left = undecided(r).length;
-      if (left) return `${left} open`;
-      if (r.gold.version > 0) return "decided";
-      return r.unanimous ? "agreed" : "no gold";
-    },
-    rowMarkers(r) {
-      if (!r.disputed.length) return null;
-      const titles = r.disputed.map((name) => FIELDS.find((f) => f.name === name).title);
-      return ed.el("span", { class: "marker dispute", title: `coders disagree on: ${titles.join(", ")}`, text: `≠${r.disputed.length}` });
-    },
-    progressText(rows) {
-      const done = rows.filter(adjudicated).length;
-      const left = rows.reduce((n, r) => n + undecided(r).length, 0);
-      return `${done} / ${rows.length} rows adjudicated · ${left} open decision${left === 1 ? "" : "s"}`;
-    },
-    fieldClass(r, keys) {
-      const f = FIELDS.find((x) => x.keys.some((k) => keys.includes(k)));
-      if (!f || !r.disputed.includes(f.name)) return "";
-      return undecided(r).includes(f.name) ? "disputed open" : "disputed";
-    },
-    beforeSections(r) {
-      return compareTable(r);
-    },
-    saveBody(r, body) {
-      // A note travels with a save only where the save decides something (the
-      // field changed) or the field is already decided; on an open field it
-      // waits for the take, so that typing a note never decides silently.
-      const notes = pendingNotes[r.row_id] || {};
-      const send = {};
-      for (const f of FIELDS) {
-        if (!(f.name in notes)) continue;
-        if (decisions(r)[f.name] || !sameField(f, fieldValue(body.content, f), fieldValue(r.gold.content, f))) send[f.name] = notes[f.name];
-      }
-      if (Object.keys(send).length) body.notes = send;
-      sentNotes = Object.keys(send);
-    },
-    afterSave(r) {
-      for (const name of sentNotes) delete (pendingNotes[r.row_id] || {})[name];
-      sentNotes = [];
-      showCount();
-    },
+// ---------------------------------------------------------------- filters
+function labelMatches(labels, wanted) {
+  if (wanted.includes(":")) return labels.includes(wanted);
+  return labels.some((used) => used.split(":")[1] === wanted);
+}
+function rowVisible(r) {
+  if (filters.disagreements && !r.disputed.length) return false;
+  if (filters.open && adjudicated(r)) return false;
+  if (filters.field && !r.disputed.includes(filters.field)) return false;
+  if (filters.label && !labelMatches(r.labels, filters.label)) return false;
+  if (filters.annotator) {
+    const names = filters.field && r.disputed.includes(filters.field) ? [filters.field] : r.disputed;
+    if (!names.some((name) => (r.outliers[name] || []).includes(filters.annotator))) return false;
+  }
+  return true;
+}
+function filterQuery() {
+  const q = new URLSearchParams();
+  for (const [k, v] of Object.entries(filters)) if (v) q.set(k, v === true ? "1" : v);
+  const text = q.toString();
+  return text ? `?${text}` : "";
+}
+
+// ---------------------------------------------------------------- the session
+const s = new EditorSession(data, {
+  doc: "gold",
+  docTitle: "gold",
+  readOnly: !data.clip.editable,
+  compareToDraft: false,
+  canComment: false,
+  urls: { save: (r) => url("save", r), validate: (r) => url("validate", r) },
+  storageKey: (r) => `${data.storage_prefix}${r.row_id}`,
+  baseContent: (r) => r.gold.content || r.gold.suggestion.content,
+  rowVisible,
+  // A note travels with a save only where the save decides something (the field
+  // changed) or the field is already decided; on an open field it waits for the
+  // take, so that typing a note never decides silently.
+  saveBody(r, body) {
+    const notes = pendingNotes[r.row_id] || {};
+    const send = {};
+    const before = r.gold.content || r.gold.suggestion.content;
+    for (const f of FIELDS) {
+      if (!(f.name in notes)) continue;
+      if (decisions(r)[f.name] || !sameField(f, fieldValue(body.content, f), fieldValue(before, f))) send[f.name] = notes[f.name];
+    }
+    if (Object.keys(send).length) body.notes = send;
+    sentNotes = Object.keys(send);
+  },
+  afterSave(r) {
+    for (const name of sentNotes) delete (pendingNotes[r.row_id] || {})[name];
+    sentNotes = [];
+  },
+});
+new Player(s, data.settings);
+
+async function take(r, f, source) {
+  const note = (pendingNotes[r.row_id] || {})[f.name];
+  const res = await api("POST", url("decide", r), { field: f.name, source, version: r.gold.version, note: note === undefined ? null : note });
+  if (res.status === 200) {
+    if (pendingNotes[r.row_id]) delete pendingNotes[r.row_id][f.name];
+    s.clearBanner();
+    s.adopt(r, res.json, f.keys);
+  } else if (res.status === 409 && res.json.current) {
+    s.adopt(r, res.json.current, []);
+    s.setBanner("This row's gold was changed elsewhere; its current version is loaded. Take the value again if you still want it.", "warn");
+  } else s.setBanner(res.json.detail || `Not taken (the server answered ${res.status}).`, "error");
+}
+
+async function saveNote(r, f, text) {
+  if (!decisions(r)[f.name]) {
+    pendingNotes[r.row_id] = { ...(pendingNotes[r.row_id] || {}), [f.name]: text };
+    return;
+  }
+  if ((decisions(r)[f.name].note || "") === text) return;
+  const res = await api("POST", url("decide", r), { field: f.name, source: "gold", version: r.gold.version, note: text });
+  if (res.status === 200) s.adopt(r, res.json, []);
+  else s.setBanner(res.json.detail || `Note not saved (the server answered ${res.status}).`, "error");
+}
+
+/** Accept the suggestion of `fields` (default: every field not decided yet); `next`: then open the next row shown. */
+async function acceptSuggestion(r, fields, { next = false } = {}) {
+  if (s.readOnly) return;
+  const wanted = fields || FIELDS.filter((f) => !decisions(r)[f.name] && r.gold.suggestion.fields[f.name]).map((f) => f.name);
+  if (wanted.length) {
+    if (r === s.row() && s.dirty && !(await s.save({}))) return; // the lead's own edits are decisions too: they go first
+    const res = await api("POST", url("accept", r), { version: r.gold.version, fields: wanted });
+    if (res.status === 200) {
+      s.clearBanner();
+      s.adopt(r, res.json, FIELDS.filter((f) => wanted.includes(f.name)).flatMap((f) => f.keys));
+    } else if (res.status === 409 && res.json.current) {
+      s.adopt(r, res.json.current, []);
+      return s.setBanner("This row's gold was changed elsewhere; its current version is loaded. Accept again if you still want the suggestion.", "warn");
+    } else return s.setBanner(res.json.detail || `Not accepted (the server answered ${res.status}).`, "error");
+  }
+  if (next) s.step(1);
+}
+
+// ---------------------------------------------------------------- how a decision reads
+function decisionText(d) {
+  const source = { edit: "edited", confirmed: "kept as it was", unanimous: "unanimous", draft: "taken from the draft" }[d.source] || `taken from ${d.source}`;
+  const also = (d.same_as || []).filter((x) => x !== d.source);
+  return `${source}${also.length ? ` (= ${also.join(", ")})` : ""} · ${d.by}`;
+}
+const SUGGESTION_WORDS = { unanimous: "every coder", majority: "majority", draft: "LLM draft (coders split)" };
+
+function relationView(r, v) {
+  const [labelKey, reasonKey, evidenceKey] = r.relation_keys;
+  if (!v) return html`<span class="none">—</span>`;
+  const label = v[labelKey];
+  const head = label === null || label === undefined ? "not annotated" : label === "" ? "no clear pattern" : label;
+  const evidence = v[evidenceKey] || [];
+  return html`<span><b class=${label ? "" : "none"}>${head}</b>${v[reasonKey] ? html`<span class="reason"> — ${v[reasonKey]}</span>` : null}${evidence.length ? html`<span class="evidence"> [rows ${evidence.join(", ")}]</span>` : null}</span>`;
+}
+function shown(f, v, r) {
+  if (v === undefined) return html`<span class="none">—</span>`;
+  if (f.name === "relation_pattern") return relationView(r, v);
+  if ((f.name === "utterance_type" || f.name === "tone_of_voice") && !v) return html`<span class="none">—</span>`;
+  return valueView(f.name, v);
+}
+// A username may break after "_", "." or "-" (long names in narrow columns).
+const breakable = (name) => name.split(/(?<=[_.-])/).flatMap((part, i) => (i ? [html`<wbr />`, part] : [part]));
+
+// ---------------------------------------------------------------- the table
+function GoldCell({ r, f, disputed }) {
+  const d = decisions(r)[f.name];
+  const editable = !s.readOnly;
+  const suggestion = r.gold.suggestion.fields[f.name];
+  const note = (pendingNotes[r.row_id] || {})[f.name] ?? (d ? d.note || "" : "");
+  const [typed, setTyped] = useState(null);
+  // Notes belong to decisions: on disputed fields, and wherever the lead changed the value.
+  const wantsNote = disputed || (d && (d.source === "edit" || d.note));
+  return html`<td class=${cls("gold", !d && "undecided")}>
+    ${d
+      ? html`<div class="val">${shown(f, fieldValue(r.gold.content, f), r)}</div><div class="decision">${decisionText(d)}</div>`
+      : suggestion
+        ? html`<div class="suggestion" title="a suggestion, not gold yet">
+            <span class="suggestion-kind">suggested · ${SUGGESTION_WORDS[suggestion.kind]}</span>
+            <div class="val">${shown(f, fieldValue(r.gold.suggestion.content, f), r)}</div>
+            ${editable ? html`<button type="button" class="accept" data-field=${f.name} onClick=${() => acceptSuggestion(r, [f.name])}>accept</button>` : null}
+          </div>`
+        : html`<div class="none">not decided: the coders split; take a value</div>`}
+    ${wantsNote
+      ? html`<input type="text" class="decision-note" placeholder=${d ? "note…" : "note (goes with the decision)"} aria-label=${`note on ${f.title}`}
+          value=${typed !== null ? typed : note} disabled=${!editable} data-field=${f.name}
+          onInput=${(e) => setTyped(e.currentTarget.value)}
+          onChange=${(e) => {
+            setTyped(null);
+            saveNote(r, f, e.currentTarget.value.trim());
+          }}
+          onKeyDown=${(e) => {
+            if (e.key === "Enter") {
+              e.preventDefault();
+              e.currentTarget.blur();
+            }
+          }} />`
+      : null}
+  </td>`;
+}
+
+function CompareTable({ r }) {
+  const [showAll, setShowAll] = useState(localStorage.getItem(ALL_FIELDS_KEY) === "1");
+  const disputed = new Set(r.disputed);
+  const open = new Set(undecided(r));
+  const rowsShown = FIELDS.filter((f) => showAll || disputed.has(f.name));
+  const sources = [...(r.draft ? [["draft", "LLM draft", r.draft.content]] : []), ...CODERS.filter((c) => r.coders[c]).map((c) => [c, c, r.coders[c].content])];
+  const headline = !CODERS.length
+    ? "No coder has worked on this clip yet."
+    : !Object.keys(r.coders).length
+      ? "No coder has a revision of this row."
+      : disputed.size
+        ? `${disputed.size} disputed field${disputed.size > 1 ? "s" : ""}, ${open.size} still open`
+        : "Every coder gave the same annotation.";
+  const toggle = (e) => {
+    const on = e.currentTarget.checked;
+    localStorage.setItem(ALL_FIELDS_KEY, on ? "1" : "0");
+    setShowAll(on);
   };
-})();
+  return html`<section class="compare" id="compare" aria-label="Sources side by side">
+    <div class="compare-head">
+      <h3>Sources side by side</h3>
+      <span class="muted">${headline}</span>
+      ${!r.gold.id ? html`<span class="chip chip-new" title="nothing of this row is gold until you take, accept or save">no gold yet: the editor below shows the suggestion (dashed)</span>` : null}
+      <label class="check all-fields"><input type="checkbox" id="show-all-fields" checked=${showAll} onChange=${toggle} /> all fields</label>
+    </div>
+    ${rowsShown.length
+      ? html`<div class="compare-wrap"><table class="compare-table">
+          <thead><tr><th class="f">Field</th>${sources.map(([id, title]) => html`<th key=${id} class=${id === "draft" ? "draft" : ""} title=${title}>${breakable(title)}</th>`)}<th class="gold">Gold</th></tr></thead>
+          <tbody>
+            ${rowsShown.map((f) => {
+              const d = decisions(r)[f.name];
+              const goldValue = d ? fieldValue(r.gold.content, f) : undefined;
+              const isOpen = open.has(f.name);
+              return html`<tr key=${f.name} class=${cls(disputed.has(f.name) && "disputed", isOpen && "open")} data-field=${f.name}>
+                <th scope="row" class="f">${f.title}${disputed.has(f.name) ? html`<span class=${`chip ${isOpen ? "chip-open" : "chip-decided"}`}>${isOpen ? "open" : "decided"}</span>` : null}</th>
+                ${sources.map(([id, , content]) => {
+                  const value = fieldValue(content, f);
+                  const inGold = d ? sameField(f, value, goldValue) : false;
+                  // Green marks the value the gold holds, only where there was a choice to make.
+                  const chosen = inGold && disputed.has(f.name);
+                  const outvoted = id !== "draft" && (r.outliers[f.name] || []).includes(id);
+                  // A take is offered where it decides something: an undecided disputed field, or a value that differs from the gold.
+                  const offer = !s.readOnly && (d ? !inGold : disputed.has(f.name));
+                  return html`<td key=${id} class=${cls("src", id === "draft" && "draft", chosen && "chosen", outvoted && "outvoted")} data-source=${id}>
+                    <div class="val">${shown(f, value, r)}</div>
+                    ${offer
+                      ? html`<button type="button" class="take" title=${`Use ${id === "draft" ? "the LLM draft" : id}'s value as the gold`} data-field=${f.name} data-source=${id}
+                          onClick=${() => take(r, f, id)}>take</button>`
+                      : null}
+                  </td>`;
+                })}
+                <${GoldCell} r=${r} f=${f} disputed=${disputed.has(f.name)} />
+              </tr>`;
+            })}
+          </tbody>
+        </table></div>`
+      : null}
+  </section>`;
+}
+
+/** Marks in the gold editor: disputed fields, and what is only a suggestion so far. */
+function decorate(keys) {
+  const r = s.row();
+  const f = fieldOf(keys);
+  if (!f) return {};
+  const decided = !!decisions(r)[f.name];
+  const base = r.gold.content || r.gold.suggestion.content;
+  const edited = keys.some((k) => !same(s.working[k], base[k]));
+  const disputed = r.disputed.includes(f.name);
+  const className = cls(disputed && "disputed", disputed && !decided && "open", !decided && !edited && "suggested", edited && "changed");
+  const badges = edited ? html`<span class="badge">your edit, not saved</span>` : null;
+  return { className, badges };
+}
+
+function describeRow(r, status) {
+  const out = {};
+  if (!["saving", "failed", "unsaved"].includes(status)) {
+    const left = undecided(r).length;
+    out.statusText = left ? `${left} open` : r.gold.version > 0 ? "decided" : r.unanimous ? "to accept" : "no gold";
+  }
+  if (r.disputed.length) {
+    const titles = r.disputed.map((name) => FIELDS.find((f) => f.name === name).title);
+    out.extra = { text: `≠${r.disputed.length}`, title: `coders disagree on: ${titles.join(", ")}`, className: "dispute" };
+  }
+  out.warnings = (r.gold.warnings || []).length;
+  return out;
+}
+
+// ---------------------------------------------------------------- clip-level actions
+/** A form posted to the server (a page reload with a message), keeping the filters and the open row. */
+function ClipForm({ action, id, label, className, disabled, title, ask, hidden = {} }) {
+  const submit = async (e) => {
+    e.preventDefault();
+    const form = e.currentTarget;
+    if (ask && !(await ask())) return;
+    form.action = action + filterQuery();
+    form.querySelector("input[name=row]").value = s.rows.length ? String(s.row().row_index) : "";
+    form.submit();
+  };
+  return html`<form method="post" action=${action} class="clip-action" onSubmit=${submit}>
+    <input type="hidden" name="csrfmiddlewaretoken" value=${csrf()} />
+    <input type="hidden" name="row" value="" />
+    ${Object.entries(hidden).map(([k, v]) => html`<input type="hidden" key=${k} name=${k} value=${v} />`)}
+    <button type="submit" id=${id} class=${className} disabled=${disabled} title=${title}>${label}</button>
+  </form>`;
+}
+
+const listRows = (rows) => rows.slice(0, 15).map((r) => r.row_index).join(", ") + (rows.length > 15 ? "…" : "");
+
+function askAcceptUnanimous() {
+  const rows = s.rows.filter((r) => r.unanimous && !r.gold.id);
+  return confirmStep({
+    title: `Accept ${rows.length} unanimous row${rows.length === 1 ? "" : "s"} as gold?`,
+    lines: [
+      `Rows ${listRows(rows)}: every coder gave the same annotation, and it becomes the gold as it is, each field recorded as a unanimous decision by you.`,
+      "There is no undo: changing one of these rows afterwards is an edit of its gold, recorded as your decision.",
+    ],
+    confirmLabel: `Accept ${rows.length} row${rows.length === 1 ? "" : "s"}`,
+  });
+}
+
+function askMarkAdjudicated() {
+  const missing = s.rows.filter((r) => !r.gold.id);
+  const open = s.rows.filter((r) => r.gold.id && undecided(r).length);
+  if (missing.length || open.length) {
+    const parts = [];
+    if (missing.length) parts.push(`${missing.length} row(s) have no gold (rows ${listRows(missing)})`);
+    if (open.length) parts.push(`${open.length} row(s) have disagreements not decided yet (rows ${listRows(open)})`);
+    s.setBanner(`Not ready to mark adjudicated: ${parts.join("; ")}.`, "error");
+    return Promise.resolve(false);
+  }
+  const all = s.rows.flatMap((r) => Object.values(decisions(r)));
+  const unanimous = all.filter((d) => d.source === "unanimous").length;
+  return confirmStep({
+    title: `Mark ${data.clip.sample_id} adjudicated?`,
+    lines: [
+      `Its ${s.rows.length} rows of gold become final: ${all.length - unanimous} field decision(s) taken, accepted or edited by a lead, ${unanimous} unanimous.`,
+      "The gold can no longer change; only a re-review request reopens the clip. It goes into the next release frozen from this project.",
+    ],
+    confirmLabel: "Mark adjudicated",
+  });
+}
+
+function Header() {
+  const clip = data.clip;
+  const done = s.rows.filter(adjudicated).length;
+  const left = s.rows.reduce((n, r) => n + undecided(r).length, 0);
+  const unanimousLeft = s.rows.filter((r) => r.unanimous && !r.gold.id).length;
+  return html`<header class="ws-head">
+    <div>
+      <p class="crumbs"><a href=${data.urls.index}>Adjudication · ${data.project_name}</a></p>
+      <h1>${clip.sample_id}</h1>
+      <p class="muted">${clip.scenario === "family" ? "Family" : "Couple"} · ${clip.participants.join(", ")} · <span class=${`state state-${clip.state}`} id="clip-state">${stateWords(clip.state)}</span>
+        · coders: ${data.coders.length
+          ? data.coders.map((c, i) => html`<span key=${c.username}>${i ? ", " : ""}<span class="coder">${c.username}</span> <small>(${c.state_words}${c.mode === "from_empty" ? ", calibration" : ""})</small></span>`)
+          : "none"}</p>
+    </div>
+    <div class="ws-head-actions">
+      <span id="progress" class="muted">${done} / ${s.rows.length} rows adjudicated · ${left} open decision${left === 1 ? "" : "s"}</span>
+      ${clip.editable
+        ? html`<${ClipForm} action=${data.urls.accept_unanimous} id="accept-unanimous" disabled=${!unanimousLeft} ask=${askAcceptUnanimous}
+            title="Rows on which every coder gave the same document become gold as they are" label=${`Accept ${unanimousLeft} unanimous row${unanimousLeft === 1 ? "" : "s"}`} />`
+        : null}
+      ${data.can_mark
+        ? html`<${ClipForm} action=${data.urls.mark_adjudicated} id="mark-adjudicated" className="primary" ask=${askMarkAdjudicated}
+            title="Every row has validated gold and no disagreement is left open" label="Mark adjudicated" />`
+        : null}
+      <button type="button" id="open-help" title="Keyboard shortcuts (?)" onClick=${() => s.toggleHelp(true)}>?</button>
+    </div>
+  </header>`;
+}
+
+function Proposals() {
+  return data.discard_proposals.map(
+    (p) => html`<div class="banner warn proposal" key=${p.id}>
+      <span><b>Discard proposal</b> by ${p.author}: <q>${p.body}</q></span>
+      <${ClipForm} action=${data.urls.accept_discard} className="accept-discard" label="Discard the clip" hidden=${{ comment: String(p.id) }}
+        ask=${() =>
+          confirmStep({
+            title: `Discard ${data.clip.sample_id}?`,
+            lines: [`The clip leaves the benchmark with ${p.author}'s reason: “${p.body}”.`, `Its ${s.rows.length} rows stay in the database (and in the audit trail) but no longer count for agreement or any release.`],
+            confirmLabel: "Discard the clip",
+          })} />
+      <${ClipForm} action=${data.urls.dismiss_discard} className="link" label="Keep it" hidden=${{ comment: String(p.id) }} />
+    </div>`
+  );
+}
+
+function Filters() {
+  const update = (key, value) => {
+    filters[key] = value;
+    history.replaceState(null, "", `${location.pathname}${filterQuery()}${location.hash}`);
+    const r = s.rows.length ? s.row() : null;
+    if (r && !rowVisible(r)) {
+      const first = s.rows.findIndex(rowVisible);
+      if (first >= 0) s.open(first, { scroll: true });
+    }
+    s.changed();
+  };
+  const shownCount = s.rows.filter(rowVisible).length;
+  return html`<form id="filters" class="filters" aria-label="Filter rows" onSubmit=${(e) => e.preventDefault()}>
+    <label class="check"><input type="checkbox" id="f-disagreements" checked=${!!filters.disagreements} onChange=${(e) => update("disagreements", e.currentTarget.checked)} /> disagreements only</label>
+    <label class="check"><input type="checkbox" id="f-open" checked=${!!filters.open} onChange=${(e) => update("open", e.currentTarget.checked)} /> not adjudicated</label>
+    <select id="f-field" aria-label="field" value=${filters.field || ""} onChange=${(e) => update("field", e.currentTarget.value)}>
+      <option value="">any field</option>
+      ${FIELDS.map((f) => html`<option key=${f.name} value=${f.name}>${f.title}</option>`)}
+    </select>
+    <select id="f-label" aria-label="label" value=${filters.label || ""} onChange=${(e) => update("label", e.currentTarget.value)}>
+      <option value="">any label</option>
+      ${filters.label && filters.label.includes(":") ? html`<option value=${filters.label}>${filters.label.replace(":", ": ")}</option>` : null}
+      ${data.label_choices.map((c) => html`<option key=${c.label} value=${c.label}>${c.label}${c.kinds.length > 1 ? ` (${c.kinds.join(", ")})` : ""}</option>`)}
+    </select>
+    <select id="f-annotator" aria-label="annotator" title="Rows where this coder is outvoted (or there is no majority)" value=${filters.annotator || ""} onChange=${(e) => update("annotator", e.currentTarget.value)}>
+      <option value="">any coder</option>
+      ${data.coders.map((c) => html`<option key=${c.username} value=${c.username}>${c.username} outvoted</option>`)}
+    </select>
+    <span id="filter-count" class="muted" aria-live="polite">${shownCount === s.rows.length ? `${shownCount} rows` : `${shownCount} of ${s.rows.length} rows`}</span>
+  </form>`;
+}
+
+function ClipSide() {
+  const clipComments = data.comments.filter((c) => c.row === null);
+  return html`
+    ${data.can_rereview && data.coders.length
+      ? html`<details class="clip-comments" id="rereview">
+          <summary>Request a re-review from a coder</summary>
+          <form method="post" action=${data.urls.rereview} class="stack clip-action">
+            <input type="hidden" name="csrfmiddlewaretoken" value=${csrf()} />
+            <label for="rereview-annotator">Coder (their assignment reopens; the clip goes back to review)</label>
+            <select name="annotator" id="rereview-annotator">${data.coders.map((c) => html`<option key=${c.username} value=${c.username}>${c.username} (${c.state_words})</option>`)}</select>
+            <label for="rereview-message">What to look at again</label>
+            <textarea name="message" id="rereview-message" rows="2"></textarea>
+            <button type="submit">Reopen for re-review</button>
+          </form>
+        </details>`
+      : null}
+    <details class="clip-comments">
+      <summary>Clip comments (${clipComments.length})</summary>
+      <ul id="clip-comment-list" class="comment-list">
+        ${clipComments.map((c) => html`<li key=${c.id}><span class="chip">${c.kind.replace("_", " ")}</span> <span>${c.body}</span><span class="muted"> — ${c.author}</span></li>`)}
+      </ul>
+    </details>`;
+}
+
+function ActionBar() {
+  if (s.readOnly || !s.rows.length) return null;
+  const r = s.row();
+  const state = s.saving ? "saving…" : s.dirty ? "unsaved changes (kept in this browser)" : r.gold.version ? `saved · version ${r.gold.version}` : "no gold saved yet";
+  const toAccept = FIELDS.filter((f) => !decisions(r)[f.name] && r.gold.suggestion.fields[f.name]).length;
+  return html`<div class="editor-actions">
+    <${SaveButtons} s=${s} />
+    <button type="button" id="accept-next" class="primary" onClick=${() => acceptSuggestion(r, null, { next: true })}
+      title="a: accept the suggestion of every field not decided yet, and open the next row">
+      ${toAccept ? `Accept suggestion (${toAccept}), next` : "Next row"} <kbd>a</kbd>
+    </button>
+    <span id="save-state" class="muted">${state}</span>
+  </div>`;
+}
+
+const KEYS = [
+  [html`<kbd>a</kbd>`, "accept the suggestion of every field not decided yet and open the next row shown (also the button)"],
+  [html`<kbd>j</kbd> / <kbd>k</kbd> (or <kbd>Alt</kbd>+<kbd>↓</kbd> / <kbd>↑</kbd>)`, "next / previous row shown"],
+  [html`<kbd>Ctrl</kbd>+<kbd>S</kbd>`, "save the gold row (every changed field becomes an edit decision)"],
+  [html`<kbd>Ctrl</kbd>+<kbd>Enter</kbd>`, "save and go to the next row shown"],
+  [html`<kbd>1</kbd>–<kbd>6</kbd>`, "jump to a dimension of the editor"],
+  [html`<kbd>l</kbd>`, "open the label picker of the dimension you are in"],
+  [html`<kbd>e</kbd>`, "pick evidence rows in the list"],
+  [html`<kbd>p</kbd> / <kbd>r</kbd>`, "play / pause; replay the row's span"],
+  [html`<kbd>Esc</kbd>`, "leave a field / close this sheet"],
+];
+const INTRO = html`<p>The table compares the LLM draft and every coder, field by field; disputed fields are marked. Nothing is gold until you decide:
+  <b>take</b> copies one source's value into the gold (the note beside it travels with the decision), <b>accept</b> takes the suggestion
+  (every coder's value, else the majority's, else the draft's), and saving the gold editor below records an <i>edit</i> decision for every field you changed.</p>`;
+
+function App() {
+  useStore(s);
+  const clip = data.clip;
+  const fixed = clip.editable
+    ? null
+    : {
+        kind: "info",
+        text: `This clip is ${stateWords(clip.state)}: its gold can be read here but not changed.${clip.state === "adjudicated" ? " Request a re-review to reopen it." : ""}${clip.state === "discarded" && data.discard_reason ? ` Reason: ${data.discard_reason}` : ""}`,
+      };
+  const r = s.rows.length ? s.row() : null;
+  const shownAny = s.rows.some(rowVisible);
+  return html`<div class=${`ws adj${s.readOnly ? " read-only" : ""}`} id="workspace">
+    <${Header} />
+    <${Proposals} />
+    <${Banner} s=${s} fixed=${fixed} />
+    <div class="ws-body">
+      <section class="ws-left" aria-label="Rows">
+        <${Filters} />
+        <${MediaPanel} s=${s} />
+        <${RowList} s=${s} describe=${describeRow} emptyText="No row matches these filters." />
+        <${ClipSide} />
+      </section>
+      <${EditorPane} s=${s} label="Coders side by side and the gold editor" bar=${html`<${ActionBar} />`}>
+        ${r && shownAny
+          ? html`<${RowEditor} key=${r.row_index} s=${s} decorate=${decorate} before=${html`<${CompareTable} r=${r} />`} />`
+          : html`<p class="empty">${s.rows.length ? "No row matches these filters." : "This clip has no rows."}</p>`}
+      <//>
+    </div>
+    <${HelpOverlay} s=${s} title="Adjudication" intro=${INTRO} keys=${KEYS} />
+  </div>`;
+}
+
+bindKeyboard(s, { extra: { a: () => s.rows.length && acceptSuggestion(s.row(), null, { next: true }) } });
+mountPage(s, App, "adjudication-app");

@@ -5,6 +5,7 @@ import pytest
 
 from annotation.adjudication import selectors
 from annotation.models import ClipState, Gold
+from annotation.services import create_user
 
 from ..test_adjudication_services import reviewed_clip
 from .conftest import screenshot
@@ -41,13 +42,16 @@ def test_lead_adjudicates_a_clip_from_filter_to_adjudicated(login, live_server, 
     assert shown_rows(page) == ["row-1", "row-2"]
     assert "disagreements=1" in page.url
 
-    # Row 1: take ann1's utterance type, with a note.
+    # Row 1: the gold is empty until decided; the suggestion is marked as one.
     page.click("#row-1")
     page.wait_for_selector("#editor h2:has-text('Row 1')")
     disputed = page.locator('#compare tr.disputed[data-field="utterance_type"]')
     assert disputed.locator("th .chip").inner_text() == "open"
-    disputed.locator("input.decision-note").fill("a direct ask, not a disclosure")
-    disputed.locator("input.decision-note").press("Enter")
+    gold_cell = disputed.locator("td.gold")
+    assert gold_cell.locator(".decision").count() == 0 and "suggested" in gold_cell.inner_text().lower()
+    # Type a note, then one click on take: the take lands and the note goes with it.
+    disputed.locator("input.decision-note").click()
+    page.keyboard.type("a direct ask, not a disclosure")
     disputed.locator('button.take[data-source="ann1"]').click()
     page.wait_for_selector('#compare tr[data-field="utterance_type"] .chip-decided')
     page.wait_for_selector("#row-1 .chip-decided")
@@ -57,25 +61,33 @@ def test_lead_adjudicates_a_clip_from_filter_to_adjudicated(login, live_server, 
     assert decided.content["utterance_type"] == "request"
     assert decided.decisions["utterance_type"] == {**decided.decisions["utterance_type"], "source": "ann1", "by": "lead1", "note": "a direct ask, not a disclosure"}
 
-    # Row 2: neither tone fits; edit it in the gold editor and save.
+    # Row 2: neither tone fits; edit it in the gold editor and save with one click.
     page.keyboard.press("Escape")
     page.keyboard.press("j")
     page.wait_for_selector("#editor h2:has-text('Row 2')")
     assert page.is_visible('.field.disputed.open[data-path="tone_of_voice"]')
     page.fill('[data-path="tone_of_voice"] input', "calm, then warm")
-    page.press('[data-path="tone_of_voice"] input', "Tab")
     page.click("#save")
     page.wait_for_selector("#save-state:has-text('version 1')")
     page.wait_for_selector("#row-2 .chip-decided")
     edited = gold(clip, 2)
     assert edited.content["tone_of_voice"] == "calm, then warm" and edited.decisions["tone_of_voice"]["source"] == "edit"
 
-    # The unanimous row in bulk, then close the clip.
+    # The unanimous row in bulk, asked first (with what will happen), then close the clip, asked first too.
     page.click("#accept-unanimous")
+    dialog = page.locator("#confirm-dialog")
+    assert "Accept 1 unanimous row as gold?" in dialog.inner_text() and "Rows 3" in dialog.inner_text()
+    page.click("#confirm-no")
+    assert not Gold.objects.filter(row__clip=clip, row__row_index=3).exists(), "cancelled: nothing accepted"
+    page.click("#accept-unanimous")
+    page.click("#confirm-yes")
     page.wait_for_selector("ul.messages :text('1 unanimous row(s) accepted')")
     assert page.is_checked("#f-disagreements"), "the filters survive the form"
     assert gold(clip, 3).decisions["target"]["source"] == "unanimous"
     page.click("#mark-adjudicated")
+    text = page.inner_text("#confirm-dialog")
+    assert "Its 3 rows of gold become final" in text and "only a re-review request reopens the clip" in text
+    page.click("#confirm-yes")
     page.wait_for_selector("ul.messages :text('is adjudicated')")
     clip.refresh_from_db()
     assert clip.state == ClipState.ADJUDICATED
@@ -88,9 +100,10 @@ def test_take_keeps_unsaved_edits_of_other_fields(login, live_server, clip, lead
     page = login("lead1", "lead-pass-123")
     page.goto(f"{live_server.url}/adjudication/clips/{clip.pk}/#row-1")
     page.wait_for_selector("#editor h2:has-text('Row 1')")
-    page.fill('[data-path="tone_of_voice"] input', "flat")
-    page.press('[data-path="tone_of_voice"] input', "Tab")
-    page.locator('#compare button.take[data-field="utterance_type"][data-source="ann2"]').click()
+    page.click('[data-path="tone_of_voice"] input')
+    page.keyboard.press("Control+a")
+    page.keyboard.type("flat")
+    page.locator('#compare button.take[data-field="utterance_type"][data-source="ann2"]').click()  # right after typing
     page.wait_for_selector('#compare tr[data-field="utterance_type"] .chip-decided')
     assert page.input_value('[data-path="tone_of_voice"] input') == "flat", "the unsaved edit survived the take"
     assert page.is_visible("#save-state:has-text('unsaved changes')")
@@ -99,6 +112,29 @@ def test_take_keeps_unsaved_edits_of_other_fields(login, live_server, clip, lead
     stored = gold(clip, 1)
     assert stored.content["tone_of_voice"] == "flat" and stored.content["utterance_type"] == "disclosure"
     assert stored.decisions["utterance_type"]["source"] == "ann2" and stored.decisions["tone_of_voice"]["source"] == "edit"
+    assert page.errors == []
+
+
+def test_a_suggestion_is_accepted_with_one_key_or_one_click(login, live_server, project, tmp_path, annotator, other_annotator, lead):
+    third = create_user("ann3", "annotator", password="ann-pass-789")[0]
+    # Row 1: ann1 and ann3 say "request", ann2 keeps "disclosure": the majority's value is the suggestion.
+    edits = {"ann1": {1: {"utterance_type": "request"}}, "ann3": {1: {"utterance_type": "request"}}}
+    clip = reviewed_clip(project, tmp_path, [annotator, other_annotator, third], edits)
+    page = login("lead1", "lead-pass-123")
+    page.goto(f"{live_server.url}/adjudication/clips/{clip.pk}/#row-1")
+    page.wait_for_selector("#editor h2:has-text('Row 1')")
+    cell = page.locator('#compare tr[data-field="utterance_type"] td.gold')
+    assert "majority" in cell.inner_text().lower() and "request" in cell.inner_text()
+    assert not Gold.objects.filter(row__clip=clip).exists(), "nothing is gold before a decision"
+    page.keyboard.press("a")
+    page.wait_for_selector("#editor h2:has-text('Row 2')")
+    first = gold(clip, 1)
+    assert first.content["utterance_type"] == "request" and first.decisions["utterance_type"]["source"] == "ann1"
+    assert first.decisions["utterance_type"]["same_as"] == ["ann1", "ann3"]
+    page.locator('#compare').wait_for()
+    page.click("#accept-next")  # one click: row 2 (everyone agrees) becomes gold too
+    page.wait_for_selector("#editor h2:has-text('Row 3')")
+    assert gold(clip, 2).decisions["target"]["source"] == "unanimous"
     assert page.errors == []
 
 
@@ -117,6 +153,7 @@ def test_a_synthetic_three_coder_clip_reads_well(login, live_server, project, le
     disputed = sum(1 for s in selectors.row_states(clip) if s.disputes)
     assert len(shown_rows(page)) == disputed > 0
     page.click("#row-list tbody tr[id] >> nth=2")
+    assert page.locator("#row-list tbody tr[id] .words").count() == disputed, "every row shows its words"
     screenshot(page, "adjudication-synthetic")
     page.check("#show-all-fields")
     assert page.locator("#compare tbody tr").count() == 12

@@ -1,4 +1,4 @@
-"""A real annotator in a real browser: from login to a submitted clip."""
+"""A real annotator in a real browser: from login to a submitted clip, by mouse and by keyboard."""
 import json
 import re
 
@@ -6,8 +6,9 @@ import pytest
 from playwright.sync_api import expect
 
 from annotation.assignment import start_assignment
-from annotation.models import Revision, RevisionStatus
+from annotation.models import Assignment, ClipState, Revision, RevisionStatus
 from annotation.rescue_format.importer import import_rescue
+from annotation.workspace.services import save_revision, submit_assignment
 
 from ..factories import couple_clip, family_clip
 from .conftest import screenshot
@@ -15,6 +16,7 @@ from .conftest import screenshot
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.browser]
 
 XSS = '<script>window.__xss = 1</script><img src=x onerror="window.__xss = 2"> {{ 7*7 }}'
+EDITABLE = "#editor input:not([disabled]), #editor textarea:not([disabled]), #editor select:not([disabled]), #editor button.picker-button:not([disabled])"
 
 
 @pytest.fixture
@@ -52,10 +54,7 @@ def test_edit_save_reload_and_mark_reviewed(login, live_server, clip, annotator)
     assert page.inner_text("#editor h2").startswith("Row 1")
     choose_label(page, "verbal", "req")  # the label picker filters as you type
     page.check("#dim-timing label.check:has-text('Tobias') input")
-    intensity = page.locator('[data-path="internal_emotion[0].intensity"] input[type=range]')
-    intensity.focus()
-    for _ in range(3):
-        page.keyboard.press("ArrowRight")
+    page.click('[data-path="internal_emotion[0].intensity"] label.seg:has-text("9")')
     page.wait_for_selector("text=intensity 9")
     page.click("#save")
     page.wait_for_selector("#save-state:has-text('version 2')")
@@ -77,26 +76,87 @@ def test_edit_save_reload_and_mark_reviewed(login, live_server, clip, annotator)
     assert page.errors == []
 
 
-def test_a_field_can_be_reverted_to_the_draft_and_lists_edited(login, live_server, clip, annotator):
+def test_every_click_lands_right_after_typing(login, live_server, clip, annotator):
+    """Type, then one click: the save, the picker, adding and removing an entry all happen on the first click."""
     page = login("ann1", "ann-pass-123")
-    open_clip(page, live_server, clip, row=2)
-    page.click('[data-path="support_strategy"] button.add')
-    entry = page.locator('.entry[data-path="support_strategy[1]"]')
-    entry.locator("button.picker-button").click()
-    page.keyboard.type("evoke")
-    page.keyboard.press("Enter")
-    entry.locator("label.check:has-text('Maya') input").check()
-    entry.locator("textarea").fill("deepens Maya's fear")
-    entry.locator("textarea").press("Tab")
-    page.locator('.entry[data-path="support_strategy[1]"] button[title="move up"]').click()
-    page.click("#save")
+    open_clip(page, live_server, clip)
+    save = page.query_selector("#save")
+    picker = page.query_selector("#dim-verbal button.picker-button")
+    tone = page.locator('[data-path="tone_of_voice"] input')
+
+    tone.click()
+    page.keyboard.type(" and tense")
+    page.click("#save")  # no blur first, no second click
     page.wait_for_selector("#save-state:has-text('version 2')")
-    strategies = revision(clip, annotator, 2).content["support_strategy"]
-    assert [s["strategy_type"] for s in strategies] == ["evoke", "track"]
-    page.click('[data-path="support_strategy"] >> text=revert to draft')
+    assert revision(clip, annotator, 1).content["tone_of_voice"] == "quiet, tired and tense"
+
+    tone.click()
+    page.keyboard.type(", flat")
+    page.click("#dim-verbal button.picker-button")
+    expect(page.locator("#dim-verbal .picker-pop")).to_be_visible()
+    page.keyboard.press("Escape")
+
+    tone.click()
+    page.keyboard.type(" voice")
+    page.click('[data-path="facial_expressions"] button.add')
+    entry = page.locator('.entry[data-path="facial_expressions[0]"]')
+    expect(entry).to_be_visible()
+    entry.locator("input").click()
+    page.keyboard.type("a brief frown")
+    entry.locator('button[title="remove"]').click()
+    expect(page.locator('.entry[data-path^="facial_expressions"]')).to_have_count(0)
+
     page.click("#save")
     page.wait_for_selector("#save-state:has-text('version 3')")
-    assert [s["strategy_type"] for s in revision(clip, annotator, 2).content["support_strategy"]] == ["track"]
+    stored = revision(clip, annotator, 1).content
+    assert stored["tone_of_voice"] == "quiet, tired and tense, flat voice" and stored["facial_expressions"] == []
+    # The elements under the pointer were patched in place, never replaced.
+    assert save.evaluate("el => el.isConnected") and picker.evaluate("el => el.isConnected")
+    assert page.errors == []
+
+
+def test_new_entries_start_empty_and_a_phantom_is_refused_at_the_field(login, live_server, clip, annotator):
+    page = login("ann1", "ann-pass-123")
+    open_clip(page, live_server, clip)
+    page.click('[data-path="internal_emotion"] button.add')
+    entry = page.locator('.entry[data-path="internal_emotion[1]"]')
+    assert entry.locator("select").input_value() == "", "no person is chosen for the annotator"
+    assert entry.locator('input[type=text]').input_value() == ""
+    assert entry.locator("input[type=radio]:checked").count() == 0, "no default intensity"
+    page.keyboard.press("Control+s")
+    page.wait_for_selector(".banner.error")
+    page.wait_for_selector('.field[data-path="internal_emotion[1].intensity"] .field-error')
+    assert "choose an intensity" in page.inner_text('.field[data-path="internal_emotion[1].intensity"]')
+    assert revision(clip, annotator, 1).version == 1, "nothing phantom reached the server"
+    entry.locator("select").select_option("Maya")
+    entry.locator('input[type=text]').fill("hopeful")
+    page.keyboard.press("Control+s")
+    page.wait_for_selector('.field[data-path="internal_emotion[1].intensity"] .field-error')
+    entry.locator('label.seg:has-text("4")').click()
+    # A pattern without a reason is refused too.
+    page.keyboard.press("Escape")
+    page.keyboard.press("6")
+    page.keyboard.press("Escape")
+    page.keyboard.press("l")
+    page.keyboard.type("pursue")
+    page.keyboard.press("Enter")
+    page.keyboard.press("Control+s")
+    page.wait_for_selector('.field[data-path="relation_pattern_reason"] .field-error')
+    assert "needs a short reason" in page.inner_text('.field[data-path="relation_pattern_reason"] .field-error')
+    page.fill('[data-path="relation_pattern_reason"] textarea', "she presses, he goes quiet")
+    page.click("#save")
+    page.wait_for_selector("#save-state:has-text('version 2')")
+    stored = revision(clip, annotator, 1).content
+    assert stored["internal_emotion"][1] == {"person": "Maya", "emotion_description": "hopeful", "intensity": 4}
+    assert stored["relation_pattern"] == "pursue_withdraw"
+
+
+def test_choosing_a_label_moves_the_focus_to_the_next_field(login, live_server, clip):
+    page = login("ann1", "ann-pass-123")
+    open_clip(page, live_server, clip)
+    page.click("#dim-verbal button.picker-button")
+    page.click('#dim-verbal .picker-pop li:has-text("recollection")')
+    expect(page.locator('[data-path="tone_of_voice"] input')).to_be_focused()
 
 
 def test_boundary_rules_show_for_the_chosen_and_hovered_label(login, live_server, clip):
@@ -110,6 +170,27 @@ def test_boundary_rules_show_for_the_chosen_and_hovered_label(login, live_server
     screenshot(page, "row-editor-picker")
 
 
+def test_a_field_can_be_reverted_to_the_draft_and_lists_edited(login, live_server, clip, annotator):
+    page = login("ann1", "ann-pass-123")
+    open_clip(page, live_server, clip, row=2)
+    page.click('[data-path="support_strategy"] button.add')
+    entry = page.locator('.entry[data-path="support_strategy[1]"]')
+    entry.locator("button.picker-button").click()
+    page.keyboard.type("evoke")
+    page.keyboard.press("Enter")
+    entry.locator("label.check:has-text('Maya') input").check()
+    entry.locator("textarea").fill("deepens Maya's fear")
+    page.locator('.entry[data-path="support_strategy[1]"] button[title="move up"]').click()
+    page.click("#save")
+    page.wait_for_selector("#save-state:has-text('version 2')")
+    strategies = revision(clip, annotator, 2).content["support_strategy"]
+    assert [s["strategy_type"] for s in strategies] == ["evoke", "track"]
+    page.click('[data-path="support_strategy"] >> text=revert to draft')
+    page.click("#save")
+    page.wait_for_selector("#save-state:has-text('version 3')")
+    assert [s["strategy_type"] for s in revision(clip, annotator, 2).content["support_strategy"]] == ["track"]
+
+
 def test_keyboard_shortcuts(login, live_server, clip, annotator):
     page = login("ann1", "ann-pass-123")
     open_clip(page, live_server, clip)
@@ -118,18 +199,20 @@ def test_keyboard_shortcuts(login, live_server, clip, annotator):
     page.keyboard.press("k")
     assert page.inner_text("#editor h2").startswith("Row 1")
     page.keyboard.press("?")
-    assert page.is_visible("#help")
+    assert page.is_visible("#help") and "mark it reviewed and open the next row" in page.inner_text("#help")
     page.keyboard.press("Escape")
     assert page.is_hidden("#help")
-    page.keyboard.press("6")
+    page.keyboard.press("6")  # opens the folded relation dimension and focuses its picker
     page.keyboard.press("Escape")  # leave the focused field
-    page.keyboard.press("6")
     page.keyboard.press("l")
     page.keyboard.type("withdraw_w")
     page.keyboard.press("Enter")
+    expect(page.locator('[data-path="relation_pattern_reason"] textarea')).to_be_focused()
+    page.keyboard.type("both go silent")
     page.keyboard.press("Control+s")
     page.wait_for_selector("#save-state:has-text('version 2')")
     assert revision(clip, annotator, 1).content["relation_pattern"] == "withdraw_withdraw"
+    page.keyboard.press("Escape")
     page.keyboard.press("m")
     page.wait_for_selector("#row-1 .chip-reviewed")
     page.click('[data-path="tone_of_voice"] input')
@@ -141,19 +224,63 @@ def test_keyboard_shortcuts(login, live_server, clip, annotator):
     assert page.inner_text("#editor h2").startswith("Row 3")
 
 
-def test_two_tabs_saving_the_same_row_get_a_merge_view_not_a_lost_edit(login, live_server, clip, annotator):
+def test_a_review_pass_is_one_key_or_one_click_per_row(login, live_server, clip, annotator):
+    page = login("ann1", "ann-pass-123")
+    open_clip(page, live_server, clip)
+    page.keyboard.press("Enter")
+    expect(page.locator("#editor h2")).to_have_text(re.compile(r"^Row 2 "))
+    page.click("#review-next")
+    expect(page.locator("#editor h2")).to_have_text(re.compile(r"^Row 3 "))
+    page.keyboard.press("Enter")
+    page.wait_for_selector("#row-3 .chip-reviewed")
+    page.wait_for_selector("#row-1 .chip-reviewed")
+    assert [revision(clip, annotator, i).status for i in (1, 2, 3)] == [RevisionStatus.REVIEWED] * 3
+    assert page.errors == []
+
+
+def test_the_conversation_is_in_view(login, live_server, clip, annotator):
+    page = login("ann1", "ann-pass-123")
+    open_clip(page, live_server, clip, row=2)
+    assert page.inner_text("#row-1 .words") == "I keep waiting for him to notice."
+    assert page.locator("#row-3 .marker.pattern").count() == 1, "row 3 carries a relation pattern"
+    assert page.locator("#row-1 .marker.pattern").count() == 0
+    assert "I keep waiting for him to notice." in page.inner_text("#editor .context.prev")
+    assert XSS in page.inner_text("#editor .context.next")
+    assert page.is_visible("#cue-list"), "the transcript is beside the list, open"
+    list_box, cues_box = page.locator("#row-list").bounding_box(), page.locator(".ws-cues").bounding_box()
+    assert cues_box["x"] >= list_box["x"] + list_box["width"] - 1, "beside, not under"
+    # Row 3's evidence: its cited rows are marked in the list, and picked there by clicking.
+    page.click("#row-3")
+    assert {el.get_attribute("id") for el in page.query_selector_all("#row-list tr.cited")} == {"row-1", "row-2", "row-3"}
+    page.click("#pick-evidence")
+    page.click("#row-1")
+    expect(page.locator('[data-path="relation_pattern_evidence_rows"] input')).to_have_value("2, 3")
+    assert page.inner_text("#editor h2").startswith("Row 3"), "a click while picking cites the row, it does not open it"
+    page.click("#pick-evidence")
+    page.click("#save")
+    page.wait_for_selector("#save-state:has-text('version 2')")
+    assert revision(clip, annotator, 3).content["relation_pattern_evidence_rows"] == [2, 3]
+
+
+def saved_in_another_tab(login, live_server, clip, tone):
+    """Two tabs on row 1; the first saves `tone` while the second still shows version 1."""
     first = login("ann1", "ann-pass-123")
     second = login("ann1", "ann-pass-123")
     open_clip(first, live_server, clip)
     open_clip(second, live_server, clip)
-    first.fill('[data-path="tone_of_voice"] input', "tab one tone")
-    first.press('[data-path="tone_of_voice"] input', "Tab")
+    first.fill('[data-path="tone_of_voice"] input', tone)
     first.click("#save")
     first.wait_for_selector("#save-state:has-text('version 2')")
+    return first, second
+
+
+def test_two_tabs_saving_the_same_row_get_a_merge_view_not_a_lost_edit(login, live_server, clip, annotator):
+    _, second = saved_in_another_tab(login, live_server, clip, "tab one tone")
     choose_label(second, "verbal", "recoll")
     second.click("#save")
     second.wait_for_selector("#merge-box")
-    assert "changed elsewhere" in second.inner_text("#merge-box")
+    merge = second.inner_text("#merge-box")
+    assert "changed elsewhere" in merge and "Utterance type" in merge and "utterance_type" not in merge, "fields named as the editor names them"
     screenshot(second, "merge-view")
     second.click("#merge-save")
     second.wait_for_selector("#save-state:has-text('version 3')")
@@ -162,11 +289,22 @@ def test_two_tabs_saving_the_same_row_get_a_merge_view_not_a_lost_edit(login, li
     assert merged["utterance_type"] == "recollection", "the second tab's edit survived"
 
 
+def test_a_stale_mark_reviewed_without_edits_shows_the_saved_row_not_a_merge(login, live_server, clip, annotator):
+    _, second = saved_in_another_tab(login, live_server, clip, "changed in tab one")
+    second.click("#mark-reviewed")
+    second.wait_for_selector("#banner.warn")
+    assert second.locator("#merge-box").count() == 0
+    assert "changed in another tab" in second.inner_text("#banner")
+    expect(second.locator('[data-path="tone_of_voice"] input')).to_have_value("changed in tab one")
+    second.click("#mark-reviewed")
+    second.wait_for_selector("#row-1 .chip-reviewed")
+    assert revision(clip, annotator, 1).status == RevisionStatus.REVIEWED
+
+
 def test_unsaved_edits_are_restored_after_a_reload(login, live_server, clip, annotator):
     page = login("ann1", "ann-pass-123")
     open_clip(page, live_server, clip)
     page.fill('[data-path="tone_of_voice"] input', "typed but never saved")
-    page.press('[data-path="tone_of_voice"] input', "Tab")
     page.reload()
     page.wait_for_selector("#editor h2")
     assert "Restored unsaved edits" in page.inner_text("#banner")
@@ -182,8 +320,7 @@ def test_transcript_markup_is_shown_as_text(login, live_server, clip):
     page = login("ann1", "ann-pass-123")
     open_clip(page, live_server, clip, row=3)
     assert page.inner_text("#editor blockquote.dialogue") == XSS
-    page.click("details.cues summary")
-    assert XSS in page.inner_text("#cue-list")
+    assert XSS in page.inner_text("#cue-list") and XSS in page.inner_text("#row-3 .words")
     assert page.evaluate("window.__xss") is None
     assert page.errors == []
 
@@ -211,7 +348,7 @@ def test_annotator_cannot_reach_other_work_by_url(login, live_server, clip, anno
     assert page.goto(f"{live_server.url}/work/clips/{unassigned.pk}/").status == 404
 
 
-def test_from_login_to_submitted_clip(login, live_server, clip, annotator):
+def test_from_login_to_submitted_clip_that_then_reads_only(login, live_server, clip, annotator):
     page = login("ann1", "ann-pass-123")
     page.goto(f"{live_server.url}/work/")
     page.click("#resume")
@@ -222,8 +359,40 @@ def test_from_login_to_submitted_clip(login, live_server, clip, annotator):
         page.wait_for_selector(f"#row-{index} .chip-reviewed")
         page.keyboard.press("j")
     page.click("#submit-clip")
+    dialog = page.locator("#confirm-dialog")
+    expect(dialog).to_be_visible()
+    assert "All 3 rows are reviewed" in dialog.inner_text() and "Only a lead can reopen it" in dialog.inner_text()
+    page.click("#confirm-no")
+    assert clip.assignments.get().state != "submitted", "cancelling changes nothing"
+    page.click("#submit-clip")
+    page.click("#confirm-yes")
     page.wait_for_selector(".banner.success")
     clip.refresh_from_db()
     assert clip.assignments.get().state == "submitted" and clip.state == "reviewed"
+    assert page.locator(EDITABLE).count() == 0 and page.locator("#submit-clip").count() == 0
     page.goto(f"{live_server.url}/work/")
     assert "3/3" in page.inner_text("table.list")
+
+
+def test_a_submitted_or_discarded_clip_opens_read_only_with_who_can_reopen_it(login, live_server, clip, annotator):
+    for rev in Revision.objects.filter(row__clip=clip, annotator=annotator):
+        save_revision(rev.pk, annotator, rev.content, rev.version, reviewed=True)
+    submit_assignment(Assignment.objects.get(clip=clip, annotator=annotator), annotator)
+    page = login("ann1", "ann-pass-123")
+    open_clip(page, live_server, clip)
+    banner = page.inner_text("#state-banner")
+    assert "You submitted this clip" in banner and "A lead can reopen it" in banner
+    assert page.locator(EDITABLE).count() == 0, "nothing can be typed"
+    expect(page.locator('[data-path="tone_of_voice"] input')).to_be_disabled()
+    assert page.locator("#save, #review-next, #submit-clip, button.add").count() == 0
+    page.keyboard.press("Enter")  # the one-key confirm does nothing here
+    screenshot(page, "clip-submitted")
+
+    clip.state = ClipState.DISCARDED
+    clip.discard_reason = "subtitles drift by 3 s"
+    clip.save()
+    page.reload()
+    page.wait_for_selector("#editor h2")
+    assert "discarded (subtitles drift by 3 s)" in page.inner_text("#state-banner")
+    assert page.locator(EDITABLE).count() == 0
+    assert page.errors == []
