@@ -176,6 +176,10 @@ def test_no_page_outside_the_editor_and_adjudication_shows_an_internal_name(clie
         assert not RAW_NAMES.search(text), (url, RAW_NAMES.search(text).group())
     history = visible_text(client.get(f"/projects/{project.slug}/history/"))
     assert re.search(r"State\s*:\s*pre-annotated\s*→\s*in review", history)  # the clip's transition, in words
+    # The page shows a stored report (a worker computes it): store it, as the worker would.
+    from annotation.agreement.services import Params, compute_and_store
+
+    compute_and_store(project, Params())
     agreement = visible_text(client.get(f"/projects/{project.slug}/agreement/"))
     assert "Internal emotion present" in agreement and "Viewpoints & attitudes present" in agreement
     client.force_login(annotator)

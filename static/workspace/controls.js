@@ -117,7 +117,7 @@ export function LabelPicker({ fieldName, options, rules, value, path, onChange, 
     onChange(c.label);
     // After the editor has drawn the choice, go on to the next field.
     const button = buttonRef.current;
-    requestAnimationFrame(() => focusFieldAfter(button, button && button.closest("#editor")));
+    queueMicrotask(() => focusFieldAfter(button, button && button.closest("#editor")));  // after the render microtask, before the next key
   };
   const onKey = (e) => {
     if (e.key === "ArrowDown") setActive(Math.min(active + 1, visible.length - 1));

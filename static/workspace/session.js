@@ -471,7 +471,9 @@ export class EditorSession extends Store {
     const id = DIMENSIONS[n - 1] && DIMENSIONS[n - 1][0];
     if (!id) return;
     this.expandDimension(id);
-    requestAnimationFrame(() => {
+    // Preact renders in a microtask queued by expandDimension; this one runs right after it, before the next key
+    // press is handled, so a key typed straight after the jump lands in the field (a frame later it went to the page).
+    queueMicrotask(() => {
       const section = document.getElementById(`dim-${id}`);
       if (!section) return;
       section.scrollIntoView({ block: "start" });
@@ -486,7 +488,7 @@ export class EditorSession extends Store {
     if (picker) picker.click();
     else {
       this.expandDimension("relation");
-      requestAnimationFrame(() => document.querySelector("#dim-relation button.picker-button:not([disabled])")?.click());
+      queueMicrotask(() => document.querySelector("#dim-relation button.picker-button:not([disabled])")?.click());
     }
   }
   toggleHelp(show = !this.helpOpen) {

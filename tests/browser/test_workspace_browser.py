@@ -393,6 +393,7 @@ def test_a_submitted_or_discarded_clip_opens_read_only_with_who_can_reopen_it(lo
     clip.save()
     page.reload()
     page.wait_for_selector("#editor h2")
-    assert "discarded (subtitles drift by 3 s)" in page.inner_text("#state-banner")
+    banner = page.inner_text("#state-banner")
+    assert "A lead discarded this clip" in banner and "subtitles drift" not in banner, "the discard reason is not shown to coders"
     assert page.locator(EDITABLE).count() == 0
     assert page.errors == []
