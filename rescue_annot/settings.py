@@ -31,6 +31,8 @@ ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=[] if PRODUCTION else ["127.0.
 CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
 
 INSTALLED_APPS = [
+    # Before django.contrib.auth: its createsuperuser applies the password rules with --noinput too.
+    "annotation.password_rules",
     "django.contrib.admin",
     "django.contrib.auth",
     "django.contrib.contenttypes",

@@ -125,7 +125,7 @@ def _records(text: str) -> list[tuple[str, Any]]:
         return []
     try:
         whole = json.loads(stripped)
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, RecursionError):  # nested past Python's recursion limit: read line by line below
         whole = None
     if isinstance(whole, dict) and "id" not in whole:
         # Keyed by instance id; a value that is not an object is kept so that it is reported as malformed.
@@ -136,7 +136,7 @@ def _records(text: str) -> list[tuple[str, Any]]:
             continue
         try:
             out.append((f"line {n}", json.loads(line)))
-        except json.JSONDecodeError as exc:
+        except (json.JSONDecodeError, RecursionError) as exc:  # a line nested too deep is malformed, not a crash
             out.append((f"line {n}", exc))
     return out
 

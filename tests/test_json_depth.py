@@ -120,3 +120,34 @@ def test_depth_is_measured_outside_strings_and_without_recursion():
     started = time.monotonic()
     assert not exceeds_depth(many_brackets, limit=32)
     assert time.monotonic() - started < 2
+
+
+def test_an_unclosed_string_of_escaped_quotes_is_measured_in_linear_time(world, annotator):
+    """Review of finding 2: an unclosed string made the depth check rescan the body from every quote (a 60 KB
+    body held a gunicorn worker for 20 s). The whole allowed body size now takes a fraction of a second."""
+    body = '{"version": 1, "content": "' + '\\"' * 1_000_000 + "[" * 40  # 2 MB, the request limit
+    started = time.monotonic()
+    assert not exceeds_depth(body, limit=32), "the brackets are inside the (unclosed) string"
+    assert time.monotonic() - started < 2
+    response = client_for(annotator).put(f"/api/v1/revisions/{world['revision'].pk}/", body, content_type="application/json")
+    assert response.status_code == 400
+    world["revision"].refresh_from_db()
+    assert world["revision"].version == 1
+
+
+def test_a_group_map_nested_too_deep_is_refused_with_a_message_not_a_500(client, lead, project):
+    """Review of finding 2: JSON held inside a text field (the freeze's clip → group map) is bounded too."""
+    client.force_login(lead)
+    deep_map = '{"a": ' + "[" * 5000 + "]" * 5000 + "}"
+    response = client.post(f"/api/v1/projects/{project.slug}/releases/preview/", {"seed": 0, "groups": deep_map}, content_type="application/json")
+    assert response.status_code == 400 and "nested more than 32 levels" in response.json()["groups"][0]
+
+
+def test_predictions_nested_too_deep_are_malformed_lines_not_a_crash(tmp_path):
+    from tasks.predictions import _records
+
+    path = tmp_path / "p.jsonl"
+    path.write_text('{"id": "x", "relation_top3": ["a"]}\n' + "[" * 100_000 + "]" * 100_000 + "\n", encoding="utf-8")
+    records = _records(path.read_text(encoding="utf-8"))
+    assert records[0] == ("line 1", {"id": "x", "relation_top3": ["a"]})
+    assert records[1][0] == "line 2" and isinstance(records[1][1], RecursionError)

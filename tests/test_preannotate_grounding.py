@@ -205,6 +205,26 @@ def test_a_cited_cue_that_the_model_split_into_two_rows_stands_for_both(fake, pr
     assert drafts_of(clip)[3].content["relation_pattern_evidence_rows"] == [1, 2, 4]
 
 
+@pytest.mark.django_db
+def test_a_cited_cue_that_the_model_merged_into_the_row_before_stands_for_that_row(fake, project, preannotate):
+    clip = make_clip(project, n=4)
+
+    def merge_first_two(body, prompt):
+        answer = g.one_row_per_cue(body, prompt)
+        first, second = answer["rows"][0], answer["rows"].pop(1)
+        first.update(end_time=second["end_time"], dialogue_cleaned=first["dialogue_cleaned"] + " " + second["dialogue_cleaned"])
+        last = answer["rows"][-1]
+        last.update(relation_pattern="pursue_withdraw", relation_pattern_reason="she presses, he retreats")
+        last["relation_pattern_evidence_cues"] = ["c2", "c3"]  # c2 now lives inside row 1
+        return answer
+
+    fake.responder = merge_first_two
+    preannotate()
+    last = drafts_of(clip)[-1]
+    assert last.content["relation_pattern_evidence_rows"] == [1, 2]
+    assert not [w for w in last.warnings if w["code"] == "evidence_row_missing"]
+
+
 # --- 4. null ("not annotated") and "" ("no clear pattern") stay apart --------------------------------
 
 

@@ -137,6 +137,21 @@ def test_finding_3_production_refuses_the_probes_one_letter_admin_password(tmp_p
     assert "password refused (password_too_short" in result.stderr and "created" not in result.stdout
 
 
+def test_finding_3_djangos_createsuperuser_without_input_applies_the_same_rules(monkeypatch):
+    """Review of finding 3: `DJANGO_SUPERUSER_PASSWORD=a manage.py createsuperuser --noinput` skipped the rules."""
+    from django.contrib.auth import get_user_model
+    from django.core.management import CommandError
+
+    monkeypatch.setenv("DJANGO_SUPERUSER_PASSWORD", "a")
+    with pytest.raises(CommandError) as excinfo:
+        call_command("createsuperuser", "--noinput", "--username", "weak", "--email", "w@example.org", stdout=io.StringIO())
+    assert str(excinfo.value).startswith("password refused (password_too_short") and "nothing was created" in str(excinfo.value)
+    assert not get_user_model().objects.filter(username="weak").exists()
+    monkeypatch.setenv("DJANGO_SUPERUSER_PASSWORD", "a long and unusual passphrase")
+    call_command("createsuperuser", "--noinput", "--username", "strong", "--email", "s@example.org", stdout=io.StringIO())
+    assert get_user_model().objects.get(username="strong").is_superuser
+
+
 def test_the_password_change_page_applies_the_same_rules(client, annotator):
     client.force_login(annotator)
     response = client.post("/accounts/password/", {"old_password": "ann-pass-123", "new_password1": "short1", "new_password2": "short1"})

@@ -18,9 +18,10 @@ from django.conf import settings
 from rest_framework import parsers
 from rest_framework.exceptions import ParseError
 
-# JSON string literals (escapes included): brackets inside them do not nest.
-_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
-_NOT_BRACKET = re.compile(r"[^\[\]{}]+")
+# One pass over the text: a JSON string literal (escapes included; brackets inside it do not nest), or a bracket.
+# The closing quote is optional so that an unclosed string is read once, to the end: requiring it made the
+# engine rescan the rest of the body from every quote, quadratic time for a body of escaped quotes.
+_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"?|[\[\]{}]', re.DOTALL)
 
 
 class TooDeep(ValueError):
@@ -47,7 +48,10 @@ def exceeds_depth(text: str | bytes, limit: int | None = None) -> bool:
     if text.count("[") + text.count("{") <= limit:
         return False  # cannot nest deeper than the brackets it has
     depth = 0
-    for char in _NOT_BRACKET.sub("", _STRING.sub("", text)):
+    for match in _TOKEN.finditer(text):
+        char = match.group()[0]
+        if char == '"':
+            continue
         if char in "[{":
             depth += 1
             if depth > limit:

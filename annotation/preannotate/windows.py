@@ -123,6 +123,13 @@ def stitch(windows: list[Window], answers: list[list[DraftRow]], cues: tuple[Tra
     return kept
 
 
+def _rows_overlapping(rows: list[DraftRow], cue: TranscriptCue) -> list[int]:
+    """The numbers (1-based) of the rows that overlap ``cue`` most in time; none when no row does."""
+    overlaps = [(min(r.end_time, cue.end) - max(r.start_time, cue.start), index) for index, r in enumerate(rows, start=1)]
+    best = max((o for o, _ in overlaps), default=0.0)
+    return [index for o, index in overlaps if o > 0 and o == best]
+
+
 def resolve_evidence(rows: list[DraftRow], cues: tuple[TranscriptCue, ...], shown_in: dict[int, Window]) -> None:
     """Each row's cited cues as the numbers of the rows (1-based, in ``rows`` order) that cover them.
 
@@ -147,8 +154,11 @@ def resolve_evidence(rows: list[DraftRow], cues: tuple[TranscriptCue, ...], show
                     f"({cue_id(window.first + 1)}-{cue_id(window.stop)}); it was left out",
                     "evidence_row_missing",
                 )
-            elif number - 1 not in rows_of_cue:
-                row.warn(EVIDENCE_KEY, f"evidence cue {handle} has no row in the draft; it was left out", "evidence_row_missing")
             else:
-                found.extend(rows_of_cue[number - 1])
+                # A cue the model merged into a neighbour's row is no row's home cue: cite the row that took it.
+                covering = rows_of_cue.get(number - 1) or _rows_overlapping(rows, cues[number - 1])
+                if covering:
+                    found.extend(covering)
+                else:
+                    row.warn(EVIDENCE_KEY, f"evidence cue {handle} has no row in the draft; it was left out", "evidence_row_missing")
         row.content[EVIDENCE_KEY] = sorted(set(found))

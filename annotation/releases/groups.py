@@ -67,8 +67,12 @@ def read_group_map(text: str) -> dict[str, str]:
     if not stripped:
         return {}
     if stripped.startswith("{"):
+        from ..api import parsers as bounded_json  # here, not at the top: models import this module
+
         try:
-            value = json.loads(stripped)
+            value = bounded_json.loads(stripped)
+        except bounded_json.TooDeep as exc:
+            raise GroupMapError(f"the group map is not a flat map of clips to groups: {exc}") from None
         except json.JSONDecodeError as exc:
             raise GroupMapError(f"the group map is not valid JSON: {exc.msg} (line {exc.lineno})") from None
         pairs = [(f"key {k!r}", k, v) for k, v in value.items()]

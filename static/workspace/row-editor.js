@@ -147,7 +147,10 @@ export function RowEditor({ s, decorate, before }) {
     strategy: therapist ? "no strategy (backchannel, hand-off or fact-finding question)" : "applies to therapist rows only",
     relation: "not annotated",
   };
-  const collapsed = (id) => !!empty[id] && !s.expanded.has(id) && !placed.dims.has(id);
+  // A dimension folds only if it was already empty when the row opened: one the person empties while typing stays
+  // open (folding it would remove the field under their cursor and send their next keys to the page).
+  if (!s.openedWith || s.openedWith.row !== r) s.openedWith = { row: r, dims: new Set(Object.keys(empty).filter((id) => !empty[id])) };
+  const collapsed = (id) => !!empty[id] && !s.expanded.has(id) && !placed.dims.has(id) && !s.openedWith.dims.has(id);
   const open = (id) => s.expandDimension(id);
 
   const sections = {

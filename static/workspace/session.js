@@ -144,6 +144,7 @@ export class EditorSession extends Store {
     const r = this.row();
     this.picking = false;
     this.merge = null;
+    this.openedWith = null; // which dimensions held something when the row opened (the editor fills it in)
     this.issues = r.failed ? r.failed.issues || [] : [];
     this.working = clone(this.baseContent(r)) || {};
     this.dirty = false;
@@ -266,7 +267,9 @@ export class EditorSession extends Store {
     if (!local || same(local.content, sent)) this.dropLocal(r);
     if (r === this.row()) {
       if (same(this.working, sent)) {
-        this.working = clone(this.docContent(r));
+        // Keep the very objects being edited when the server stored what was sent: list entries are keyed by
+        // object identity, so a fresh copy would rebuild every entry and drop the focus of the person typing.
+        if (!same(this.working, this.docContent(r))) this.working = clone(this.docContent(r));
         this.dirty = false;
         this.dropLocal(r);
       } else {
@@ -293,7 +296,9 @@ export class EditorSession extends Store {
     if (res.status === 422) {
       r.failed = { issues: res.json.issues || [], message: res.json.detail };
       if (here) this.issues = r.failed.issues;
-      this.setBanner(`Row ${r.row_index} was not ${what}: ${res.json.detail || "fix the fields marked in red"}.`, "error", back, !here);
+      // The server's detail says "not saved" again; the marked fields say what to fix.
+      const count = r.failed.issues.length;
+      this.setBanner(`Row ${r.row_index} was not ${what}: ${count === 1 ? "fix the field" : `fix the ${count || ""} fields`} marked in red.`.replace("  ", " "), "error", back, !here);
     } else if (res.status === 409 && res.json.current) {
       const hadEdits = !same(sent, this.docContent(r));
       if (!hadEdits) {

@@ -397,3 +397,33 @@ def test_a_submitted_or_discarded_clip_opens_read_only_with_who_can_reopen_it(lo
     assert "A lead discarded this clip" in banner and "subtitles drift" not in banner, "the discard reason is not shown to coders"
     assert page.locator(EDITABLE).count() == 0
     assert page.errors == []
+
+
+def test_saving_keeps_the_focus_in_the_list_entry_being_typed(login, live_server, clip, annotator):
+    """After a save, the entry being typed in is the same element: the next keys go on into it, not to shortcuts."""
+    page = login("ann1", "ann-pass-123")
+    open_clip(page, live_server, clip)
+    description = page.locator('.entry[data-path="body_posture[0]"] input[type=text]')
+    description.click()
+    page.keyboard.press("End")
+    page.keyboard.type(", arms crossed")
+    page.keyboard.press("Control+s")
+    page.wait_for_selector("#save-state:has-text('version 2')")
+    expect(description).to_be_focused()
+    page.keyboard.type(" tightly")  # " t" and "j"-like letters would be shortcuts on the page
+    assert description.input_value().endswith(", arms crossed tightly")
+    assert page.inner_text("#editor h2").startswith("Row 1"), "no key reached the page's shortcuts"
+
+
+def test_emptying_a_field_does_not_fold_its_dimension_under_the_cursor(login, live_server, clip, annotator):
+    """Row 2's individual cues hold only a tone: clearing it must not fold the dimension away while typing."""
+    page = login("ann1", "ann-pass-123")
+    open_clip(page, live_server, clip, row=2)
+    tone = page.locator('[data-path="tone_of_voice"] input')
+    tone.click()
+    page.keyboard.press("Control+a")
+    page.keyboard.press("Backspace")
+    page.keyboard.type("quiet")
+    expect(tone).to_have_value("quiet")
+    expect(tone).to_be_focused()
+    assert page.inner_text("#editor h2").startswith("Row 2")
