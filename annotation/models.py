@@ -334,6 +334,9 @@ class Release(models.Model):
     split_ratios = models.JSONField(default=list)
     path = models.CharField(max_length=500)
     manifest = models.JSONField(default=dict)
+    # The database facts the card states (stats.json's provenance) as JSON text, kept so that
+    # --reproduce states what was true at freeze time, whatever the project did since.
+    provenance = models.TextField(blank=True, default="")
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     created_at = models.DateTimeField(auto_now_add=True)
 

@@ -308,6 +308,8 @@ def test_revisions_imported_as_finished_work_count_as_submitted(project, sample_
     assert all(a.submitted_at is not None for a in assignments)
     latest = Assignment.objects.get(clip=clip, annotator=b).history.order_by("-history_id").first()
     assert (latest.state, latest.history_change_reason) == ("submitted", "revisions imported as finished work")
+    # Every coder's work is in: the clips move on to reviewed, as a submission would move them, ready to adjudicate.
+    assert set(project.clips.values_list("state", flat=True)) == {ClipState.REVIEWED}
     report = compute_project_report(project)
     counted = Revision.objects.filter(row__clip__project=project)
     assert report["counts"]["revisions"] == counted.count()

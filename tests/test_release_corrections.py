@@ -139,8 +139,11 @@ def test_gold_onto_a_released_clip_is_refused_and_nothing_changes(released, tmp_
     with pytest.raises(CommandError, match="goes with --as gold"):
         run("import_rescue", str(path), "--project", released.slug, "--as", "draft", "--correct-released", "--by", lead.username)
     assert gold_contents(released) == before and ImportRecord.objects.filter(project=released).count() == 1
-    # Drafts and revisions do not change released data: they are taken as before.
-    run("import_rescue", str(path), "--project", released.slug, "--as", "draft")
+    # Drafts and revisions of a released clip are closed too: the release's agreement figures come from them.
+    for kind in (["--as", "draft"], ["--as", "revision", "--annotator", annotator.username]):
+        with pytest.raises(CommandError, match=f"in release 1.0.0; a released clip takes no more {kind[1]}s"):
+            run("import_rescue", str(path), "--project", released.slug, *kind)
+    assert ImportRecord.objects.filter(project=released).count() == 1
 
 
 def test_a_correction_is_recorded_and_the_next_release_lists_it(released, tmp_path, lead, client):
@@ -223,3 +226,30 @@ def test_verify_release_checks_a_copy_against_the_database_record(released, tmp_
     (copy / MANIFEST).write_text(json.dumps(manifest))
     out = run("verify_release", str(copy))
     assert f"this database has no record of release 9.9.9 of {released.slug}" in out
+
+
+def test_a_correction_replaces_only_the_rows_it_changes_and_keeps_the_others_decisions(released, tmp_path, lead):
+    """Review of §6: a correction of one row made every other row of the clip look imported (its decisions gone)."""
+    sample_id = f"{GROUPS[1]}/001_opening"
+    decided = {"tone_of_voice": {"source": "edit", "by": lead.username, "at": "2026-11-30T10:00:00+00:00", "note": ""}}
+    Gold.objects.filter(row__clip__sample_id=sample_id).update(decisions=decided, decided_by=lead)
+    untouched_before = {g.row.row_index: (g.pk, g.content) for g in Gold.objects.filter(row__clip__sample_id=sample_id).select_related("row")}
+    run("import_rescue", str(corrected_file(tmp_path)), "--project", released.slug, "--correct-released", "--by", lead.username)
+    after = {g.row.row_index: g for g in Gold.objects.filter(row__clip__sample_id=sample_id).select_related("row")}
+    assert set(after) == set(untouched_before)
+    for index, gold in after.items():
+        if index in (1, 2):  # the corrected rows: the file's gold, recorded as imported
+            assert gold.decisions == {} and gold.note == "imported"
+        else:  # every other row keeps its gold document and its adjudication record
+            assert (gold.pk, gold.content, gold.decisions) == (*untouched_before[index], decided)
+
+
+def test_a_release_reproduces_byte_for_byte_after_later_work_in_the_project(released, tmp_path, annotator):
+    """Review of §7: the card's database facts are those of freeze time, whatever the project did since."""
+    from annotation.models import Release
+    from annotation.releases.freeze import reproduce
+
+    import_rescue(write_jsonl(tmp_path / "more.jsonl", [couple_clip("zoe_and_kai/001_opening")]), released, as_source="draft")
+    released.clips.filter(sample_id="zoe_and_kai/001_opening").update(state="discarded")
+    _, result = reproduce(Release.objects.get(project=released, version="1.0.0"), tmp_path / "again")
+    assert result.ok, (result.changed, result.problems)

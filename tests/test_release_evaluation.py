@@ -97,7 +97,7 @@ def test_the_card_names_each_tasks_strongest_trivial_rule_beside_its_primary_met
         best = cell["best_rule"]
         assert cell["scores"][best]["mrr"] == max(scores["mrr"] for scores in cell["scores"].values())
         row = next(line for line in card.splitlines() if line.startswith(f"| stp | mrr | {scope} |"))
-        assert f"| {best} | {cell['scores'][best]['mrr']:.3f} (no interval: {cell['groups']} groups) |" in row  # few test groups
+        assert f"| {best} | {cell['scores'][best]['mrr']:.3f} (no interval: {cell['groups']} group{'s' if cell['groups'] != 1 else ''}) |" in row  # few test groups
         assert f"last_client {ours['last_client']:.3f}" in row
     # Every task's baselines in stats.json are what evaluate computes from the files (a second code path).
     for task in ("itp", "rpp", "stp", "ssp", "er", "vp", "rpp_any_speaker"):

@@ -149,6 +149,20 @@ def test_freeze_writes_the_whole_release_read_only_and_records_it(synthetic, lea
     assert agreement["available"] is True and agreement["scope"]["clips"] == 20 and "Krippendorff's alpha per field" in card
 
 
+def test_a_dry_run_with_nothing_to_release_says_why_each_clip_is_out(synthetic):
+    """Review of §2: with no clip eligible the dry run said only "nothing to release"."""
+    synthetic.clips.update(state=ClipState.IN_REVIEW)
+    Clip.objects.filter(pk=synthetic.clips.order_by("sample_id").first().pk).update(state=ClipState.ADJUDICATED)
+    Gold.objects.filter(row__clip__state=ClipState.ADJUDICATED, row__row_index=1).delete()
+    with pytest.raises(CommandError) as refused:
+        run("freeze_release", "--project", synthetic.slug, "--seed", "1", "--dry-run")
+    message = str(refused.value)
+    in_review = synthetic.clips.filter(state=ClipState.IN_REVIEW).count()
+    assert "nothing to release. Why the clips are out:" in message
+    assert f"{in_review} in_review:" in message and "1 adjudicated or released, but some rows have no gold" in message
+    assert "rows lack gold" in message
+
+
 def test_a_dry_run_shows_what_the_freeze_releases_and_writes_nothing(synthetic, lead, tmp_path):
     Clip.objects.filter(project=synthetic, sample_id="family_therapy/003/merged").update(state=ClipState.IN_REVIEW)
     Gold.objects.filter(row__clip__sample_id=synthetic.clips.filter(scenario="couple").order_by("sample_id").last().sample_id, row__row_index=1).delete()

@@ -101,6 +101,35 @@ def test_gold_imported_and_nothing_else(tmp_path, lead):
     assert "blind" not in croissant["rai:dataAnnotationProtocol"] and "by adjudication" not in croissant["rai:dataAnnotationProtocol"]
 
 
+def test_the_rest_of_the_card_claims_nothing_the_database_does_not_record(tmp_path, lead):
+    """Review of §3: sentences outside the provenance section stated agreement figures, drafts, recordings and
+    mojibake whether or not the release had any."""
+    project = create_project("imported-gold-claims")
+    import_rescue(write_jsonl(tmp_path / "gold.jsonl", three_clips()), project, actor=lead)
+    card = (released(project, tmp_path) / "README.md").read_text(encoding="utf-8")
+    for claim in ("agreement figures are all in this folder", "the effect of a pre-annotation draft", "Studying annotation itself: disagreement",
+                  "annotated from the recordings", "annotators' readings"):
+        assert claim not in card, claim
+    assert "an agreement report (which says why this release carries no reliability figure) are all in this folder" in card
+    assert "- Studying annotation itself: label ambiguity." in card
+    assert project.clips.exclude(media="").count() == project.clips.exclude(media_url="").count() == 0
+    assert "No recording of its clips is on the platform, so how their nonverbal cues were perceived" in card
+    assert "mojibake" in card, "imported clips may carry the public release's mojibake"
+    # Clips with a recording on the platform are counted, from the clips themselves.
+    project.clips.filter(pk__in=list(project.clips.values_list("pk", flat=True))[:2]).update(media_url="https://video.example.org/x.mp4")
+    card = (released(project, tmp_path, version="1.0.1") / "README.md").read_text(encoding="utf-8")
+    assert "2 of its 3 clips had a recording on the platform" in card
+
+
+def test_a_generated_release_states_neither_mojibake_nor_a_drafts_effect(tmp_path):
+    from annotation.synthetic import generate
+
+    project = create_project("generated-claims")
+    generate(project, clips=12, annotators=2, seed=3)
+    card = (released(project, tmp_path) / "README.md").read_text(encoding="utf-8")
+    assert "mojibake" not in card and "the effect of a pre-annotation draft" not in card and "annotators' readings" not in card
+
+
 def test_gold_imported_with_the_revisions_of_two_coders(tmp_path, annotator, other_annotator):
     project = create_project("imported-revisions")
     docs = three_clips()
@@ -177,8 +206,8 @@ def test_the_platform_flow_drafts_blind_assignments_and_adjudication(fake, prean
         f"**Drafts.** A draft annotation is recorded for {rows} of the {rows} rows: {rows} rows from the LLM pre-annotation "
         f"(provider gemini, model gemini-2.5-flash, model version {g.MODEL_VERSION}, prompt version {provenance['prompt_version']}).",
         "**Coders.** The platform assigned 3 clips to 2 annotators in 6 assignments: 4 anchored (starting from the clip's draft) "
-        "and 2 calibration (starting empty). 6 of these assignments were submitted. These coders worked blind: the platform "
-        "shows an annotator only their own assignments and revisions, and a clip's rows are locked once it is assigned, so "
+        "and 2 calibration (starting empty). 6 of these assignments were submitted. The platform assigned them blind: it shows "
+        "an annotator only their own assignments and revisions, and a clip's rows are locked once it is assigned, so "
         "every coder of a clip annotated the same rows.",
         f"**Gold.** The gold of {rows} rows (3 clips) was decided on this platform by adjudication: {len(decisions)} field "
         f"decisions recorded by 1 lead, {unanimous} of them accepting a value every coder had given. {RULE}",
@@ -219,7 +248,7 @@ def test_imported_drafts_and_unsubmitted_assignments_are_stated_as_such(tmp_path
         f"**Clips and rows.** This release holds 3 clips and {rows} rows. 3 clips came into the platform, with their rows, by import from {file_ref(records['drafts.jsonl'], drafts)}.",
         f"**Drafts.** A draft annotation is recorded for {rows} of the {rows} rows: {rows} rows imported as drafts from `drafts.jsonl` (imported {records['drafts.jsonl'].created_at.date().isoformat()}).",
         "**Coders.** The platform assigned 3 clips to 2 annotators in 6 assignments: 6 anchored (starting from the clip's draft). "
-        "0 of these assignments were submitted; not submitted: 6 assigned. These coders worked blind: the platform shows an "
+        "0 of these assignments were submitted; not submitted: 6 assigned. The platform assigned them blind: it shows an "
         "annotator only their own assignments and revisions, and a clip's rows are locked once it is assigned, so every coder "
         "of a clip annotated the same rows.",
         f"**Gold.** The gold of {rows} rows (3 clips) was imported as gold, from {file_ref(records['gold.jsonl'], gold)}; how it was decided is not recorded on this platform. {RULE}",

@@ -135,6 +135,25 @@ def test_a_freeze_runs_only_on_the_plan_the_lead_confirmed(client, lead, sample_
     assert not Job.objects.exists()
 
 
+def test_a_plan_that_changes_after_the_job_is_queued_stops_the_freeze_on_the_worker(lead, sample_project, releases_root):
+    """Review of §2: the confirmed plan was checked only when the job was queued; the worker checks it again."""
+    from annotation.releases.celery_tasks import freeze_release_task
+    from annotation.releases.preview import preview_freeze
+    from annotation.releases.services import start_freeze
+
+    digest = preview_freeze(sample_project, seed=3, accept_incomplete=["couple"]).digest
+    # Queue it as start_freeze does, without running it (the broker may be eager in this test run).
+    from unittest import mock
+
+    with mock.patch("annotation.jobs.enqueue", side_effect=lambda job, task: job):
+        job = start_freeze(sample_project, version="3.0.0", seed=3, accept_incomplete=["couple"], confirmed=digest, user=lead)
+    sample_project.clips.filter(sample_id="alan_and_evelyn/008_s01e09_ct04_segment01").update(state="in_review")
+    freeze_release_task.apply(args=[job.pk])
+    job.refresh_from_db()
+    assert job.state == JobState.FAILED and "changed since the preview you confirmed" in job.error
+    assert not Release.objects.filter(project=sample_project, version="3.0.0").exists()
+
+
 def test_the_freeze_form_explains_what_is_wrong(client, lead, sample_project, tmp_path):
     client.force_login(lead)
     for data, message in (

@@ -20,7 +20,7 @@ from ..taxonomy import boundary_rules_markdown
 from .agreement_report import summary_rows
 from .croissant import config_files
 from .labels import NO_PATTERN, NO_STRATEGY, NOT_ANNOTATED
-from .provenance import PLATFORM, coder_origin_sentence, provenance_sentences, reliability_computable
+from .provenance import CLIP_IMPORTED, PLATFORM, coder_origin_sentence, provenance_sentences, reliability_computable
 from .splits import SPLITS
 from .stats import ALL
 
@@ -231,7 +231,13 @@ def _intro(card: CardInputs) -> str:
         "From the rows the release derives six benchmark tasks, in two groups: **support** (when should the "
         "therapist intervene, towards whom, with which strategy) and **understanding** (which relation pattern is "
         "at work, what a person feels, what they think of the others). The rows, the task instances, the splits, "
-        "baselines, label statistics and agreement figures are all in this folder, with checksums.\n\n"
+        "baselines, label statistics and "
+        + (
+            "agreement figures"
+            if reliability_computable(prov, card.agreement)[0]
+            else "an agreement report (which says why this release carries no reliability figure)"
+        )
+        + " are all in this folder, with checksums.\n\n"
     )
     return text
 
@@ -284,10 +290,15 @@ def _data_section(card: CardInputs) -> str:
     text += (
         "Three states of the relation pattern are distinct and kept apart: a label, `\"\"` (an annotator looked "
         "and found no clear dominant pattern) and `null` (nobody annotated the row for it). Empty lists are `[]`, "
-        "never `null`. Text is kept exactly as it was transcribed or imported, and nothing was silently repaired: "
-        "rows imported from the public RESCUE-BENCH release may contain a few characters of mojibake (UTF-8 "
-        "punctuation once mis-decoded as Latin-1).\n\n"
-        "### Row keys: where the relation pattern lives\n\n"
+        "never `null`. Text is kept exactly as it was transcribed or imported, and nothing was silently repaired"
+        + (
+            # Only imported clips can carry the public release's mojibake.
+            ": rows imported from another release (such as the public RESCUE-BENCH release) may contain a few "
+            "characters of mojibake (UTF-8 punctuation once mis-decoded as Latin-1).\n\n"
+            if card.stats["provenance"]["clip_origin"]["counts"].get(CLIP_IMPORTED)
+            else ".\n\n"
+        )
+        + "### Row keys: where the relation pattern lives\n\n"
         "Two key families carry the relation pattern, for historical reasons:\n\n"
         "- `relation_pattern`, `relation_pattern_reason`, `relation_pattern_evidence_rows` — the label as "
         "annotated on the row, with a short evidence-based reason and the 1-based rows of the same clip it "
@@ -375,9 +386,9 @@ def _test_groups_sentence(card: CardInputs) -> str:
     groups = corpus[ALL]["test"]["groups"]
     parts = ", ".join(f"{corpus[s]['test']['groups']} {s}" for s in _scenarios(card.stats))
     if groups >= bootstrap.MIN_GROUPS:
-        return f"This release's test split holds {groups} relationship groups ({parts}). "
+        return f"This release's test split holds {groups} relationship group{'s' if groups != 1 else ''} ({parts}). "
     return (
-        f"This release's test split holds only {groups} relationship groups ({parts}), fewer than {bootstrap.MIN_GROUPS}: "
+        f"This release's test split holds only {groups} relationship group{'s' if groups != 1 else ''} ({parts}), fewer than {bootstrap.MIN_GROUPS}: "
         "its results come without intervals, and no single test score here is a precise estimate. "
     )
 
@@ -394,7 +405,7 @@ def _score_with_interval(entry: dict, metric: str) -> str:
     value = f"{entry['scores'][entry['best_rule']][metric]:.3f}"
     interval = entry["best_interval"]
     if interval.get("unreliable"):
-        return f"{value} (no interval: {entry['groups']} groups)"
+        return f"{value} (no interval: {entry['groups']} group{'s' if entry['groups'] != 1 else ''})"
     return f"{value} [{interval['ci_low']:.3f}, {interval['ci_high']:.3f}]"
 
 
@@ -615,15 +626,20 @@ def _agreement_section(card: CardInputs) -> str:
     return text + "\n"
 
 
-def _uses_section() -> str:
+def _uses_section(card: CardInputs) -> str:
+    prov = card.stats["provenance"]
+    studied = ["disagreement"] if reliability_computable(prov, card.agreement)[0] else []
+    if prov["drafts"]["rows"] and not prov.get("synthetic"):
+        studied.append("the effect of a pre-annotation draft")
+    studied.append("label ambiguity")
     return (
         "## Intended uses\n\n"
         "- Benchmarking language models on understanding relational dynamics in multi-party therapy dialogue "
         "(relation patterns, emotions, viewpoints) and on the timing, target and kind of therapist support.\n"
-        "- Studying annotation itself: disagreement, the effect of a pre-annotation draft, label ambiguity.\n\n"
+        f"- Studying annotation itself: {', '.join(studied)}.\n\n"
         "## Out-of-scope uses\n\n"
         "- Clinical decisions, diagnosis or assessment of real couples, families or individuals. The labels are "
-        "annotators' readings of short clips, not clinical evaluations of the people in them.\n"
+        "readings of short clips, not clinical evaluations of the people in them.\n"
         "- Deploying a model as an autonomous therapist or as a substitute for one because it scores well here.\n"
         "- Identifying, profiling or contacting the people who appear in the clips.\n\n"
     )
@@ -657,12 +673,27 @@ def _limitations_section(card: CardInputs) -> str:
         + _vp_note(card)
         + "- **Small units of analysis.** Splits are by couple or family, so the test split holds few relationship "
         "groups; differences between systems smaller than the confidence intervals are not evidence.\n"
-        "- **Text only.** The release holds transcripts and annotations; nonverbal cues were annotated from the "
-        "recordings, which are not included, so a text-only model sees less than the annotators saw.\n"
-        "- **Row segmentation is an annotation decision**, and relation patterns are judged over short clips "
+        + _text_only_note(card)
+        + "- **Row segmentation is an annotation decision**, and relation patterns are judged over short clips "
         "without knowledge of the rest of a session.\n\n"
     )
     return text
+
+
+def _text_only_note(card: CardInputs) -> str:
+    """What the release leaves out of what the coders could perceive: as far as the platform records it."""
+    prov = card.stats["provenance"]
+    with_media, clips = prov.get("clips_with_media", 0), prov["clips"]
+    text = "- **Text only.** The release holds transcripts and annotations, no recordings. "
+    if with_media:
+        return text + (
+            f"{with_media:,} of its {clips:,} clips had a recording on the platform, so their nonverbal cues may rest on "
+            "what a text-only model cannot see.\n"
+        )
+    return text + (
+        "No recording of its clips is on the platform, so how their nonverbal cues were perceived (a recording seen "
+        "elsewhere, or the words alone) is not recorded here.\n"
+    )
 
 
 def _vp_note(card: CardInputs) -> str:
@@ -731,7 +762,7 @@ def render_card(card: CardInputs) -> str:
             _provenance_section(card),
             _guidelines_section(card),
             _agreement_section(card),
-            _uses_section(),
+            _uses_section(card),
             _limitations_section(card),
             _closing_section(card),
         ]

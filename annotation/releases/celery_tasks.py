@@ -38,6 +38,7 @@ def freeze_release_task(self, job_id: int) -> None:
                 group_map=params.get("group_map"),
                 accept_incomplete=params.get("accept_incomplete", ()),
                 out_dir=params["out_dir"],
+                confirmed=params.get("confirmed"),
                 user=job.created_by,
                 progress=lambda step, total, stage: jobs.report_progress(job_id, step, TOTAL_STEPS),
             )

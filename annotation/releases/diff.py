@@ -212,7 +212,7 @@ def format_diff(diff: dict) -> str:
     for clip in diff["clips_changed"]:
         fields = ", ".join(f"{k} {v}" for k, v in clip["fields"].items())
         out.append(
-            f"  {clip['sample_id']}: {clip['rows_changed']} rows changed ({clip['rows_a']} -> {clip['rows_b']} rows)"
+            f"  {clip['sample_id']}: {clip['rows_changed']} row{'s' if clip['rows_changed'] != 1 else ''} changed ({clip['rows_a']} -> {clip['rows_b']} rows)"
             + (f": rows {_some(clip['rows'])}" if clip["rows"] else "")
             + (f"; {fields}" if fields else "")
         )

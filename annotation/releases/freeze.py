@@ -79,6 +79,14 @@ def releasable_clips(project: Project):
     return project.clips.filter(state__in=RELEASABLE_STATES)
 
 
+class NothingToRelease(FreezeError):
+    """No clip can be released; ``skipped``: releasable clips left out for lack of gold."""
+
+    def __init__(self, message: str, skipped: list[str]):
+        self.skipped = skipped
+        super().__init__(message)
+
+
 @dataclass
 class BuiltRelease:
     files: dict[str, bytes]
@@ -88,6 +96,7 @@ class BuiltRelease:
     rows: int
     timings: dict[str, float] = field(default_factory=dict)
     digests: dict[str, str] = field(default_factory=dict)  # {path: SHA-256} of the files, manifest.json excepted
+    provenance: dict = field(default_factory=dict)  # the database facts the card and stats.json state
 
     @property
     def inputs(self) -> dict:
@@ -145,7 +154,7 @@ def plan_release(
         missing = sorted(set(clip_ids) - {c.sample_id for c in complete})
         raise FreezeError(f"{len(missing)} recorded clips no longer exist or lack gold: {', '.join(missing[:10])}")
     if not complete:
-        raise FreezeError(f"project {project.slug} has no adjudicated clip with gold on every row; nothing to release")
+        raise NothingToRelease(f"project {project.slug} has no adjudicated clip with gold on every row; nothing to release", skipped)
     infos = [ClipInfo(c.sample_id, c.scenario, c.row_count, tuple(c.participants)) for c in complete]
     return complete, skipped, plan_splits(infos, seed=seed, ratios=ratios, group_map=group_map)
 
@@ -162,6 +171,8 @@ def build_release(
     params: RuleParameters = DEFAULT_PARAMETERS,
     figure_style: int = FIGURE_STYLE,
     progress: Progress | None = None,
+    provenance: dict | None = None,
+    confirmed: str | None = None,
 ) -> BuiltRelease:
     """Every file of the release, as bytes, with the manifest. Writes nothing.
 
@@ -169,7 +180,8 @@ def build_release(
     groups cannot reach every split stops the freeze (``FreezeError`` naming it)
     unless it is in ``accept_incomplete``. ``clip_ids`` rebuilds a recorded clip
     list instead of selecting the releasable clips; ``data_as_of`` replaces the
-    date read from the gold.
+    date read from the gold and ``provenance`` the facts read from the database
+    (both as a release recorded them, to reproduce it).
     """
     check_version(version)
     ratios = parse_ratios(ratios)
@@ -178,10 +190,18 @@ def build_release(
     refusal = plan.refusal(accept_incomplete)
     if refusal:
         raise FreezeError(f"release {version} not frozen: {refusal}")
+    if confirmed is not None:
+        from .preview import decision_digest  # preview builds on this module
+
+        # Checked again here, where the freeze is planned for good: a clip adjudicated after the job was
+        # queued would otherwise slip into a release the lead confirmed without it.
+        if confirmed != decision_digest(plan, seed=seed, group_map=group_map or {}, accepted=accept_incomplete):
+            raise FreezeError(f"release {version} not frozen: the releasable clips or their groups changed since the preview you confirmed; look at the preview again")
     accepted = sorted(set(plan.incomplete) & set(accept_incomplete))
     with _gc_paused():
         return _build(
-            project, complete, skipped, plan, version=version, seed=seed, group_map=group_map, accepted=accepted, data_as_of=data_as_of, params=params, figure_style=figure_style, progress=progress, started=started
+            project, complete, skipped, plan, version=version, seed=seed, group_map=group_map, accepted=accepted, data_as_of=data_as_of, params=params, figure_style=figure_style, progress=progress, started=started,
+            provenance=provenance,
         )
 
 
@@ -199,12 +219,12 @@ def _gc_paused():
             gc.enable()
 
 
-def _database_facts(project: Project, clip_pks: list[int], data_as_of: str | None) -> tuple[str, dict]:
-    """(the release's data date, unless given; its provenance): what the database alone tells."""
-    return data_as_of or _data_as_of(clip_pks), collect_provenance(project, clip_pks)
+def _database_facts(project: Project, clip_pks: list[int], data_as_of: str | None, provenance: dict | None) -> tuple[str, dict]:
+    """(the release's data date, unless given; its provenance, unless given): what the database alone tells."""
+    return data_as_of or _data_as_of(clip_pks), provenance if provenance is not None else collect_provenance(project, clip_pks)
 
 
-def _build(project, complete, skipped, plan: SplitPlan, *, version, seed, group_map, accepted, data_as_of, params, figure_style, progress, started) -> BuiltRelease:
+def _build(project, complete, skipped, plan: SplitPlan, *, version, seed, group_map, accepted, data_as_of, params, figure_style, progress, started, provenance) -> BuiltRelease:
     """``build_release`` once the clips and their splits are decided."""
     timings: dict[str, float] = {}
     clock = [started]
@@ -237,7 +257,7 @@ def _build(project, complete, skipped, plan: SplitPlan, *, version, seed, group_
             files[f"tasks/{task}/{split}.jsonl"] = writer.jsonl(i for i in instances[task] if i.split == split)
     stage("tasks")
 
-    data_date, provenance = _database_facts(project, [c.pk for c in complete], data_as_of)
+    data_date, provenance = _database_facts(project, [c.pk for c in complete], data_as_of, provenance)
     inputs = {
         "project": project.slug,
         "seed": seed,
@@ -321,7 +341,7 @@ def _build(project, complete, skipped, plan: SplitPlan, *, version, seed, group_
     }
     files[MANIFEST] = dumps_json(manifest)
     stage("manifest")
-    return BuiltRelease(files, manifest, [c["sample_id"] for c in clips], skipped, sum(len(c["rows"]) for c in clips), timings, digests)
+    return BuiltRelease(files, manifest, [c["sample_id"] for c in clips], skipped, sum(len(c["rows"]) for c in clips), timings, digests, provenance)
 
 
 def _citation(project: Project, version: str, date: str) -> str:
@@ -341,8 +361,10 @@ def freeze(
     accept_incomplete=(),
     params: RuleParameters = DEFAULT_PARAMETERS,
     progress: Progress | None = None,
+    confirmed: str | None = None,
 ) -> tuple[Release, BuiltRelease]:
-    """Build, write (read-only, atomically) and record a new release."""
+    """Build, write (read-only, atomically) and record a new release (``confirmed``: the digest of the
+    preview the lead confirmed; the freeze stops if the plan no longer has it)."""
     check_version(version)
     if Release.objects.filter(project=project, version=version).exists():
         raise FreezeError(f"release {version} of {project.slug} already exists; a new version is a new release")
@@ -350,7 +372,7 @@ def freeze(
     if out_dir.exists():
         raise FreezeError(f"{out_dir} already exists; a release folder is never overwritten")
     built = build_release(
-        project, version=version, seed=seed, ratios=ratios, group_map=group_map, accept_incomplete=accept_incomplete, params=params, progress=progress
+        project, version=version, seed=seed, ratios=ratios, group_map=group_map, accept_incomplete=accept_incomplete, params=params, progress=progress, confirmed=confirmed
     )
     written = False
     started = time.perf_counter()
@@ -363,6 +385,8 @@ def freeze(
                 split_ratios=[built.inputs["split_ratios"][s] for s in SPLITS],
                 path=str(out_dir),
                 manifest=built.manifest,
+                # As text, in its own key order: jsonb would reorder the keys the card's sentences follow.
+                provenance=json.dumps(built.provenance),
                 created_by=user if getattr(user, "is_authenticated", False) else None,
             )
             transition_many(
@@ -391,6 +415,28 @@ def recorded_figure_style(inputs: dict) -> int:
     return style
 
 
+def recorded_provenance(release: Release) -> tuple[dict | None, str]:
+    """(the database facts ``release`` was frozen with, a note when they could not be had).
+
+    They describe the project at freeze time (its imports, assignments, clips not
+    released): later work in the project must not change a reproduced card. Releases
+    frozen before the record was kept have them in their folder's ``stats.json``,
+    trusted only when its bytes match the manifest; failing both, they are read anew.
+    """
+    if release.provenance:
+        return json.loads(release.provenance), ""
+    stats = Path(release.path) / "stats.json"
+    entry = release.manifest.get("files", {}).get("stats.json")
+    if entry and stats.is_file():
+        data = stats.read_bytes()
+        if sha256(data) == entry["sha256"]:
+            return json.loads(data)["provenance"], ""
+    return None, (
+        f"the database facts of release {release.version} (its provenance) were not recorded and its stats.json could "
+        "not be read intact: they were read from the database as it is now, so the card may differ"
+    )
+
+
 def reproduce(release: Release, out_dir: str | Path, *, progress: Progress | None = None) -> tuple[BuiltRelease, Verification]:
     """Rebuild ``release`` from its recorded inputs and clip list into ``out_dir``
     (not recorded), and compare every file with the recorded manifest."""
@@ -400,6 +446,7 @@ def reproduce(release: Release, out_dir: str | Path, *, progress: Progress | Non
         raise FreezeError(f"release {release.version} used taxonomy {inputs['taxonomy_version']}; the project now uses {release.project.taxonomy_version}")
     if inputs["rule_version"] != RULE_VERSION:
         raise FreezeError(f"release {release.version} was built with task rules {inputs['rule_version']}; this platform has {RULE_VERSION}")
+    provenance, provenance_note = recorded_provenance(release)
     built = build_release(
         release.project,
         version=release.version,
@@ -412,11 +459,14 @@ def reproduce(release: Release, out_dir: str | Path, *, progress: Progress | Non
         params=params,
         figure_style=recorded_figure_style(inputs),
         progress=progress,
+        provenance=provenance,
     )
     started = time.perf_counter()
     write_tree(built.files, Path(out_dir))
     built.timings["write"] = round(time.perf_counter() - started, 4)
     result = Verification(Path(out_dir))
+    if provenance_note:
+        result.problems.append(provenance_note)
     recorded = release.manifest.get("files", {})
     for rel in sorted((set(recorded) | set(built.files)) - {MANIFEST}):
         if rel not in built.files:

@@ -27,7 +27,7 @@ from tasks.instances import build_instances
 from tasks.rules import ALL_TASKS, DEFAULT_PARAMETERS
 
 from ..models import ClipState, Project
-from .freeze import RELEASABLE_STATES, plan_release, read_gold
+from .freeze import RELEASABLE_STATES, NothingToRelease, plan_release, read_gold
 from .splits import SPLITS, SplitPlan, parse_ratios
 
 ALL = "all"
@@ -219,7 +219,12 @@ def preview_freeze(project: Project, *, seed: int, ratios=(0.7, 0.1, 0.2), group
     """What ``freeze`` would release with these inputs (``FreezeError`` if there is nothing to release)."""
     ratios = parse_ratios(ratios)
     group_map = dict(sorted((group_map or {}).items()))
-    complete, skipped, plan = plan_release(project, seed=seed, ratios=ratios, group_map=group_map)
+    try:
+        complete, skipped, plan = plan_release(project, seed=seed, ratios=ratios, group_map=group_map)
+    except NothingToRelease as exc:
+        # Say why each clip is out, as the preview does when something is eligible.
+        why = "; ".join(f"{e['clips']} {e['reason']} (e.g. {', '.join(e['examples'][:3])})" for e in _left_out(project, exc.skipped))
+        raise NothingToRelease(f"{exc}. Why the clips are out: {why or 'the project has no clips'}", exc.skipped) from None
     clips = read_gold(complete)
     instances = build_instances(clips, plan.splits, seed=seed, taxonomy_version=project.taxonomy_version, params=DEFAULT_PARAMETERS)
     accepted = sorted(set(plan.incomplete) & set(accept_incomplete))

@@ -17,9 +17,11 @@ them one by one with facts they count themselves.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from django.db.models import Count
+from django.contrib.auth import get_user_model
+from django.db.models import Count, Q
 
 from ..models import Assignment, AssignmentMode, AssignmentState, Clip, Draft, DraftSource, Gold, ImportKind, ImportRecord, Project
+from ..roles import LEAD
 from ..taxonomy import SCENARIOS, load_taxonomy
 
 # Provenance keys that describe a pre-annotation run rather than one row.
@@ -70,6 +72,8 @@ def collect_provenance(project: Project, clip_pks: list[int]) -> dict:
         "clips": len(clips),
         "rows": sum(rows_of.values()),
         "clip_origin": _clip_origin(clips, records, synthetic),
+        # Clips with a recording on the platform (a file or an address): the card says what the coders could see.
+        "clips_with_media": sum(1 for c in clips if c.media or c.media_url),
         "imports": [{**_import_ref(r), "kind": r.kind, "clips": len(set(r.sample_ids) & released_ids), "correction": bool(r.correction)} for r in records],
         "drafts": _drafts(clip_pks, latest, rows_of),
         "coders": _coders(clip_pks, latest, synthetic),
@@ -149,7 +153,9 @@ def _coders(clip_pks: list[int], latest: dict, synthetic: set[str]) -> dict:
             imported["clips"].add(sample_id)
             ref = _import_ref(record)
             imported["files"].setdefault((ref["date"], ref["file"], ref["sha256"]), ref)
-            finished[sample_id][IMPORTED] += 1  # finished work from elsewhere, whatever the assignment's state
+            # Finished work from elsewhere while its assignment stays submitted (a lead may reopen it): the rule
+            # agreement counts by (agreement/scope.py), so the card and agreement.json speak of the same work.
+            finished[sample_id][IMPORTED] += state == AssignmentState.SUBMITTED
             continue
         platform["assignments"] += 1
         platform["annotators"].add(username)
@@ -164,10 +170,12 @@ def _coders(clip_pks: list[int], latest: dict, synthetic: set[str]) -> dict:
         if sum(counts.values()) >= 2:
             origins = [o for o in (PLATFORM, IMPORTED, GENERATED) if counts[o]]
             two[origins[0] if len(origins) == 1 else MIXED] += 1
+    leads = get_user_model().objects.filter(Q(groups__name=LEAD) | Q(is_superuser=True), username__in=platform["annotators"]).distinct().count()
     return {
         PLATFORM: {
             "assignments": platform["assignments"],
             "annotators": len(platform["annotators"]),
+            "leads": leads,  # leads read every coder's work: a lead's own coding is not blind
             "clips": len(platform["clips"]),
             "modes": {m: platform["modes"][m] for m in AssignmentMode.values if platform["modes"][m]},
             "states": {s: platform["states"][s] for s in AssignmentState.values if platform["states"][s]},
@@ -335,9 +343,16 @@ def provenance_sentences(facts: dict) -> list[list[str]]:
         )
         said.append(f"{submitted:,} of these assignments {_was(submitted)} submitted" + (f"; not submitted: {', '.join(open_states)}." if open_states else "."))
         said.append(
-            "These coders worked blind: the platform shows an annotator only their own assignments and revisions, "
+            "The platform assigned them blind: it shows an annotator only their own assignments and revisions, "
             "and a clip's rows are locked once it is assigned, so every coder of a clip annotated the same rows."
         )
+        if platform.get("leads"):
+            n = platform["leads"]
+            said.append(
+                "1 of these coders is a lead, who can read every coder's work: that coding was not blind."
+                if n == 1
+                else f"{n:,} of these coders are leads, who can read every coder's work: their coding was not blind."
+            )
     imported = coders[IMPORTED]
     if imported["annotators"]:
         said.append(

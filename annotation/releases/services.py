@@ -70,7 +70,7 @@ def start_freeze(
         kind=FREEZE_JOB,
         project=project,
         key=key,
-        params={"version": version, "seed": seed, "ratios": list(ratios), "group_map": group_map, "accept_incomplete": accepted, "out_dir": str(out_dir)},
+        params={"version": version, "seed": seed, "ratios": list(ratios), "group_map": group_map, "accept_incomplete": accepted, "out_dir": str(out_dir), "confirmed": confirmed},
         created_by=user if getattr(user, "is_authenticated", False) else None,
     )
     from .celery_tasks import freeze_release_task

@@ -115,10 +115,16 @@ class SplitPlan:
                 f"scenario {scenario} has {len(groups)} relationship group{'s' if len(groups) != 1 else ''} ({names}) "
                 f"for {len(self.wanted)} splits: it would have no {' and no '.join(missing)} split"
             )
+        # Only validation may be given a ratio of 0 (parse_ratios keeps train and test above 0).
+        zero_ratio = (
+            "give the validation split a ratio of 0 (e.g. --splits 0.8,0,0.2), "
+            if all(set(m) == {"validation"} for m in problems.values())
+            else ""
+        )
         return (
             "; ".join(lines)
-            + ". Add clips of more couples or families to that scenario, give the missing split a ratio of 0 "
-            "(e.g. --splits 0.8,0,0.2), correct the grouping with a clip → group map if clips were joined wrongly, "
+            + f". Add clips of more couples or families to that scenario, {zero_ratio}correct the grouping with a "
+            "clip → group map if clips were joined wrongly, "
             f"or accept it explicitly (--accept-incomplete {','.join(problems)}, or tick it on the freeze page): "
             "the dataset card then says so in its first lines."
         )

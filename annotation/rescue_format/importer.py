@@ -38,6 +38,7 @@ from ..models import (
     Row,
 )
 from ..roles import is_lead
+from ..services import transition
 from ..schema import ANNOTATION_KEYS, CLIP_KEYS, SKELETON_KEYS, Issue, check_clip, row_issue_index
 from . import layout
 from .reader import Problem, ReadError, SourceClip, read_path
@@ -170,20 +171,19 @@ def import_rescue(
         clip = existing.get(item.clip.sample_id)
         if clip is not None and not _skeleton_matches(list(clip.rows.all()), item.rows):
             problems.append(Problem(item.source.file, "a clip with this sample id already exists with different rows (times, speakers or words)", line=item.source.line, sample_id=item.clip.sample_id))
-    released = released_versions(project) if as_source == "gold" else {}
+    released = released_versions(project)
     if not correct_released:
         for item in checked:
             if item.clip.sample_id in released:
                 versions = ", ".join(released[item.clip.sample_id])
-                problems.append(
-                    Problem(
-                        item.source.file,
-                        f"this clip is in release {versions}; released gold is changed only by a correction "
-                        "(import_rescue --correct-released --by LEAD), which is recorded and listed by the next release",
-                        line=item.source.line,
-                        sample_id=item.clip.sample_id,
-                    )
+                why = (
+                    "released gold is changed only by a correction (import_rescue --correct-released --by LEAD), which "
+                    "is recorded and listed by the next release"
+                    if as_source == "gold"
+                    # A release's agreement figures are computed from its clips' drafts and revisions.
+                    else f"a released clip takes no more {as_source}s: the release's agreement figures come from the ones it has"
                 )
+                problems.append(Problem(item.source.file, f"this clip is in release {versions}; {why}", line=item.source.line, sample_id=item.clip.sample_id))
     if problems:
         raise ImportFailed(problems)
 
@@ -195,6 +195,7 @@ def import_rescue(
         corrections: dict[str, dict] = {}
         for item in checked:
             clip = existing.get(item.clip.sample_id)
+            replaced = None  # the row positions whose document is replaced: all of them, but in a correction
             if clip is None:
                 clip, rows = _create_clip(project, item, as_source)
                 result.created.append(clip.sample_id)
@@ -202,12 +203,13 @@ def import_rescue(
                 rows = list(clip.rows.all())
                 result.attached.append(clip.sample_id)
                 if clip.sample_id in released:
-                    corrections[clip.sample_id] = {
-                        "sample_id": clip.sample_id,
-                        "releases": released[clip.sample_id],
-                        "rows": _gold_changes(rows, item.rows),
-                    }
-                _replace_existing(rows, as_source, annotator)
+                    changes = _gold_changes(rows, item.rows)
+                    corrections[clip.sample_id] = {"sample_id": clip.sample_id, "releases": released[clip.sample_id], "rows": changes}
+                    # A correction touches only the rows it changes: the others keep their gold and its
+                    # adjudication record (replacing them would make decided gold look imported).
+                    changed = {c["row_index"] for c in changes}
+                    replaced = {pos for pos, row in enumerate(rows) if row.row_index in changed}
+                _replace_existing([r for pos, r in enumerate(rows) if replaced is None or pos in replaced], as_source, annotator)
             if as_source == "revision":
                 # Imported revisions are finished work from elsewhere: a submitted assignment, so they count
                 # as coded work in agreement (and the annotator cannot edit them without a lead reopening it).
@@ -216,14 +218,25 @@ def import_rescue(
                 assignment.state, assignment.submitted_at = AssignmentState.SUBMITTED, timezone.now()
                 assignment._change_reason = "revisions imported as finished work"
                 assignment.save()
+                _review_when_every_coder_is_done(clip, actor)
             for pos, (row, raw) in enumerate(zip(rows, item.rows)):
-                documents.append(_document(as_source, row, raw, item.row_warnings.get(pos, []), annotator, actor))
+                if replaced is None or pos in replaced:
+                    documents.append(_document(as_source, row, raw, item.row_warnings.get(pos, []), annotator, actor))
             result.rows += len(rows)
             result.warnings.extend((clip.sample_id, issue) for issue in item.warnings)
         model = {"gold": Gold, "draft": Draft, "revision": Revision}[as_source]
         bulk_create_with_history(documents, model, batch_size=1000, default_user=actor)
         result.records = _record_files(project, checked, as_source, annotator, actor, result, had_assignment, corrections)
     return result
+
+
+def _review_when_every_coder_is_done(clip: Clip, actor) -> None:
+    """An imported coder's work is submitted work: the clip moves on as a submission would move it,
+    to reviewed once every assignment is in, so that a lead can adjudicate it."""
+    if clip.state in (ClipState.IMPORTED, ClipState.PREANNOTATED):
+        transition(clip, ClipState.IN_REVIEW, actor=actor, reason="revisions imported")
+    if clip.state == ClipState.IN_REVIEW and not clip.assignments.exclude(state=AssignmentState.SUBMITTED).exists():
+        transition(clip, ClipState.REVIEWED, actor=actor, reason="revisions imported as finished work; every assignment submitted")
 
 
 def _gold_changes(rows: list[Row], incoming: list[dict]) -> list[dict]:

@@ -64,7 +64,7 @@ class Command(AuditedCommand):
             more = f" and {len(clip['rows']) - 10} more" if len(clip["rows"]) > 10 else ""
             self.stdout.write(
                 f"corrected {clip['sample_id']} (in release {', '.join(clip['releases'])}): "
-                + (f"{len(clip['rows'])} rows changed: {rows}{more}" if clip["rows"] else "no row changed")
+                + (f"{len(clip['rows'])} row{'s' if len(clip['rows']) != 1 else ''} changed: {rows}{more}" if clip["rows"] else "no row changed")
             )
         if result.warnings:
             counts = ", ".join(f"{n} {code}" for code, n in summarise_warnings(result).most_common())
