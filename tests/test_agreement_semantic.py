@@ -189,10 +189,10 @@ def test_every_figure_of_a_synthetic_project_equals_the_krippendorff_package(sem
             field = TEXT_FIELDS_BY_KEY[key]
             for coders in [humans, everyone, *map(list, pairs)]:
                 codes, _ = computer.matrix(field, available, coders)
-                ours = semantic.semantic_alpha(codes, computer.f[key])
+                ours = semantic.semantic_alpha(codes, computer.f(key))
                 if ours.alpha is None:
                     continue
-                assert ours.alpha == pytest.approx(semantic.library_alpha(codes, computer.f[key]), abs=1e-9)
+                assert ours.alpha == pytest.approx(semantic.library_alpha(codes, computer.f(key)), abs=1e-9)
                 checked += 1
     assert checked >= 40
 

@@ -265,12 +265,18 @@ def bootstrap(result: SemanticAlpha, *, resamples: int, rng: np.random.Generator
 
 class _Computer:
     def __init__(self, ex: Extraction, texts: dict[str, TextMatrix], vectors: dict, resamples: int, seed: int):
-        self.ex, self.texts, self.resamples, self.seed = ex, texts, resamples, seed
-        self.f = {key: unit_vectors(m.domain, vectors) for key, m in texts.items()}
+        self.ex, self.texts, self.vectors, self.resamples, self.seed = ex, texts, vectors, resamples, seed
+        self._f: dict[str, np.ndarray] = {}
         self.scenario = {key: ex.unit_scenario[m.unit_row] for key, m in texts.items()}
         therapist = np.asarray([s == "Therapist" for s in ex.unit_speaker], dtype=bool)
         self.therapist = {key: therapist[m.unit_row] for key, m in texts.items()}
         self.memo: dict[bytes, dict] = {}
+
+    def f(self, key: str) -> np.ndarray:
+        """The field's unit vectors (made when a figure first needs them: with no coded work, nothing is embedded)."""
+        if key not in self._f:
+            self._f[key] = unit_vectors(self.texts[key].domain, self.vectors)
+        return self._f[key]
 
     def matrix(self, field: TextField, available: np.ndarray, coders: list[int]) -> tuple[np.ndarray, np.ndarray]:
         """The field's codes for ``coders`` on the slice's units with a text, and those units' scenarios."""
@@ -292,7 +298,7 @@ class _Computer:
         return self.memo[key]
 
     def _compute(self, field: TextField, names: list[str], codes: np.ndarray, groups: np.ndarray) -> dict:
-        f = self.f[field.key]
+        f = self.f(field.key)
         result = semantic_alpha(codes, f)
         similarity, one_empty, pair_count = paired_similarity(codes, f)
         baseline = baseline_similarity(codes, f, groups) if pair_count else None
