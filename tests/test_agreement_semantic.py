@@ -261,3 +261,43 @@ def test_a_second_run_embeds_nothing_and_one_changed_text_embeds_one_text(semant
     revision.save()
     third = semantic.build_semantic_report(semantic_project, provider=model)[1]
     assert third["embedded"] == 1
+
+
+@pytest.fixture
+def fake_gemini():
+    from .fakes.gemini_server import FakeGemini
+
+    with FakeGemini() as server:
+        yield server
+
+
+@pytest.mark.django_db
+def test_the_gemini_provider_embeds_through_google_genai_and_is_cached_under_its_own_model(
+    semantic_project, settings, fake_gemini
+):
+    from .fakes.gemini_server import error, fake_embedding
+
+    settings.SEMANTIC_EMBEDDINGS = "gemini"
+    settings.GEMINI_API_KEY = "test-key"
+    settings.GEMINI_BASE_URL = fake_gemini.url
+    settings.GEMINI_EMBEDDING_MODEL = "gemini-embedding-001"
+    settings.GEMINI_EMBEDDING_DIMENSIONS = 64
+    provider = embeddings.current_provider()
+    assert provider.id == "gemini:gemini-embedding-001:64"
+    report, run = semantic.build_semantic_report(semantic_project)
+    assert report["model"]["provider"] == "gemini" and report["model"]["model"] == "gemini-embedding-001"
+    assert run["embedded"] == run["texts"] > 0
+    requests = [r for r in fake_gemini.requests if r.path.endswith(":batchEmbedContents")]
+    assert requests and all(len(r.body["requests"]) <= embeddings.GeminiEmbeddings.BATCH for r in requests)
+    assert requests[0].body["requests"][0]["taskType"] == "SEMANTIC_SIMILARITY"
+    # The vectors are the server's, normalised; the local model's cache is a different one.
+    text = next(iter(embeddings.embed_texts(["calm and warm"], provider).vectors.values()))
+    expected = np.asarray(fake_embedding("calm and warm", 64))
+    assert np.allclose(text, expected / np.linalg.norm(expected), atol=1e-6)
+    assert not TextEmbedding.objects.filter(model=embeddings.LocalMiniLM().id).exists()
+    # A refusal from the API is a message, and nothing is half-written.
+    fake_gemini.script(error(429, "quota exhausted", "RESOURCE_EXHAUSTED"))
+    before = TextEmbedding.objects.count()
+    with pytest.raises(embeddings.EmbeddingError, match="429 RESOURCE_EXHAUSTED"):
+        embeddings.embed_texts(["a text the cache has not seen"], provider)
+    assert TextEmbedding.objects.count() == before
