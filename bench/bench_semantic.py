@@ -62,7 +62,9 @@ def main(argv=None) -> int:
             generate(project, clips=args.clips, annotators=3, seed=args.seed)
         print(f"project             {slug} (generated, not timed)")
     provider = current_provider()
-    print(f"model               {provider.describe()['model']} ({provider.describe()['version']}; {provider.describe()['runtime']})")
+    print(
+        f"model               {provider.describe()['model']} ({provider.describe()['version']}; {provider.describe()['runtime']})"
+    )
 
     started = time.perf_counter()
     compute_project_report(project, resamples=1000, seed=0)
@@ -74,7 +76,9 @@ def main(argv=None) -> int:
         TextEmbedding.objects.filter(model=provider.id).delete()
         cold = run_on_worker(project, services, Job, psutil, worker, "cold (empty cache)")
         changed = change_texts(project, Revision, args.changed)
-        print(f"changed             {changed} revision texts (tone of voice) of {Revision.objects.filter(row__clip__project=project).count()} revisions")
+        print(
+            f"changed             {changed} revision texts (tone of voice) of {Revision.objects.filter(row__clip__project=project).count()} revisions"
+        )
         warm = run_on_worker(project, services, Job, psutil, worker, f"warm ({args.changed:.0%} changed)")
     finally:
         worker.stop()

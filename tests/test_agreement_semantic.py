@@ -106,7 +106,9 @@ def test_identical_texts_are_at_distance_0_and_an_empty_text_at_distance_1(model
     assert pairs[(1, 1)] == 0.0 and pairs[(2, 2)] == 0.0 and pairs[(0, 1)] == pytest.approx(1.0)
     # Whitespace does not make two texts different.
     field = TEXT_FIELDS_BY_KEY["tone_of_voice"]
-    by_coder = coder_texts(field, {"a": {"tone_of_voice": "sharp,  rising"}, "b": {"tone_of_voice": " sharp, rising"}}, "X")
+    by_coder = coder_texts(
+        field, {"a": {"tone_of_voice": "sharp,  rising"}, "b": {"tone_of_voice": " sharp, rising"}}, "X"
+    )
     assert by_coder == {"": {"a": "sharp, rising", "b": "sharp, rising"}}
 
 
@@ -278,7 +280,7 @@ def test_the_gemini_provider_embeds_through_google_genai_and_is_cached_under_its
     from .fakes.gemini_server import error, fake_embedding
 
     settings.SEMANTIC_EMBEDDINGS = "gemini"
-    settings.GEMINI_API_KEY = "test-key"
+    settings.GEMINI_API_KEY = "test-key"  # pragma: allowlist secret
     settings.GEMINI_BASE_URL = fake_gemini.url
     settings.GEMINI_EMBEDDING_MODEL = "gemini-embedding-001"
     settings.GEMINI_EMBEDDING_DIMENSIONS = 64

@@ -42,6 +42,7 @@ from ..agreement.embeddings import current_provider, text_sha256
 from ..agreement.fields import MEASURES_BY_KEY
 from ..agreement.textfields import EMPTY, TEXT_FIELDS, coder_texts
 from ..models import Clip, Draft, Job, JobState, Revision, Row, TextEmbedding
+from ..schema import REQUIRED_ENTRY_TEXT
 from .fields import FIELDS, RELATION_FIELD, field_value
 
 LABEL_MEASURES = tuple(
@@ -49,14 +50,10 @@ LABEL_MEASURES = tuple(
 )
 # The text parts of each adjudication field: masked when deciding whether coders agree apart from their words.
 TEXT_KEYS = {
+    **{
+        name: keys for name, keys in REQUIRED_ENTRY_TEXT.items() if name != "background_dialogue"
+    },  # speech, not a reading
     "tone_of_voice": None,  # the whole value is a text
-    "body_posture": ("description",),
-    "facial_expressions": ("description",),
-    "self_directed_behavior": ("description",),
-    "interaction_behavior": ("description",),
-    "internal_emotion": ("emotion_description",),
-    "viewpoints_attitudes": ("viewpoint", "attitude"),
-    "support_strategy": ("strategy_content",),
     RELATION_FIELD: ("relation_pattern_reason", "relation_cycle_reason"),
 }
 TEXT_FIELDS_OF = {name: [f for f in TEXT_FIELDS if f.adjudication_field == name] for name in FIELDS}

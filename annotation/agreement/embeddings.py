@@ -266,7 +266,9 @@ def embed_texts(texts: Iterable[str], provider=None, *, progress: Progress | Non
             stored = np.asarray(vector, dtype="<f4")
             result.vectors[text] = stored
             rows.append(
-                TextEmbedding(model=provider.id, text_sha256=wanted[text], dimensions=len(stored), vector=stored.tobytes())
+                TextEmbedding(
+                    model=provider.id, text_sha256=wanted[text], dimensions=len(stored), vector=stored.tobytes()
+                )
             )
         with transaction.atomic():
             TextEmbedding.objects.bulk_create(rows, ignore_conflicts=True)

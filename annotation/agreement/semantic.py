@@ -56,13 +56,13 @@ from .report import (
     Slice,
     _availability,
     _coder_sets,
-    _left_out,
-    _no_coded_work,
     _r,
     _threshold_key,
     check_resamples,
+    report_head,
+    slice_entry,
 )
-from .scope import DEFAULT_WORK_SCOPE, LEFT_OUT, WORK_SCOPES, check_work_scope, reasons
+from .scope import DEFAULT_WORK_SCOPE, check_work_scope
 from .textfields import TEXT_FIELDS, TextField, TextMatrix, extract_texts
 
 # 1: alpha with delta = 1 - cos per text field, paired-coder and permutation-baseline similarity.
@@ -393,22 +393,10 @@ def semantic_report_from(
     for index, sl in enumerate(slices):
         available = _availability(ex, sl)
         humans, everyone, pairs = _coder_sets(ex, available)
-        entry = {"key": sl.key, "mode": sl.mode, "scenario": sl.scenario}
-        left_out = _left_out(ex, sl)
-        if not humans:
-            entry.update(empty=True, reason=_no_coded_work(ex, sl, left_out), left_out=left_out)
+        entry = slice_entry(ex, sl, available, humans, everyone)
+        if entry["empty"]:
             out_slices.append(entry)
             continue
-        units = available[humans].any(axis=0)
-        entry.update(
-            empty=False,
-            reason=None,
-            clips=len(np.unique(ex.unit_clip[units])),
-            rows=int(units.sum()),
-            annotators=[ex.coders[c] for c in humans],
-            with_llm=ex.llm is not None and ex.llm in everyone,
-            left_out=left_out,
-        )
         selection = available.tobytes()
         if selection not in same_values:
             fields = {}
@@ -417,7 +405,9 @@ def semantic_report_from(
                 if len(everyone) > len(humans):
                     item["with_llm"] = computer.figure(field, available, everyone)
                 for a, b in pairs:
-                    item["pairs"].append({"pair": [ex.coders[a], ex.coders[b]], **computer.figure(field, available, [a, b])})
+                    item["pairs"].append(
+                        {"pair": [ex.coders[a], ex.coders[b]], **computer.figure(field, available, [a, b])}
+                    )
                 fields[field.key] = item
             same_values[selection] = fields
         entry["fields"] = same_values[selection]
@@ -425,15 +415,9 @@ def semantic_report_from(
         if progress:
             progress(index + 1, len(slices))
     overall = out_slices[0]
-    label, rule = WORK_SCOPES[ex.work_scope]
     return {
         "semantic_version": SEMANTIC_VERSION,
-        "project": project,
-        "scope": scope,
-        "work_scope": {"key": ex.work_scope, "label": label, "rule": rule},
-        "coded_work": not overall["empty"],
-        "empty_reason": overall["reason"] if overall["empty"] else None,
-        "left_out_reasons": {reason: LEFT_OUT[reason][1] for reason in reasons(ex.work_scope)},
+        **report_head(ex, project, scope, overall),
         "model": model,
         "parameters": {
             "resamples": resamples,
@@ -443,9 +427,7 @@ def semantic_report_from(
             "bootstrap_resolution": BOOTSTRAP_RESOLUTION,
         },
         "method": METHOD_NOTES,
-        "fields": [
-            {"key": f.key, "label": f.label, "rows": f.rows, "matched_by": f.matched_by} for f in TEXT_FIELDS
-        ],
+        "fields": [{"key": f.key, "label": f.label, "rows": f.rows, "matched_by": f.matched_by} for f in TEXT_FIELDS],
         "coders": list(ex.coders),
         "llm_coder": ex.coders[ex.llm] if ex.llm is not None else None,
         "counts": {

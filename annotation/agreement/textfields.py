@@ -81,7 +81,8 @@ def _interaction(content: dict, speaker: str) -> dict[str, str]:
 def _viewpoint(text_key: str) -> Callable[[dict, str], dict[str, str]]:
     def texts(content: dict, speaker: str) -> dict[str, str]:
         return _joined(
-            (f"{e.get('source')} → {e.get('target')}", e.get(text_key)) for e in _entries(content, "viewpoints_attitudes")
+            (f"{e.get('source')} → {e.get('target')}", e.get(text_key))
+            for e in _entries(content, "viewpoints_attitudes")
         )
 
     return texts
@@ -279,4 +280,3 @@ def coder_texts(field: TextField, contents: dict[str, dict], speaker: str) -> di
     per_coder = {coder: field.texts(content or {}, speaker) for coder, content in contents.items()}
     keys = list(dict.fromkeys(k for texts in per_coder.values() for k in texts))
     return {key: {coder: texts.get(key, EMPTY) for coder, texts in per_coder.items()} for key in keys}
-

@@ -22,7 +22,10 @@ pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.browser]
 # Clip A: row 1 the coders give different utterance types (a label dispute) and different tones; row 2 the same
 # labels and tones that say the same thing in other words; row 3 unanimous.
 DISPUTED = {
-    "ann1": {1: {"utterance_type": "request", "tone_of_voice": "sharp and accusing"}, 2: {"tone_of_voice": "calm and reassuring"}},
+    "ann1": {
+        1: {"utterance_type": "request", "tone_of_voice": "sharp and accusing"},
+        2: {"tone_of_voice": "calm and reassuring"},
+    },
     "ann2": {1: {"tone_of_voice": "quiet, hopeful"}, 2: {"tone_of_voice": "reassuring, calm"}},
 }
 # Clip B: only a tone worded differently.
@@ -40,13 +43,17 @@ def clips(project, annotator, other_annotator, tmp_path):
     return disputed, mild
 
 
-def test_lead_orders_by_disagreement_and_accepts_the_rows_that_agree_within_a_threshold(login, live_server, clips, lead):
+def test_lead_orders_by_disagreement_and_accepts_the_rows_that_agree_within_a_threshold(
+    login, live_server, clips, lead
+):
     disputed, mild = clips
     page = login("lead1", "lead-pass-123")
     page.goto(f"{live_server.url}/projects/{disputed.project.slug}/adjudication/")
     first_clip = page.locator("#adjudication-clips tbody tr").first
     assert disputed.sample_id in first_clip.inner_text(), "the most disputed clip comes first"
-    scores = page.eval_on_selector_all("#adjudication-clips tbody tr td:nth-child(2)", "tds => tds.map(t => parseFloat(t.innerText))")
+    scores = page.eval_on_selector_all(
+        "#adjudication-clips tbody tr td:nth-child(2)", "tds => tds.map(t => parseFloat(t.innerText))"
+    )
     assert scores == sorted(scores, reverse=True) and scores[0] > scores[1] >= 0
     screenshot(page, "adjudication-index-by-disagreement")
 
@@ -54,7 +61,11 @@ def test_lead_orders_by_disagreement_and_accepts_the_rows_that_agree_within_a_th
     page.wait_for_selector("#compare")
     # Mouse: most disputed first. Row 1 (a label and a tone) outranks row 2 (a tone said in other words).
     page.select_option("#f-order", "disputed")
-    assert page.eval_on_selector_all("#row-list tbody tr[id]", "trs => trs.map(t => t.id)") == ["row-1", "row-2", "row-3"]
+    assert page.eval_on_selector_all("#row-list tbody tr[id]", "trs => trs.map(t => t.id)") == [
+        "row-1",
+        "row-2",
+        "row-3",
+    ]
     assert "order=disputed" in page.url
     # Keys: from row 3, `d` opens the most disputed open row.
     page.click("#row-3")
