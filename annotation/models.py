@@ -313,6 +313,27 @@ class AgreementReport(models.Model):
         ordering = ["-created_at"]
 
 
+class TextEmbedding(models.Model):
+    """A sentence embedding of one text by one model, kept so that a text is embedded once.
+
+    Keyed by the model's identifier (name and version, see
+    ``agreement.embeddings``) and the SHA-256 of the text; the text itself is
+    not stored. ``vector`` holds ``dimensions`` little-endian float32 numbers,
+    exactly the numbers every computation uses (a fresh embedding is rounded to
+    them before use), so that a figure is the same whether its texts came from
+    the model or from here.
+    """
+
+    model = models.CharField(max_length=200)
+    text_sha256 = models.CharField(max_length=64)
+    dimensions = models.PositiveIntegerField()
+    vector = models.BinaryField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["model", "text_sha256"], name="one_embedding_per_model_and_text")]
+
+
 class FrozenReleaseError(Exception):
     """A frozen release was about to be changed or deleted."""
 

@@ -196,7 +196,7 @@ def test_clip_page_embeds_the_payload_and_escapes_text(client, project, tmp_path
     text = page.content.decode()
     assert "<script>alert(1)</script>" not in text
     embedded = json.loads(re.search(r'<script id="workspace-data" type="application/json">(.*?)</script>', text, re.S).group(1))
-    assert embedded["filters"] == {"disagreements": True, "open": False, "field": "tone_of_voice", "label": "", "annotator": ""}, "the page starts filtered"
+    assert embedded["filters"] == {"disagreements": True, "open": False, "field": "tone_of_voice", "label": "", "annotator": "", "order": ""}, "the page starts filtered"
     assert embedded["summary"]["unanimous_without_gold"] == 1 and embedded["can_mark"] is True
     assert embedded["rows"][0]["dialogue_cleaned"] == "<script>alert(1)</script>", "kept as text, inert inside the JSON"
 

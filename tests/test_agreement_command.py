@@ -40,7 +40,11 @@ def test_prints_a_table_per_slice_and_writes_the_json_report(project, tmp_path):
     )
     report = json.loads(target.read_text(encoding="utf-8"))
     assert report["parameters"] == {"resamples": 1000, "seed": 4, "confidence": 0.95, "thresholds": [0.8, 0.667]}
-    assert AgreementReport.objects.filter(project=project).count() == 1  # the dashboard can serve it
+    # The dashboard can serve both: the label figures, and the free-text figures (written under "semantic").
+    stored = sorted(r.scope.get("measure", "labels") for r in AgreementReport.objects.filter(project=project))
+    assert stored == ["labels", "semantic"]
+    assert report["semantic"]["model"]["model"] == "sentence-transformers/all-MiniLM-L6-v2"
+    assert "Free text: semantic agreement (model sentence-transformers/all-MiniLM-L6-v2" in text
 
 
 def test_scenario_and_clips_narrow_the_scope(project):

@@ -183,6 +183,37 @@ class AcceptUnanimous(LeadView):
         return Response({"accepted": result.accepted, "invalid": result.invalid, "already_gold": result.already_gold, "summary": result.summary})
 
 
+THRESHOLD = OpenApiParameter("threshold", float, description="Least pairwise similarity of the coders' texts (0.5-1; default 0.8).")
+
+
+class AgreeingRows(LeadView):
+    @extend_schema(parameters=[THRESHOLD], responses={200: OpenApiResponse(description='{"threshold", "rows": [{"row_index", "min_similarity", "near", "fields"}], "unanimous", "near", "similarity"}')}, summary="Preview: rows without gold whose coders agree within a text-similarity threshold")
+    def get(self, request, clip_id):
+        from .disagreement import DEFAULT_THRESHOLD, Vectors, agreeing_rows, check_threshold, row_texts, similarity_status
+
+        clip = _clip(request, clip_id)
+        try:
+            threshold = check_threshold(request.query_params.get("threshold", DEFAULT_THRESHOLD))
+        except ValueError as exc:
+            return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
+        states = selectors.row_states(clip)
+        vectors = Vectors(t for s in states for t in row_texts(s.coder_contents, s.row.primary_speaker))
+        rows = agreeing_rows(states, vectors, threshold)
+        near = sum(1 for r in rows if r["near"])
+        return Response({"threshold": threshold, "rows": rows, "unanimous": len(rows) - near, "near": near, "similarity": similarity_status(clip, vectors, start=False)})
+
+
+class AcceptAgreeing(LeadView):
+    @extend_schema(request=inline_serializer("AcceptAgreeing", {"threshold": serializers.FloatField()}), responses={200: OpenApiResponse(description='{"accepted", "near", "invalid", "summary"}')}, summary="Accept as gold every row without gold whose coders agree within a text-similarity threshold")
+    def post(self, request, clip_id):
+        clip = _clip(request, clip_id)
+        try:
+            result = services.accept_agreeing(clip, request.user, (request.data or {}).get("threshold"))
+        except ServiceError as exc:
+            return _refused(exc)
+        return Response({"threshold": result.threshold, "accepted": result.accepted, "near": result.near, "invalid": result.invalid, "summary": result.summary})
+
+
 def _clip_state(clip):
     clip.refresh_from_db()
     return Response({"clip": clip.pk, "sample_id": clip.sample_id, "state": clip.state, "discard_reason": clip.discard_reason})

@@ -187,6 +187,7 @@ class RowFilter:
     field: str = ""  # only rows where this field is disputed
     label: str = ""  # only rows where a coder or the gold uses this label ("kind:label", or a label of any kind)
     annotator: str = ""  # only rows where this coder is outvoted (or there is no majority)
+    order: str = ""  # "" row order, "disputed": most disputed first (the page sorts; no row is left out)
 
     @classmethod
     def from_query(cls, params) -> RowFilter:
@@ -198,10 +199,11 @@ class RowFilter:
             field=name if name in FIELD_TITLES else "",
             label=params.get("label", "")[:100],
             annotator=params.get("annotator", "")[:150],
+            order="disputed" if params.get("order", "") == "disputed" else "",
         )
 
     def as_dict(self) -> dict:
-        return {"disagreements": self.disagreements, "open": self.open, "field": self.field, "label": self.label, "annotator": self.annotator}
+        return {"disagreements": self.disagreements, "open": self.open, "field": self.field, "label": self.label, "annotator": self.annotator, "order": self.order}
 
     def _uses_label(self, labels: set[str]) -> bool:
         if ":" in self.label:
@@ -307,6 +309,7 @@ def adjudication_payload(clip: Clip, row_filter: RowFilter | None = None) -> dic
     """
     row_filter = row_filter or RowFilter()
     states = row_states(clip)
+    scores, similarity = disagreements(clip, states)
     config = editor_config(clip)
     comments = list(Comment.objects.filter(clip=clip).select_related("author", "row").order_by("created_at"))
     comment_list = [
@@ -330,7 +333,9 @@ def adjudication_payload(clip: Clip, row_filter: RowFilter | None = None) -> dic
         },
         "coders": coders,
         "fields": [{"name": name, "title": FIELD_TITLES[name], "keys": list(field_keys(name))} for name in FIELDS],
-        "rows": [row_payload(s, commented) for s in states if row_filter.matches(s)],
+        "rows": [{**row_payload(s, commented), "disagreement": scores[s.row.pk]} for s in states if row_filter.matches(s)],
+        # Whether the texts' similarities are complete (a worker embeds the missing texts), and the score's rule.
+        "similarity": similarity,
         "filters": row_filter.as_dict(),
         "summary": clip_summary(states),
         "comments": comment_list,
@@ -340,6 +345,27 @@ def adjudication_payload(clip: Clip, row_filter: RowFilter | None = None) -> dic
         "config": config,
         "label_choices": label_choices(config),
     }
+
+
+def disagreements(clip: Clip, states: list[RowState]) -> tuple[dict[int, dict], dict]:
+    """Per row id, how much its coders disagree (``disagreement``), and whether the text similarities are complete."""
+    from ..agreement.embeddings import EmbeddingError
+    from .disagreement import DEFAULT_THRESHOLD, Vectors, row_disagreement, row_texts, similarity_status
+
+    try:
+        vectors = Vectors(t for s in states for t in row_texts(s.coder_contents, s.row.primary_speaker))
+    except EmbeddingError as exc:
+        vectors, similarity = None, {"status": "unavailable", "error": str(exc), "missing": None, "job": None}
+    else:
+        similarity = similarity_status(clip, vectors)
+    similarity["threshold"] = DEFAULT_THRESHOLD
+    scores = {}
+    for s in states:
+        if vectors is None:
+            scores[s.row.pk] = None
+        else:
+            scores[s.row.pk] = row_disagreement(s.coder_contents, s.row.primary_speaker, vectors).as_dict()
+    return scores, similarity
 
 
 def label_choices(config: dict) -> list[dict]:

@@ -355,3 +355,66 @@ def request_rereview(clip: Clip, username: str, user, message: str = "") -> Assi
     note._history_user = user
     note.save()
     return assignment
+
+
+@dataclass
+class AgreeingResult:
+    threshold: float
+    accepted: list[int] = field(default_factory=list)  # row indices that got gold
+    near: list[int] = field(default_factory=list)  # of those, rows whose coders' texts differ (within the threshold)
+    invalid: dict[int, list[dict]] = field(default_factory=dict)
+
+    @property
+    def summary(self) -> str:
+        text = (
+            f"{len(self.accepted)} row(s) accepted as gold at similarity {self.threshold:.2f}: "
+            f"{len(self.accepted) - len(self.near)} unanimous, {len(self.near)} with texts that differ within the threshold"
+        )
+        if self.invalid:
+            text += f"; {len(self.invalid)} row(s) left for you because they do not validate (rows {_some(sorted(self.invalid))})"
+        return text
+
+
+@transaction.atomic
+def accept_agreeing(clip: Clip, user, threshold) -> AgreeingResult:
+    """Give gold to every row without gold whose coders agree on every field within a text-similarity ``threshold``.
+
+    Fields the coders gave identically are decided as unanimous; a field whose only difference is its texts takes
+    the value of the coder whose texts are closest to the others' (``disagreement.near_agreement``), recorded as
+    taken from that coder, with a note naming the threshold. Texts not embedded yet never count as agreeing.
+    """
+    from .disagreement import Vectors, accepted_note, agreeing_rows, check_threshold, row_texts
+
+    try:
+        threshold = check_threshold(threshold)
+    except ValueError as exc:
+        raise ServiceError(str(exc)) from None
+    clip = Clip.objects.select_for_update().select_related("project").get(pk=clip.pk)
+    ensure_gold_editable(clip)
+    rows = list(Row.objects.select_for_update().filter(clip=clip).order_by("row_index"))
+    states = row_states(clip, rows)
+    by_id = {s.row.pk: s for s in states}
+    vectors = Vectors(t for s in states for t in row_texts(s.coder_contents, s.row.primary_speaker))
+    ctx = clip_context(clip, len(states))
+    result = AgreeingResult(threshold)
+    new = []
+    for found in agreeing_rows(states, vectors, threshold):
+        state = by_id[found["row_id"]]
+        content, layout = state.base()
+        for name, coder in found["fields"].items():
+            content = with_field(content, name, copy.deepcopy(field_value(state.revisions[coder].content, name)))
+        issues = validate_content(state.row, content, ctx)
+        if issues:
+            result.invalid[state.row.row_index] = [i.as_dict() for i in issues]
+            continue
+        note = accepted_note(threshold, found["near"])
+        decisions = {}
+        for name, coder in found["fields"].items():
+            same = state.same_as(name, field_value(content, name))
+            decisions[name] = _decision(coder if name in found["near"] else UNANIMOUS, user, note if name in found["near"] else "", same)
+        new.append(Gold(row=state.row, content=content, layout=layout, decisions=decisions, decided_by=user))
+        result.accepted.append(state.row.row_index)
+        if found["near"]:
+            result.near.append(state.row.row_index)
+    bulk_create_with_history(new, Gold, default_user=user, default_change_reason=f"accepted: coders agree within {threshold:.2f}")
+    return result

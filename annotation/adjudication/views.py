@@ -24,7 +24,8 @@ from .. import selectors as scoped
 from ..models import Assignment, ClipState
 from ..roles import is_lead
 from ..services import ServiceError
-from . import selectors, services
+from ..agreement.embeddings import EmbeddingError
+from . import disagreement, selectors, services
 from ..workspace.selectors import annotator_settings
 from .fields import FIELD_TITLES, FIELDS
 from .forms import AssignForm, ReassignForm, RereviewForm
@@ -69,7 +70,13 @@ def project_adjudication(request, slug):
     project = _project(request, slug)
     progress = selectors.project_progress(project)
     proposals = selectors.open_discard_proposals(project)
-    clips = [{**c, "discard_proposals": proposals.get(c["id"], 0)} for c in progress["per_clip"]]
+    try:
+        scores = disagreement.clip_scores(project)
+    except EmbeddingError:  # no embedding provider: the order falls back to the sample ids
+        scores = {}
+    clips = [{**c, "discard_proposals": proposals.get(c["id"], 0), "disagreement": scores.get(c["id"])} for c in progress["per_clip"]]
+    # The most disputed clips first (the score of ``disagreement``); clips without two coders last.
+    clips.sort(key=lambda c: (c["disagreement"] is None, -(c["disagreement"] or {}).get("score", 0), c["sample_id"]))
     left = [(FIELD_TITLES[name], progress["disagreements_left"][name]) for name in FIELDS]
     return render(request, "adjudication/index.html", {"project": project, "progress": progress, "clips": clips, "left": left})
 
@@ -85,9 +92,11 @@ def clip_adjudication(request, clip_id):
     payload["urls"] = {
         "index": reverse("adjudication-index", args=[clip.project.slug]),
         **{key: reverse(f"adjudication-{name}", args=[clip.pk]) for key, name in (
-            ("accept_unanimous", "accept-unanimous"), ("mark_adjudicated", "mark-adjudicated"), ("accept_discard", "accept-discard"),
+            ("accept_unanimous", "accept-unanimous"), ("accept_agreeing", "accept-agreeing"), ("mark_adjudicated", "mark-adjudicated"), ("accept_discard", "accept-discard"),
             ("dismiss_discard", "dismiss-discard"), ("rereview", "rereview"))},
     }  # fmt: skip
+    payload["urls"]["agreeing"] = reverse("api-adjudication-agreeing", args=[clip.pk])
+    payload["urls"]["clip_api"] = reverse("api-clip-adjudication", args=[clip.pk])
     payload["project_name"] = clip.project.name
     payload["discard_reason"] = clip.discard_reason
     payload["can_mark"] = clip.state == ClipState.REVIEWED
@@ -124,6 +133,13 @@ def _clip_action(request, clip_id, action):
 @require_POST
 def accept_unanimous(request, clip_id):
     return _clip_action(request, clip_id, lambda clip: services.accept_unanimous(clip, request.user).summary + ".")
+
+
+@login_required
+@require_POST
+def accept_agreeing(request, clip_id):
+    threshold = request.POST.get("threshold", "")
+    return _clip_action(request, clip_id, lambda clip: services.accept_agreeing(clip, request.user, threshold).summary + ".")
 
 
 @login_required

@@ -4,7 +4,8 @@
 the spot for a small scope, or starts a background job and answers 202 with
 its progress; poll ``.../agreement/status/`` (which never starts anything)
 or the same URL. ``POST`` is the same, and also starts again after a failed
-job. ``?scope=submitted`` (default) or ``reviewed`` says which work counts;
+job. ``.../agreement/texts/`` (and ``.../texts/status/``) does the same for the
+semantic agreement of the free-text fields, always on a worker. ``?scope=submitted`` (default) or ``reviewed`` says which work counts;
 every answer names its scope, and a report with no coded work in it says so
 (``coded_work`` false, ``empty_reason``) instead of giving figures.
 """
@@ -131,6 +132,42 @@ class AgreementReportView(_AgreementBase):
         return state_response(
             services.report_state(project, params, user=request.user, retry=True, sync=None), params
         )
+
+
+class AgreementTextsView(_AgreementBase):
+    """The free-text (semantic) figures: always computed by a worker (the embedding model is never loaded here)."""
+
+    @extend_schema(
+        summary="Semantic agreement of the free-text fields (starts a job when missing or stale)",
+        parameters=PARAMETERS,
+        responses=RESPONSES,
+    )
+    def get(self, request, slug):
+        project, params = self.project_and_params(request, slug)
+        return state_response(services.report_state(project, params, user=request.user, kind=services.TEXTS), params)
+
+    @extend_schema(
+        summary="Compute the semantic agreement report (again after a failure)",
+        parameters=PARAMETERS,
+        request=None,
+        responses=RESPONSES,
+    )
+    def post(self, request, slug):
+        project, params = self.project_and_params(request, slug)
+        state = services.report_state(project, params, user=request.user, retry=True, kind=services.TEXTS)
+        return state_response(state, params)
+
+
+class AgreementTextsStatusView(_AgreementBase):
+    @extend_schema(
+        summary="Where the semantic agreement report stands (never starts a computation)",
+        parameters=PARAMETERS,
+        responses=RESPONSES,
+    )
+    def get(self, request, slug):
+        project, params = self.project_and_params(request, slug)
+        state = services.report_state(project, params, user=request.user, start=False, kind=services.TEXTS)
+        return state_response(state, params, with_report=False)
 
 
 class AgreementStatusView(_AgreementBase):

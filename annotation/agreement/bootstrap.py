@@ -74,7 +74,30 @@ def bootstrap_alpha(
     prob = np.where(c == k, o[c, k], 2 * o[c, k]) / n
     drawn = prob > 0
     c, k, prob = c[drawn], k[drawn], prob[drawn]
-    distance = delta[c, k]
+    diagonal = np.diag(o)[np.diag(o) > 0] / n
+    return bootstrap_cells(prob, delta[c, k], diagonal, expected_d, pairs=pairs, resamples=resamples, rng=rng)
+
+
+def bootstrap_cells(
+    prob: np.ndarray,
+    distance: np.ndarray,
+    diagonal: np.ndarray,
+    expected_d: float,
+    *,
+    pairs: int,
+    resamples: int,
+    rng: np.random.Generator,
+) -> Distribution:
+    """The same bootstrap from the unordered cells of a coincidence matrix.
+
+    ``prob``: each cell's probability of being drawn as a pair; ``distance``:
+    its distance; ``diagonal``: the probabilities of the diagonal cells (one
+    value paired with itself); ``expected_d``: the data's De. The free-text
+    figures (``semantic``), whose value domains are too large for a dense
+    matrix, come in here directly.
+    """
+    if pairs < 1:
+        raise ValueError("the bootstrap needs at least one pair of values")
     # Group cells by distance: the sum of a resample only depends on those counts.
     classes, cls = np.unique(np.round(distance, 12), return_inverse=True)
     class_prob = np.bincount(cls, weights=prob, minlength=len(classes))
@@ -87,7 +110,6 @@ def bootstrap_alpha(
     # only; split their draws over the diagonal cells to find those.
     if classes[0] == 0.0:
         all_agree = np.flatnonzero(counts[:, 0] == pairs)
-        diagonal = np.diag(o)[np.diag(o) > 0] / n
         if all_agree.size:
             split = rng.multinomial(pairs, diagonal / diagonal.sum(), size=all_agree.size)
             alphas[all_agree[(split == pairs).any(axis=1)]] = 0.0

@@ -1,4 +1,4 @@
-"""Celery task of the agreement capability: compute and cache a report for a Job."""
+"""Celery task of the agreement capability: compute and cache a report (labels or free text) for a Job."""
 
 from __future__ import annotations
 
@@ -20,12 +20,15 @@ def compute_report_task(self, job_id: int) -> None:
     read it from there, and (with eager tasks) the request that started the
     job must not fail with it.
     """
-    from .services import Params, compute_and_store, throttled_progress
+    from .services import KINDS_BY_JOB, LABELS, Params, compute_and_store, throttled_progress
 
     with audit_source("worker"):
         job = jobs.mark_running(job_id)
+        facts: dict = {}
         try:
-            stored = compute_and_store(job.project, Params.from_dict(job.params), progress=throttled_progress(job_id))
+            kind = KINDS_BY_JOB.get(job.kind, LABELS)
+            params = Params.from_dict(job.params)
+            stored = compute_and_store(job.project, params, progress=throttled_progress(job_id), kind=kind, facts=facts)
         except Exception as exc:
             logger.exception("agreement job %s failed", job_id)
             jobs.mark_failed(job_id, f"{type(exc).__name__}: {exc}")
@@ -37,4 +40,25 @@ def compute_report_task(self, job_id: int) -> None:
             }
         else:
             result = {"stored": True, "report_id": stored.pk, "fingerprint": stored.fingerprint}
+        if facts:
+            result["run"] = facts  # texts embedded and how long it took (semantic reports)
         jobs.mark_succeeded(job_id, result)
+
+
+@shared_task(bind=True, acks_late=True)
+def embed_clip_texts_task(self, job_id: int) -> None:
+    """Embed the texts of one clip not yet in the cache (the adjudication page's similarities)."""
+    from ..adjudication.disagreement import clip_texts
+    from ..models import Clip
+    from .embeddings import embed_texts
+
+    with audit_source("worker"):
+        job = jobs.mark_running(job_id)
+        try:
+            clip = Clip.objects.get(pk=job.params["clip"])
+            done = embed_texts(clip_texts(clip), progress=lambda d, t: jobs.report_progress(job_id, d, t))
+        except Exception as exc:
+            logger.exception("embedding job %s failed", job_id)
+            jobs.mark_failed(job_id, f"{type(exc).__name__}: {exc}")
+            return
+        jobs.mark_succeeded(job_id, done.as_dict())

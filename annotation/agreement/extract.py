@@ -59,6 +59,8 @@ class Extraction:
     values: dict[str, ValueMatrix]
     stats: dict = field(default_factory=dict)
     work_scope: str = DEFAULT_WORK_SCOPE
+    # Per unit: the id of its Row (free-text agreement reads the same rows' texts, ``textfields``).
+    unit_row_ids: list[int] = field(default_factory=list)
     # Revisions left out: (mode code, NOT_CODED when unassigned; scenario; reason) -> how many.
     left_out: dict[tuple[int, str, str], int] = field(default_factory=dict)
 
@@ -354,5 +356,6 @@ def extract(clips: QuerySet[Clip], work_scope: str = DEFAULT_WORK_SCOPE) -> Extr
         values=values,
         stats=stats,
         work_scope=work_scope,
+        unit_row_ids=[r[0] for r in rows],
         left_out=dict(left_out),
     )

@@ -337,23 +337,10 @@ def report_from_extraction(
     # has a calibration assignment) have the same figures: computed once.
     same_values: dict[bytes, tuple[dict, dict]] = {}
     for sl, available, humans, everyone, pairs in plans:
-        entry = {"key": sl.key, "mode": sl.mode, "scenario": sl.scenario}
-        left_out = _left_out(ex, sl)
-        if not humans:
-            entry.update(empty=True, reason=_no_coded_work(ex, sl, left_out), revisions=0, left_out=left_out)
+        entry = slice_entry(ex, sl, available, humans, everyone)
+        if entry["empty"]:
             out_slices.append(entry)
             continue
-        units = available[humans].any(axis=0)
-        entry.update(
-            empty=False,
-            reason=None,
-            clips=len(np.unique(ex.unit_clip[units])),
-            rows=int(units.sum()),
-            annotators=[ex.coders[c] for c in humans],
-            with_llm=ex.llm is not None and ex.llm in everyone,
-            revisions=int(available[humans].sum()),
-            left_out=left_out,
-        )
         selection = available.tobytes()
         if selection in same_values:
             entry["measures"], entry["edit_rates"] = same_values[selection]
@@ -383,17 +370,9 @@ def report_from_extraction(
         same_values[selection] = (entry["measures"], entry["edit_rates"])
         out_slices.append(entry)
 
-    overall = out_slices[0]
-    label, rule = WORK_SCOPES[ex.work_scope]
     return {
         "report_version": REPORT_VERSION,
-        "project": project,
-        "scope": scope,
-        "work_scope": {"key": ex.work_scope, "label": label, "rule": rule},
-        # False when no annotator's work counts in this scope: then there are no figures, only empty_reason.
-        "coded_work": not overall["empty"],
-        "empty_reason": overall["reason"] if overall["empty"] else None,
-        "left_out_reasons": {reason: LEFT_OUT[reason][1] for reason in reasons(ex.work_scope)},
+        **report_head(ex, project, scope, out_slices[0]),
         "parameters": {"resamples": resamples, "seed": seed, "confidence": CONFIDENCE, "thresholds": list(THRESHOLDS)},
         "method": METHOD_NOTES | {"krippendorff_package": version("krippendorff")},
         "measures": [
@@ -405,6 +384,41 @@ def report_from_extraction(
         "summary": _summary(out_slices[0]),
         "slices": out_slices,
     }
+
+
+def report_head(ex: Extraction, project: str, scope: dict, overall: dict) -> dict:
+    """What a report is about: the project, the scope and its work rule, and whether any coded work counts."""
+    label, rule = WORK_SCOPES[ex.work_scope]
+    return {
+        "project": project,
+        "scope": scope,
+        "work_scope": {"key": ex.work_scope, "label": label, "rule": rule},
+        # False when no annotator's work counts in this scope: then there are no figures, only empty_reason.
+        "coded_work": not overall["empty"],
+        "empty_reason": overall["reason"] if overall["empty"] else None,
+        "left_out_reasons": {reason: LEFT_OUT[reason][1] for reason in reasons(ex.work_scope)},
+    }
+
+
+def slice_entry(ex: Extraction, sl: Slice, available: np.ndarray, humans: list[int], everyone: list[int]) -> dict:
+    """A slice's head: what it covers (clips, rows, annotators, revisions, what was left out), or why it is empty."""
+    entry = {"key": sl.key, "mode": sl.mode, "scenario": sl.scenario}
+    left_out = _left_out(ex, sl)
+    if not humans:
+        entry.update(empty=True, reason=_no_coded_work(ex, sl, left_out), revisions=0, left_out=left_out)
+        return entry
+    units = available[humans].any(axis=0)
+    entry.update(
+        empty=False,
+        reason=None,
+        clips=len(np.unique(ex.unit_clip[units])),
+        rows=int(units.sum()),
+        annotators=[ex.coders[c] for c in humans],
+        with_llm=ex.llm is not None and ex.llm in everyone,
+        revisions=int(available[humans].sum()),
+        left_out=left_out,
+    )
+    return entry
 
 
 def _left_out(ex: Extraction, sl: Slice) -> dict[str, int]:

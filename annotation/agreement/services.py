@@ -113,6 +113,54 @@ class Params:
         )
 
 
+@dataclass(frozen=True)
+class ReportKind:
+    """A kind of stored report: the label figures, or the free-text (semantic) figures.
+
+    Both are stored in ``AgreementReport`` and computed by the same job
+    machinery; a kind says what its stored scope adds to the parameters, what
+    its fingerprint adds to the data's, and how to build it.
+    """
+
+    name: str
+    job_kind: str
+
+    def scope(self, params: Params) -> dict:
+        if self.name == SEMANTIC:
+            return {**params.as_dict(), "measure": SEMANTIC, "model": _semantic_provider().id}
+        return params.as_dict()
+
+    def fingerprint_head(self, params: Params) -> tuple:
+        if self.name == SEMANTIC:
+            from .semantic import SEMANTIC_VERSION
+
+            return ("semantic agreement report", SEMANTIC_VERSION, _semantic_provider().id)
+        return ("agreement report", REPORT_VERSION)
+
+    def build(self, project: Project, params: Params, progress=None) -> tuple[dict, dict]:
+        """(the report, facts about the run for the job's result)."""
+        if self.name == SEMANTIC:
+            from .semantic import build_semantic_report
+
+            return build_semantic_report(
+                project, scenario=params.scenario, clips=params.clips, resamples=params.resamples, seed=params.seed,
+                work_scope=params.work_scope, provider=_semantic_provider(), progress=progress,
+            )  # fmt: skip
+        return params.build(project, progress), {}
+
+
+def _semantic_provider():
+    from .embeddings import current_provider
+
+    return current_provider()
+
+
+NOMINAL, SEMANTIC = "nominal", "semantic"
+LABELS = ReportKind(NOMINAL, JOB_KIND)
+TEXTS = ReportKind(SEMANTIC, "agreement-semantic")
+KINDS_BY_JOB = {k.job_kind: k for k in (LABELS, TEXTS)}
+
+
 @dataclass
 class ReportState:
     """Where the report of some params stands.
@@ -165,7 +213,7 @@ def _feed_table(digest, rows: QuerySet, fields: tuple[str, ...]) -> None:
     digest.update(b"\x1e")
 
 
-def fingerprint(project: Project, params: Params) -> str:
+def fingerprint(project: Project, params: Params, kind: ReportKind = LABELS) -> str:
     """Digest of everything a report of ``project`` with ``params`` depends on."""
     check_resamples(params.resamples)
     check_work_scope(params.work_scope)
@@ -175,8 +223,7 @@ def fingerprint(project: Project, params: Params) -> str:
         digest,
         [
             (
-                "agreement report",
-                REPORT_VERSION,
+                *kind.fingerprint_head(params),
                 project.slug,
                 params.scenario,
                 scope_sample_ids(params.clips),
@@ -208,9 +255,9 @@ def cached_report(project: Project, fp: str) -> AgreementReport | None:
     return AgreementReport.objects.filter(project=project, fingerprint=fp).order_by("-created_at", "-id").first()
 
 
-def latest_report(project: Project, params: Params) -> AgreementReport | None:
+def latest_report(project: Project, params: Params, kind: ReportKind = LABELS) -> AgreementReport | None:
     """The last stored report of the same scope and parameters, current or not."""
-    scope = params.as_dict()
+    scope = kind.scope(params)
     # A project keeps one report per scope (``store_report``): a handful of rows, compared here.
     for stored in AgreementReport.objects.filter(project=project).only("pk", "scope").order_by("-created_at", "-id"):
         if stored.scope == scope:
@@ -218,30 +265,47 @@ def latest_report(project: Project, params: Params) -> AgreementReport | None:
     return None
 
 
-def store_report(project: Project, params: Params, fp: str, report: dict) -> AgreementReport:
+def store_report(
+    project: Project, params: Params, fp: str, report: dict, kind: ReportKind = LABELS
+) -> AgreementReport:
     """Keep ``report`` under ``fp``; older reports of the same scope are dropped (they can never match again)."""
-    scope = params.as_dict()
+    scope = kind.scope(params)
     with transaction.atomic():
         stale = [r.pk for r in AgreementReport.objects.filter(project=project).only("pk", "scope") if r.scope == scope]
         AgreementReport.objects.filter(pk__in=stale).delete()
         return AgreementReport.objects.create(project=project, scope=scope, fingerprint=fp, report=report)
 
 
-def compute_and_store(project: Project, params: Params, progress=None) -> AgreementReport | None:
-    """Compute and store; None when the data changed while computing (the result would be mislabelled)."""
-    fp = fingerprint(project, params)
-    report = params.build(project, progress)
-    if fingerprint(project, params) != fp:
+def compute_and_store(
+    project: Project, params: Params, progress=None, kind: ReportKind = LABELS, facts: dict | None = None
+) -> AgreementReport | None:
+    """Compute and store; None when the data changed while computing (the result would be mislabelled).
+
+    ``facts`` (a dict, if given) receives what the run did beyond the report (texts embedded, for the semantic kind).
+    """
+    fp = fingerprint(project, params, kind)
+    report, run = kind.build(project, params, progress)
+    if facts is not None:
+        facts.update(run)
+    if fingerprint(project, params, kind) != fp:
         return None
-    return store_report(project, params, fp, report)
+    return store_report(project, params, fp, report, kind)
 
 
-def _latest_job(fp: str) -> Job | None:
-    return Job.objects.filter(kind=JOB_KIND, key=f"{JOB_KIND}:{fp}").order_by("-created_at", "-id").first()
+def _latest_job(fp: str, kind: ReportKind = LABELS) -> Job | None:
+    key = f"{kind.job_kind}:{fp}"
+    return Job.objects.filter(kind=kind.job_kind, key=key).order_by("-created_at", "-id").first()
 
 
 def report_state(
-    project: Project, params: Params, *, user=None, start: bool = True, retry: bool = False, sync: bool | None = False
+    project: Project,
+    params: Params,
+    *,
+    user=None,
+    start: bool = True,
+    retry: bool = False,
+    sync: bool | None = False,
+    kind: ReportKind = LABELS,
 ) -> ReportState:
     """Where the report for ``params`` stands, starting its computation when needed.
 
@@ -251,11 +315,11 @@ def report_state(
     a job computes the report (in-process only where tasks run eagerly, with
     no broker configured).
     """
-    fp = fingerprint(project, params)
-    latest = latest_report(project, params)
+    fp = fingerprint(project, params, kind)
+    latest = latest_report(project, params, kind)
     if latest is not None and latest.fingerprint == fp:
         return ReportState("ready", fp, report=latest)
-    job = _latest_job(fp)
+    job = _latest_job(fp, kind)
     if job is not None and job.state in (JobState.QUEUED, JobState.RUNNING):
         return ReportState(job.state, fp, report=latest, job=job)
     if job is not None and job.state == JobState.FAILED and not retry:
@@ -263,14 +327,15 @@ def report_state(
     if not start:
         return ReportState("missing", fp, report=latest, job=job)
     if sync is None:
+        # Free-text figures need the embedding model: never loaded in a web process, always a job.
         in_scope = candidate_clips(project, scenario=params.scenario, clips=params.clips)
-        sync = Row.objects.filter(clip__in=in_scope).count() <= SYNC_MAX_ROWS
+        sync = kind is LABELS and Row.objects.filter(clip__in=in_scope).count() <= SYNC_MAX_ROWS
     if sync:
-        stored = compute_and_store(project, params)
+        stored = compute_and_store(project, params, kind=kind)
         if stored is not None:
             return ReportState("ready", fp, report=stored)
-        return report_state(project, params, user=user, start=False)
-    job = start_job(project, params, fp, user=user)
+        return report_state(project, params, user=user, start=False, kind=kind)
+    job = start_job(project, params, fp, user=user, kind=kind)
     # With eager tasks (no broker) the job has already run by now.
     job.refresh_from_db()
     stored = cached_report(project, fp) if job.state == JobState.SUCCEEDED else None
@@ -279,9 +344,9 @@ def report_state(
     return ReportState("failed" if job.state == JobState.FAILED else job.state, fp, report=latest, job=job)
 
 
-def start_job(project: Project, params: Params, fp: str, *, user=None) -> Job:
+def start_job(project: Project, params: Params, fp: str, *, user=None, kind: ReportKind = LABELS) -> Job:
     job = Job.objects.create(
-        kind=JOB_KIND, project=project, key=f"{JOB_KIND}:{fp}", params=params.as_dict(), created_by=user
+        kind=kind.job_kind, project=project, key=f"{kind.job_kind}:{fp}", params=params.as_dict(), created_by=user
     )
     return jobs.enqueue(job, compute_report_task)
 

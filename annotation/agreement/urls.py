@@ -11,4 +11,10 @@ web_urlpatterns = [  # pages, mounted at /
 api_urlpatterns = [  # endpoints, mounted at /api/v1/
     path("projects/<slug:slug>/agreement/", api.AgreementReportView.as_view(), name="api-agreement"),
     path("projects/<slug:slug>/agreement/status/", api.AgreementStatusView.as_view(), name="api-agreement-status"),
+    path("projects/<slug:slug>/agreement/texts/", api.AgreementTextsView.as_view(), name="api-agreement-texts"),
+    path(
+        "projects/<slug:slug>/agreement/texts/status/",
+        api.AgreementTextsStatusView.as_view(),
+        name="api-agreement-texts-status",
+    ),
 ]

@@ -85,10 +85,12 @@ def dashboard(request, slug: str):
     except ValueError as exc:
         return render(request, "agreement/dashboard.html", {"project": project, "error": str(exc)}, status=400)
     if request.method == "POST":  # "compute again" after a failed job
-        services.report_state(project, params, user=request.user, retry=True)
+        kind = services.TEXTS if request.POST.get("report") == "texts" else services.LABELS
+        services.report_state(project, params, user=request.user, retry=True, kind=kind)
         return redirect(f"{request.path}?{params.query()}")
 
     state = services.report_state(project, params, user=request.user)
+    texts_state = services.report_state(project, params, user=request.user, kind=services.TEXTS)
     context = {
         "project": project,
         "params": params,
@@ -98,6 +100,7 @@ def dashboard(request, slug: str):
         "scope_label": WORK_SCOPES[params.work_scope][0],
         "scope_rule": WORK_SCOPES[params.work_scope][1],
         "computing": state.status in ("queued", "running"),
+        "texts": _texts(texts_state, request.GET.get("slice") or "all/all"),
     }
     if state.report is not None:
         report = state.report.report
@@ -121,6 +124,24 @@ def dashboard(request, slug: str):
                 plots=plots.plot_list(report, entry["key"]),
             )
     return render(request, "agreement/dashboard.html", context)
+
+
+def _texts(state: services.ReportState, wanted: str) -> dict:
+    """The free-text section: where its report stands, and its table for the slice shown."""
+    out = {"state": state, "computing": state.status in ("queued", "running"), "stored": state.report}
+    if state.report is None:
+        return out
+    report = state.report.report
+    entry = next((s for s in report["slices"] if s["key"] == wanted), report["slices"][0])
+    out.update(report=report, entry=entry)
+    if not entry["empty"]:
+        out["rows"] = [
+            {"field": f, **entry["fields"][f["key"]], "llm_pairs": [
+                p for p in entry["fields"][f["key"]]["pairs"] if report["llm_coder"] in p["pair"]
+            ]}
+            for f in report["fields"]
+        ]  # fmt: skip
+    return out
 
 
 @login_required

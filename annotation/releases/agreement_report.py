@@ -116,7 +116,19 @@ def agreement_document(project, sample_ids: list[str]) -> dict:
         "available": True,
         "scope": {"clips": len(sample_ids), "resamples": AGREEMENT_RESAMPLES, "seed": AGREEMENT_SEED},
         "report": report,
+        "semantic": _semantic_document(project, sample_ids),
     }
+
+
+def _semantic_document(project, sample_ids: list[str]) -> dict:
+    """The free-text fields' semantic agreement (the agreement capability's), or why it is not there."""
+    try:
+        from annotation.agreement import compute_semantic_report
+
+        report = compute_semantic_report(project, clips=sample_ids, resamples=AGREEMENT_RESAMPLES, seed=AGREEMENT_SEED)
+    except (RuntimeError, ImportError, OSError) as exc:  # EmbeddingError is a RuntimeError; the card says why
+        return {"available": False, "reason": f"the semantic agreement could not be computed ({type(exc).__name__}: {exc})"}
+    return {"available": True, "report": json.loads(json.dumps(_scrub(report), sort_keys=True))}
 
 
 def agreement_file(project, sample_ids: list[str]) -> bytes:

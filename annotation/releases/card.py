@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from tasks import bootstrap
 from tasks.rules import ALL_TASKS, PREDICTION_FIELDS, RPP_ANY_SPEAKER, TASKS
 
+from ..agreement.card import texts_section
 from ..schema import CONVENTION_ROW_KEYS
 from ..taxonomy import boundary_rules_markdown
 from .agreement_report import summary_rows
@@ -578,6 +579,10 @@ def _agreement_section(card: CardInputs) -> str:
     computable, why = reliability_computable(card.stats["provenance"], card.agreement)
     if not computable:
         return text + why + "\n\n"
+    return _label_agreement(card, text) + texts_section(card.agreement, _table)
+
+
+def _label_agreement(card: CardInputs, text: str) -> str:
     report = card.agreement.get("report") or {}
     summary = report.get("summary")
     text += coder_origin_sentence(card.stats["provenance"]) + "\n\n"

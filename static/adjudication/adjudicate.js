@@ -23,6 +23,8 @@ const CODERS = data.coders.map((c) => c.username);
 const filters = { ...data.filters };
 const pendingNotes = {}; // row_id -> {field: note}, sent with the next decision on that field
 const ALL_FIELDS_KEY = "rescue:adj:all-fields";
+const SIMILARITY = data.similarity || { status: "unavailable" };
+let threshold = SIMILARITY.threshold || 0.8;
 let sentNotes = [];
 
 // ---------------------------------------------------------------- values
@@ -64,6 +66,26 @@ function filterQuery() {
   for (const [k, v] of Object.entries(filters)) if (v) q.set(k, v === true ? "1" : v);
   const text = q.toString();
   return text ? `?${text}` : "";
+}
+
+// ---------------------------------------------------------------- order by disagreement
+// The score (annotation/adjudication/disagreement.py): mean over the row's fields of the coders' label
+// entropy and the distance between their texts; 0 every coder agrees, 1 every field differs.
+const score = (r) => (r.disagreement ? r.disagreement.score : 0);
+function applyOrder(order) {
+  const current = s.rows.length ? s.row() : null;
+  if (order === "disputed") s.rows.sort((a, b) => score(b) - score(a) || a.row_index - b.row_index);
+  else s.rows.sort((a, b) => a.row_index - b.row_index);
+  if (current) s.pos = s.rows.indexOf(current);
+  s.changed();
+}
+/** `d`: open the most disputed row still open (not adjudicated, shown by the filters), other than this one. */
+function nextMostDisputed() {
+  const current = s.rows.length ? s.row() : null;
+  const open = s.rows.filter((r) => r !== current && rowVisible(r) && !adjudicated(r) && score(r) > 0);
+  if (!open.length) return s.setBanner("No other row with a disagreement is left open.", "info");
+  const best = open.reduce((a, b) => (score(b) > score(a) || (score(b) === score(a) && b.row_index < a.row_index) ? b : a));
+  s.open(s.rows.indexOf(best), { scroll: true, seek: "paused" });
 }
 
 // ---------------------------------------------------------------- the session
@@ -254,12 +276,28 @@ function CompareTable({ r }) {
                   </td>`;
                 })}
                 <${GoldCell} r=${r} f=${f} disputed=${disputed.has(f.name)} />
-              </tr>`;
+              </tr>${disputed.has(f.name) ? html`<${SimilarityRow} r=${r} f=${f} span=${sources.length + 2} />` : null}`;
             })}
           </tbody>
         </table></div>`
       : null}
   </section>`;
+}
+
+/** Under a disputed free-text field: each pair of coders' texts and how similar they are (1 − distance). */
+function SimilarityRow({ r, f, span }) {
+  const units = ((r.disagreement && r.disagreement.texts) || {})[f.name] || [];
+  const differing = units.filter((u) => u.pairs.some((p) => p.similarity !== 1));
+  if (!differing.length) return null;
+  const pct = (x) => (x === null ? "not embedded yet" : x.toFixed(2));
+  return html`<tr class="similarity-row" data-field=${f.name}><td colspan=${span}>
+    ${differing.map((u) => html`<div class="similarity" key=${u.field + u.about}>
+      <span class="muted">${u.label}${u.about ? ` · ${u.about}` : ""}:</span>
+      <span class="texts">${Object.entries(u.texts).map(([c, t]) => html`<span class="text" key=${c}><b>${c}</b> ${t ? html`“${t}”` : html`<i class="none">nothing</i>`}</span>`)}</span>
+      <span class="pairs">similarity ${u.pairs.map((p) => html`<span class="pair" key=${p.a + p.b} title=${`1 − distance between ${p.a}'s and ${p.b}'s texts`}>${p.a}–${p.b} <b>${pct(p.similarity)}</b></span>`)}</span>
+    </div>`)}
+    <div class="muted hint">Take one text above, then edit it in the gold editor below to merge the coders' words, or type a new one there: the decision is recorded when you save.</div>
+  </td></tr>`;
 }
 
 /** Marks in the gold editor: disputed fields, and what is only a suggestion so far. */
@@ -284,7 +322,8 @@ function describeRow(r, status) {
   }
   if (r.disputed.length) {
     const titles = r.disputed.map((name) => FIELDS.find((f) => f.name === name).title);
-    out.extra = { text: `≠${r.disputed.length}`, title: `coders disagree on: ${titles.join(", ")}`, className: "dispute" };
+    const d = r.disagreement ? ` · ${r.disagreement.score.toFixed(2)}` : "";
+    out.extra = { text: `≠${r.disputed.length}${d}`, title: `coders disagree on: ${titles.join(", ")}${d ? `; disagreement score ${d.slice(3)} (0 all agree, 1 every field differs)` : ""}`, className: "dispute" };
   }
   out.warnings = (r.gold.warnings || []).length;
   return out;
@@ -345,6 +384,41 @@ function askMarkAdjudicated() {
   });
 }
 
+async function askAcceptAgreeing() {
+  const res = await api("GET", `${data.urls.agreeing}?threshold=${threshold}`);
+  if (res.status !== 200) {
+    s.setBanner(res.json.detail || `No preview (the server answered ${res.status}).`, "error");
+    return false;
+  }
+  const p = res.json;
+  if (!p.rows.length) {
+    s.setBanner(`No row without gold has coders who agree within similarity ${threshold.toFixed(2)}${p.similarity.missing ? ` (${p.similarity.missing} texts are not embedded yet and never count as agreeing)` : ""}.`, "info");
+    return false;
+  }
+  const near = p.rows.filter((r) => r.near.length);
+  return confirmStep({
+    title: `Accept ${p.rows.length} row${p.rows.length === 1 ? "" : "s"} whose coders agree within similarity ${threshold.toFixed(2)}?`,
+    lines: [
+      `${p.unanimous} row${p.unanimous === 1 ? "" : "s"} where every coder gave the same annotation, and ${p.near} where they differ only in texts at least ${threshold.toFixed(2)} similar to each other (rows ${listRows(near.length ? near : p.rows)}).`,
+      near.length
+        ? `For those, each differing field takes the text of the coder closest to the others' (${near.slice(0, 3).map((r) => `row ${r.row_index}: ${Object.entries(r.fields).filter(([f]) => r.near.includes(f)).map(([f, c]) => `${f} from ${c}`).join(", ")}`).join("; ")}${near.length > 3 ? "; …" : ""}), recorded as taken from that coder with the threshold in the note.`
+        : "Every field becomes gold as the coders gave it, recorded as a unanimous decision by you.",
+      "There is no undo: changing one of these rows afterwards is an edit of its gold, recorded as your decision.",
+    ],
+    confirmLabel: `Accept ${p.rows.length} row${p.rows.length === 1 ? "" : "s"}`,
+  });
+}
+
+function AgreeingControl() {
+  const [value, setValue] = useState(threshold);
+  return html`<span class="agreeing" title="Rows without gold whose coders agree on every label and whose texts are at least this similar (1 − distance)">
+    <label>within <input type="number" id="agree-threshold" min="0.5" max="1" step="0.05" value=${value}
+      onInput=${(e) => { const v = parseFloat(e.currentTarget.value); if (v >= 0.5 && v <= 1) { threshold = v; setValue(v); } }} /></label>
+    <${ClipForm} action=${data.urls.accept_agreeing} id="accept-agreeing" ask=${askAcceptAgreeing} hidden=${{ threshold: String(value) }}
+      title="Preview, then accept the rows whose coders agree within this similarity" label="Accept agreeing rows…" />
+  </span>`;
+}
+
 function Header() {
   const clip = data.clip;
   const done = s.rows.filter(adjudicated).length;
@@ -365,6 +439,7 @@ function Header() {
         ? html`<${ClipForm} action=${data.urls.accept_unanimous} id="accept-unanimous" disabled=${!unanimousLeft} ask=${askAcceptUnanimous}
             title="Rows on which every coder gave the same document become gold as they are" label=${`Accept ${unanimousLeft} unanimous row${unanimousLeft === 1 ? "" : "s"}`} />`
         : null}
+      ${clip.editable && data.urls.accept_agreeing ? html`<${AgreeingControl} />` : null}
       ${data.can_mark
         ? html`<${ClipForm} action=${data.urls.mark_adjudicated} id="mark-adjudicated" className="primary" ask=${askMarkAdjudicated}
             title="Every row has validated gold and no disagreement is left open" label="Mark adjudicated" />`
@@ -418,6 +493,16 @@ function Filters() {
       <option value="">any coder</option>
       ${data.coders.map((c) => html`<option key=${c.username} value=${c.username}>${c.username} outvoted</option>`)}
     </select>
+    <select id="f-order" aria-label="order" title="Most disputed first: by the row's disagreement score (label entropy and text distance across coders); d opens the most disputed open row"
+      value=${filters.order || ""} onChange=${(e) => { filters.order = e.currentTarget.value; history.replaceState(null, "", `${location.pathname}${filterQuery()}${location.hash}`); applyOrder(filters.order); }}>
+      <option value="">row order</option>
+      <option value="disputed">most disputed first</option>
+    </select>
+    ${SIMILARITY.status === "computing" || SIMILARITY.status === "failed" || SIMILARITY.status === "unavailable"
+      ? html`<span id="similarity-status" class="muted" title=${SIMILARITY.error || (SIMILARITY.job && SIMILARITY.job.error) || ""}>${SIMILARITY.status === "computing"
+          ? html`text similarity: ${SIMILARITY.missing} text(s) being embedded on a worker; <a href="">reload</a>`
+          : `text similarity ${SIMILARITY.status}: scores count labels only`}</span>`
+      : null}
     <span id="filter-count" class="muted" aria-live="polite">${shownCount === s.rows.length ? `${shownCount} rows` : `${shownCount} of ${s.rows.length} rows`}</span>
   </form>`;
 }
@@ -464,6 +549,7 @@ function ActionBar() {
 const KEYS = [
   [html`<kbd>a</kbd>`, "accept the suggestion of every field not decided yet and open the next row shown (also the button)"],
   [html`<kbd>j</kbd> / <kbd>k</kbd> (or <kbd>Alt</kbd>+<kbd>↓</kbd> / <kbd>↑</kbd>)`, "next / previous row shown"],
+  [html`<kbd>d</kbd>`, "open the most disputed row still open (highest disagreement score)"],
   [html`<kbd>Ctrl</kbd>+<kbd>S</kbd>`, "save the gold row (every changed field becomes an edit decision)"],
   [html`<kbd>Ctrl</kbd>+<kbd>Enter</kbd>`, "save and go to the next row shown"],
   [html`<kbd>1</kbd>–<kbd>6</kbd>`, "jump to a dimension of the editor"],
@@ -508,5 +594,6 @@ function App() {
   </div>`;
 }
 
-bindKeyboard(s, { extra: { a: () => s.rows.length && acceptSuggestion(s.row(), null, { next: true }) } });
+bindKeyboard(s, { extra: { a: () => s.rows.length && acceptSuggestion(s.row(), null, { next: true }), d: () => s.rows.length && nextMostDisputed() } });
+if (filters.order) applyOrder(filters.order);
 mountPage(s, App, "adjudication-app");

@@ -1,7 +1,8 @@
 """A fake Gemini API on 127.0.0.1, driven through the real google-genai SDK.
 
 It speaks the parts of the Generative Language REST protocol the platform
-uses: ``POST /{version}/models/{model}:generateContent`` and the Files API
+uses: ``POST /{version}/models/{model}:generateContent``, ``...:batchEmbedContents`` (the semantic agreement's
+Gemini provider: deterministic hashed-word vectors, ``fake_embedding``) and the Files API
 (resumable upload, ``GET`` / ``DELETE /{version}/files/{id}``). Point the SDK
 at it with ``HttpOptions(base_url=server.url)`` (``GEMINI_BASE_URL``).
 
@@ -20,6 +21,7 @@ is recorded with its arrival time, for rate checks.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import threading
@@ -59,6 +61,17 @@ BOUND_KEYS = {
 }
 MODEL_VERSION = "gemini-2.5-flash-fake-001"
 _GENERATE = re.compile(r"^/(?P<version>v\d\w*)/models/(?P<model>[^/:]+):generateContent$")
+_EMBED = re.compile(r"^/(?P<version>v\d\w*)/models/(?P<model>[^/:]+):batchEmbedContents$")
+
+
+def fake_embedding(text: str, dimensions: int) -> list[float]:
+    """A deterministic stand-in for a sentence embedding: the text's words hashed into ``dimensions`` buckets
+    (texts that share words point the same way; the real model is never called in tests)."""
+    values = [0.0] * dimensions
+    for word in re.findall(r"[a-z']+", text.lower()):
+        bucket = int(hashlib.sha256(word.encode()).hexdigest(), 16)
+        values[bucket % dimensions] += 1.0 if (bucket >> 8) % 2 else -1.0
+    return values
 _FILE = re.compile(r"^/(?P<version>v\d\w*)/files/(?P<id>[\w-]+)$")
 _CUE = re.compile(r"^\[c(?P<n>\d+)\] (?P<start>[\d.]+)-(?P<end>[\d.]+) \| (?P<speaker>.*?) \| (?P<text>.*)$")
 _MODALITY = re.compile(r"^Modality: (?P<modality>[a-z ]+?)\.", re.MULTILINE)
@@ -395,6 +408,11 @@ class FakeGemini:
                     record = Recorded(arrived, "POST", path, m["model"], body, dict(self.headers))
                     fake.requests.append(record)
                     return self._generate(record)
+                m = _EMBED.match(path)
+                if m:
+                    body = json.loads(raw or b"{}")
+                    fake.requests.append(Recorded(arrived, "POST", path, None, body, dict(self.headers)))
+                    return self._embed(body)
                 fake.requests.append(Recorded(arrived, "POST", path, None, None, dict(self.headers)))
                 if path.startswith("/upload/") and self.headers.get("x-goog-upload-command") == "start":
                     upload_id = next(fake._ids)
@@ -429,6 +447,17 @@ class FakeGemini:
                 if m:
                     fake.files.pop(m["id"], None)
                 return self._send(200, {})
+
+            def _embed(self, body: dict):
+                scripted = fake._next()
+                if isinstance(scripted, Error):
+                    payload = {"error": {"code": scripted.status, "message": scripted.message, "status": scripted.api_status}}
+                    return self._send(scripted.status, payload)
+                out = []
+                for request in body.get("requests", []):
+                    text = " ".join(p.get("text", "") for p in (request.get("content") or {}).get("parts", []))
+                    out.append({"values": fake_embedding(text, int(request.get("outputDimensionality") or 768))})
+                return self._send(200, {"embeddings": out})
 
             def _generate(self, record: Recorded):
                 schema = record.response_schema

@@ -4,6 +4,10 @@
     manage.py agreement --project rescue2 --scope reviewed      # also rows marked reviewed in open assignments
     manage.py agreement --project rescue2 --scenario family --json out/agreement.json
     manage.py agreement --project rescue2 --clips alan_and_evelyn/001_x alan_and_evelyn/002_y --resamples 5000 --seed 7
+    manage.py agreement --project rescue2 --no-texts                # without the free-text (semantic) figures
+
+The free-text figures embed the texts not yet in the embedding cache (the
+model loads only then) and are written under "semantic" in the JSON.
 
 Computed in this process (no worker needed) and stored in the report cache,
 so the dashboard and the API serve it without computing it again.
@@ -12,6 +16,7 @@ so the dashboard and the API serve it without computing it again.
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 from django.core.management.base import CommandError
@@ -82,10 +87,7 @@ def slice_table(report: dict, entry: dict) -> tuple[list[tuple[str, ...]], list[
 
 
 def format_table(rows: list[tuple[str, ...]]) -> str:
-    widths = [max(len(str(r[i])) for r in [COLUMNS, *rows]) for i in range(len(COLUMNS))]
-    lines = ["  ".join(str(c).ljust(w) for c, w in zip(row, widths)).rstrip() for row in [COLUMNS, *rows]]
-    lines.insert(1, "  ".join("-" * w for w in widths))
-    return "\n".join(lines)
+    return format_rows(COLUMNS, rows)
 
 
 class Command(AuditedCommand):
@@ -113,6 +115,11 @@ class Command(AuditedCommand):
             help=f"bootstrap resamples per figure ({MIN_RESAMPLES:,}-{MAX_RESAMPLES:,}, default 1,000)",
         )
         parser.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+        parser.add_argument(
+            "--no-texts",
+            action="store_true",
+            help="leave out the semantic agreement of the free-text fields (it embeds texts not yet cached)",
+        )
 
     def handle(self, *args, **options):
         project = self.get_project(options["project"])
@@ -161,7 +168,71 @@ class Command(AuditedCommand):
             out.write(format_table(rows))
             for note in notes:
                 out.write(f"  * {note}")
+        if not options["no_texts"]:
+            texts = self.write_texts(project, params)
+            report = {**report, "semantic": texts}
         if options["json"]:
             options["json"].parent.mkdir(parents=True, exist_ok=True)
             options["json"].write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
             out.write(f"\nFull report written to {options['json']}")
+
+    def write_texts(self, project, params) -> dict:
+        """Compute (or read from the cache) and print the free-text figures; the report."""
+        facts: dict = {}
+        state = services.report_state(project, params, sync=False, start=False, kind=services.TEXTS)
+        if state.status != "ready":
+            started = time.perf_counter()
+            stored = services.compute_and_store(project, params, kind=services.TEXTS, facts=facts)
+            if stored is None:
+                raise CommandError("the revisions changed while the report was computed; run the command again")
+            facts["seconds"] = time.perf_counter() - started
+            report = stored.report
+        else:
+            report = state.report.report
+        out = self.stdout
+        model = report["model"]
+        out.write("")
+        out.write(f"Free text: semantic agreement (model {model['model']}, {model['version']}; {model['runtime']})")
+        if facts:
+            out.write(
+                f"Embedded {facts['embedded']} new text(s), {facts['from_cache']} from the cache "
+                f"({facts['seconds_embedding']:.1f} s embedding of {facts['seconds']:.1f} s)."
+            )
+        else:
+            out.write("Up to date: read from the stored report.")
+        for entry in report["slices"]:
+            where = "all scenarios" if entry["scenario"] == "all" else f"{entry['scenario']} clips"
+            title = f"{entry['mode']} assignments, {where}"
+            if entry["empty"]:
+                out.write(f"== {title}: {entry['reason']}")
+                continue
+            out.write(f"== {title}")
+            rows = []
+            for field in report["fields"]:
+                item = entry["fields"][field["key"]]
+                f, llm = item["humans"], item["with_llm"]
+                interval = f"[{_num(f['ci95'][0])}, {_num(f['ci95'][1])}]" if f["ci95"] else "–"
+                rows.append(
+                    (
+                        field["key"],
+                        _num(f["alpha"]) if f["defined"] else "undefined",
+                        interval,
+                        str(f["units"]),
+                        _num(f["mean_similarity"], 2),
+                        _num(f["baseline_similarity"], 2),
+                        _pct(f["presence_disagreement"]),
+                        _num(llm["alpha"]) if llm else "–",
+                    )
+                )
+            out.write(format_rows(TEXT_COLUMNS, rows))
+        return report
+
+
+TEXT_COLUMNS = ("text field", "alpha", "95% interval", "units", "similarity", "shuffled", "one empty", "α+LLM")
+
+
+def format_rows(columns: tuple[str, ...], rows: list[tuple[str, ...]]) -> str:
+    widths = [max(len(str(r[i])) for r in [columns, *rows]) for i in range(len(columns))]
+    lines = ["  ".join(str(c).ljust(w) for c, w in zip(row, widths)).rstrip() for row in [columns, *rows]]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)

@@ -1,0 +1,487 @@
+"""Agreement on the words: Krippendorff's alpha of every free-text field with a semantic distance.
+
+The distance between two texts a and b is
+
+    delta(a, b) = 1 - cos(e(a), e(b))
+
+over sentence embeddings e (``embeddings``): 0 for the same text (and for
+texts the model reads as the same), about 1 for unrelated texts. The empty
+text (a coder who coded the row and wrote nothing for this person, pair or
+row) is given a direction orthogonal to every written text: it is at distance
+1 from any written text and 0 from another empty text.
+
+Alpha = 1 - Do/De over the coincidences of the texts, as for the labels
+(``alpha``), but without a dense values x values matrix: a field may hold tens
+of thousands of distinct texts. Because delta is one minus an inner product of
+unit vectors f (the embedding with a 0 appended, or the extra axis for the
+empty text), the expected disagreement over every pair of pairable values is
+
+    n(n-1) De = n^2 - |sum_c n_c f_c|^2   (minus the diagonal, where delta is 0 by definition)
+
+which costs one pass over the values; the observed disagreement sums
+o_ck delta(c, k) over the cells that occur within units (a few per unit).
+``library_alpha`` computes the same figure with the ``krippendorff`` package
+and this distance as its callable; the tests require agreement to 1e-9.
+
+Beside each alpha: the mean similarity (1 - delta) of paired coders, and the
+same under a permutation baseline: the field's texts shuffled across the
+units of their scenario, so that the coders of a unit are paired with texts
+written about other moments. Its expectation is exact (the mean similarity of
+two different values drawn from the scenario's pool); the tests check it
+against shuffles.
+
+The interval is the Hayes-Krippendorff bootstrap of ``bootstrap`` drawing from
+the same cells; the cells' distances are grouped into classes 0.01 wide
+(each class carrying the mean distance of its cells, exact zeros apart), which
+makes a resample a multinomial draw over about a hundred classes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import krippendorff
+import numpy as np
+
+from .bootstrap import METHOD as BOOTSTRAP_METHOD
+from .bootstrap import bootstrap_cells
+from .extract import Extraction, candidate_clips, extract, scope_sample_ids
+from .fields import THERAPIST_ROWS
+from .report import (
+    CONFIDENCE,
+    MODES,
+    THRESHOLDS,
+    Slice,
+    _availability,
+    _coder_sets,
+    _r,
+    _threshold_key,
+    check_resamples,
+    report_head,
+    slice_entry,
+)
+from .scope import DEFAULT_WORK_SCOPE, check_work_scope
+from .textfields import TEXT_FIELDS, TextField, TextMatrix, extract_texts
+
+# 1: alpha with delta = 1 - cos per text field, paired-coder and permutation-baseline similarity.
+SEMANTIC_VERSION = 1
+BOOTSTRAP_RESOLUTION = 0.01
+
+Progress = Callable[[int, int], None]
+
+
+# --- vectors and distances --------------------------------------------------------------
+
+
+def unit_vectors(domain: list[str], vectors: dict[str, np.ndarray]) -> np.ndarray:
+    """f for every value of ``domain`` (``domain[0]`` is the empty text): float64, unit length."""
+    dims = len(next(iter(vectors.values()))) if vectors else 0
+    f = np.zeros((len(domain), dims + 1))
+    f[0, dims] = 1.0
+    for i, text in enumerate(domain[1:], start=1):
+        f[i, :dims] = vectors[text]
+    f /= np.linalg.norm(f, axis=1, keepdims=True)
+    return f
+
+
+def distances(f_a: np.ndarray, f_b: np.ndarray, same: np.ndarray) -> np.ndarray:
+    """delta for aligned rows of ``f_a`` and ``f_b``; exactly 0 where ``same`` (the same value)."""
+    return np.where(same, 0.0, 1.0 - np.einsum("ij,ij->i", f_a, f_b))
+
+
+def distance_matrix(f: np.ndarray) -> np.ndarray:
+    """delta between every two rows of ``f`` (for small domains: the reference computation and tests)."""
+    delta = 1.0 - f @ f.T
+    np.fill_diagonal(delta, 0.0)
+    return delta
+
+
+# --- coincidences, alpha, baseline ----------------------------------------------------------
+
+
+@dataclass
+class Cells:
+    """The non-zero cells of a coincidence matrix (ordered pairs, both directions)."""
+
+    c: np.ndarray
+    k: np.ndarray
+    o: np.ndarray
+    totals: np.ndarray  # n_c over the whole domain
+    units: int
+    values: int  # n..
+    pairs: int  # M: value pairs within units
+    coders: int
+
+
+def coincidence_cells(codes: np.ndarray, n_values: int) -> Cells:
+    """Coincidences of ``codes`` (coders x units, -1 missing) as sparse cells."""
+    valid = codes >= 0
+    m = valid.sum(axis=0)
+    keep = m >= 2
+    codes, valid, m = codes[:, keep], valid[:, keep], m[keep]
+    weight = 1.0 / np.maximum(m - 1, 1)
+    firsts, seconds, weights = [], [], []
+    for i in range(len(codes)):
+        for j in range(i + 1, len(codes)):
+            both = valid[i] & valid[j]
+            if both.any():
+                firsts += [codes[i][both], codes[j][both]]
+                seconds += [codes[j][both], codes[i][both]]
+                weights += [weight[both], weight[both]]
+    if not firsts:
+        empty = np.zeros(0, dtype=np.int64)
+        return Cells(empty, empty, np.zeros(0), np.zeros(n_values), 0, 0, 0, 0)
+    first, second, w = (np.concatenate(x) for x in (firsts, seconds, weights))
+    cell_ids, inverse = np.unique(first.astype(np.int64) * n_values + second, return_inverse=True)
+    o = np.bincount(inverse.reshape(-1), weights=w)
+    return Cells(
+        c=cell_ids // n_values,
+        k=cell_ids % n_values,
+        o=o,
+        totals=np.bincount(first, weights=w, minlength=n_values),
+        units=int(keep.sum()),
+        values=int(m.sum()),
+        pairs=int((m * (m - 1) // 2).sum()),
+        coders=int(valid.any(axis=1).sum()),
+    )
+
+
+def expected_disagreement(totals: np.ndarray, f: np.ndarray) -> float:
+    """De = sum_{c,k} n_c n_k delta(c, k) / (n (n - 1)), in one pass (delta(c, c) = 0)."""
+    n = totals.sum()
+    s = totals @ f
+    off_diagonal_gap = (totals**2 * (1.0 - np.einsum("ij,ij->i", f, f))).sum()
+    return float((n * n - s @ s - off_diagonal_gap) / (n * (n - 1)))
+
+
+@dataclass
+class SemanticAlpha:
+    alpha: float | None
+    reason: str | None
+    cells: Cells
+    observed: float | None = None  # Do
+    expected: float | None = None  # De
+    delta: np.ndarray | None = None  # per cell
+
+
+def semantic_alpha(codes: np.ndarray, f: np.ndarray) -> SemanticAlpha:
+    """Alpha of ``codes`` (positions into the rows of ``f``, -1 missing) with delta = 1 - f.f."""
+    cells = coincidence_cells(codes, len(f))
+    if cells.units == 0:
+        return SemanticAlpha(None, "no unit has texts from two or more coders, so there is nothing to compare", cells)
+    delta = distances(f[cells.c], f[cells.k], cells.c == cells.k)
+    n = cells.o.sum()
+    observed = float((cells.o * delta).sum() / n)
+    expected = expected_disagreement(cells.totals, f)
+    if expected <= 1e-12:
+        return SemanticAlpha(
+            None,
+            f"all {cells.values} pairable texts are the same, so there is no variation: alpha is 0/0 (undefined)",
+            cells,
+            observed,
+            expected,
+            delta,
+        )
+    return SemanticAlpha(1.0 - observed / expected, None, cells, observed, expected, delta)
+
+
+def library_alpha(codes: np.ndarray, f: np.ndarray) -> float:
+    """The ``krippendorff`` package's alpha on the same matrix, with delta as its distance callable."""
+    present = np.unique(codes[codes >= 0])
+    delta = distance_matrix(f[present])
+
+    def lookup(v1, v2, i1, i2, n_v, dtype=np.float64):
+        return delta[i1, i2].astype(dtype)
+
+    data = np.where(codes >= 0, codes, np.nan).astype(float)
+    return float(
+        krippendorff.alpha(reliability_data=data, value_domain=present.astype(float), level_of_measurement=lookup)
+    )
+
+
+def paired_similarity(codes: np.ndarray, f: np.ndarray) -> tuple[float | None, float | None, int]:
+    """(mean similarity 1 - delta over the pairs of coders within pairable units, share of those pairs
+    where exactly one coder wrote a text, number of pairs)."""
+    sims, one_empty = [], []
+    for i in range(len(codes)):
+        for j in range(i + 1, len(codes)):
+            both = (codes[i] >= 0) & (codes[j] >= 0)
+            if both.any():
+                a, b = codes[i][both], codes[j][both]
+                sims.append(1.0 - distances(f[a], f[b], a == b))
+                one_empty.append((a == 0) != (b == 0))
+    if not sims:
+        return None, None, 0
+    sims_all, empty_all = np.concatenate(sims), np.concatenate(one_empty)
+    return float(sims_all.mean()), float(empty_all.mean()), len(sims_all)
+
+
+def baseline_similarity(codes: np.ndarray, f: np.ndarray, unit_group: np.ndarray) -> float | None:
+    """Expected mean similarity of paired coders when the texts are shuffled across the units of their group.
+
+    Every pair of coders of a unit then holds two different values drawn at
+    random from the group's pool of pairable values, whose mean similarity is
+    (|sum f|^2 - sum |f|^2) / (n (n - 1)); pairs are weighted as they occur.
+    """
+    valid = codes >= 0
+    m = valid.sum(axis=0)
+    keep = m >= 2
+    total_pairs, weighted = 0, 0.0
+    for group in np.unique(unit_group[keep]):
+        cols = keep & (unit_group == group)
+        values = codes[:, cols][valid[:, cols]]
+        n = len(values)
+        pairs = int((m[cols] * (m[cols] - 1) // 2).sum())
+        if n < 2 or not pairs:
+            continue
+        s = f[values].sum(axis=0)
+        mean = (s @ s - n) / (n * (n - 1))  # |f| = 1
+        weighted += pairs * mean
+        total_pairs += pairs
+    return float(weighted / total_pairs) if total_pairs else None
+
+
+def bootstrap(result: SemanticAlpha, *, resamples: int, rng: np.random.Generator):
+    """Krippendorff's bootstrap from the figure's cells, distances grouped into classes ``BOOTSTRAP_RESOLUTION`` wide."""
+    cells = result.cells
+    n = cells.o.sum()
+    upper = cells.c <= cells.k
+    c, k, o, delta = cells.c[upper], cells.k[upper], cells.o[upper], result.delta[upper]
+    prob = np.where(c == k, o, 2 * o) / n
+    diagonal = prob[c == k]
+    zero = delta == 0.0
+    bins = np.where(zero, 0, 1 + np.floor(delta / BOOTSTRAP_RESOLUTION)).astype(np.int64)
+    _, inverse = np.unique(bins, return_inverse=True)
+    weight = np.bincount(inverse, weights=prob)
+    mean = np.bincount(inverse, weights=prob * delta) / np.where(weight > 0, weight, 1)
+    grouped = np.where(zero, 0.0, mean[inverse])
+    return bootstrap_cells(prob, grouped, diagonal, result.expected, pairs=cells.pairs, resamples=resamples, rng=rng)
+
+
+# --- the report -------------------------------------------------------------------------
+
+
+class _Computer:
+    def __init__(self, ex: Extraction, texts: dict[str, TextMatrix], vectors: dict, resamples: int, seed: int):
+        self.ex, self.texts, self.vectors, self.resamples, self.seed = ex, texts, vectors, resamples, seed
+        self._f: dict[str, np.ndarray] = {}
+        self.scenario = {key: ex.unit_scenario[m.unit_row] for key, m in texts.items()}
+        therapist = np.asarray([s == "Therapist" for s in ex.unit_speaker], dtype=bool)
+        self.therapist = {key: therapist[m.unit_row] for key, m in texts.items()}
+        self.memo: dict[bytes, dict] = {}
+
+    def f(self, key: str) -> np.ndarray:
+        """The field's unit vectors (made when a figure first needs them: with no coded work, nothing is embedded)."""
+        if key not in self._f:
+            self._f[key] = unit_vectors(self.texts[key].domain, self.vectors)
+        return self._f[key]
+
+    def matrix(self, field: TextField, available: np.ndarray, coders: list[int]) -> tuple[np.ndarray, np.ndarray]:
+        """The field's codes for ``coders`` on the slice's units with a text, and those units' scenarios."""
+        m = self.texts[field.key]
+        avail = available[np.ix_(coders, m.unit_row)]
+        codes = np.where(avail, m.codes[coders], -1)
+        if field.rows == THERAPIST_ROWS:
+            codes[:, ~self.therapist[field.key]] = -1
+        # A unit counts where two or more of these coders have a value and one of them wrote a text.
+        wrote = (codes > 0).any(axis=0) & ((codes >= 0).sum(axis=0) >= 2)
+        return codes[:, wrote], self.scenario[field.key][wrote]
+
+    def figure(self, field: TextField, available: np.ndarray, coders: list[int]) -> dict:
+        codes, groups = self.matrix(field, available, coders)
+        names = [self.ex.coders[c] for c in coders]
+        key = hashlib.blake2b(repr((field.key, names, codes.shape)).encode() + codes.tobytes(), digest_size=16).digest()
+        if key not in self.memo:
+            self.memo[key] = self._compute(field, names, codes, groups)
+        return self.memo[key]
+
+    def _compute(self, field: TextField, names: list[str], codes: np.ndarray, groups: np.ndarray) -> dict:
+        f = self.f(field.key)
+        result = semantic_alpha(codes, f)
+        similarity, one_empty, pair_count = paired_similarity(codes, f)
+        baseline = baseline_similarity(codes, f, groups) if pair_count else None
+        fig = {
+            "alpha": _r(result.alpha),
+            "defined": result.alpha is not None,
+            "undefined_reason": result.reason,
+            "ci95": None,
+            **{_threshold_key(t): None for t in THRESHOLDS},
+            "units": result.cells.units,
+            "coders": result.cells.coders,
+            "pairable_values": result.cells.values,
+            "value_pairs": result.cells.pairs,
+            "distinct_texts": int(len(np.unique(codes[codes > 0]))),
+            "observed_disagreement": _r(result.observed),
+            "expected_disagreement": _r(result.expected),
+            "mean_similarity": _r(similarity),
+            "baseline_similarity": _r(baseline),
+            "above_baseline": _r(similarity - baseline) if similarity is not None and baseline is not None else None,
+            "presence_disagreement": _r(one_empty),
+        }
+        if result.alpha is not None:
+            digest = hashlib.sha256(f"semantic|{field.key}|{'|'.join(names)}".encode()).digest()
+            rng = np.random.default_rng([self.seed, int.from_bytes(digest[:8], "big")])
+            dist = bootstrap(result, resamples=self.resamples, rng=rng)
+            fig["ci95"] = [_r(x) for x in dist.interval(CONFIDENCE)]
+            for t in THRESHOLDS:
+                fig[_threshold_key(t)] = _r(dist.p_below(t))
+        return fig
+
+
+def texts_in_scope(texts: dict[str, TextMatrix]) -> list[str]:
+    """Every distinct written text the figures may compare (what must be embedded)."""
+    return list(dict.fromkeys(t for m in texts.values() for t in m.domain[1:]))
+
+
+def build_semantic_report(
+    project,
+    *,
+    scenario=None,
+    clips=None,
+    resamples: int = 1000,
+    seed: int = 0,
+    work_scope: str = DEFAULT_WORK_SCOPE,
+    provider=None,
+    progress: Progress | None = None,
+) -> tuple[dict, dict]:
+    """The semantic agreement report of ``project`` and what embedding it took (``embeddings.Embedded.as_dict``).
+
+    Deterministic for a state of the data, a model and parameters (the run's
+    embedding counts and times are returned apart, never in the report).
+    """
+    from .embeddings import current_provider, embed_texts
+
+    check_resamples(resamples)
+    check_work_scope(work_scope)
+    provider = provider or current_provider()
+    candidates = candidate_clips(project, scenario=scenario, clips=clips)
+    ex = extract(candidates, work_scope)
+    texts = extract_texts(ex, candidates)
+    needed = texts_in_scope(texts) if ex.humans else []
+    # Progress: the texts to embed (the long part of a cold run), then the slices.
+    slices = len(MODES) * (1 + len(set(ex.unit_scenario.tolist())))
+    embedded = embed_texts(
+        needed, provider, progress=(lambda done, total: progress(done, total + slices)) if progress else None
+    )
+    scope = {"scenario": scenario or None, "clips": scope_sample_ids(clips), "work": work_scope}
+    report = semantic_report_from(
+        ex, texts, embedded.vectors, project=project.slug, scope=scope, model=provider.describe(),
+        resamples=resamples, seed=seed,
+        progress=(lambda done, total: progress(embedded.embedded + done, embedded.embedded + total)) if progress else None,
+    )  # fmt: skip
+    return report, embedded.as_dict()
+
+
+def semantic_report_from(
+    ex: Extraction,
+    texts: dict[str, TextMatrix],
+    vectors: dict[str, np.ndarray],
+    *,
+    project: str,
+    scope: dict,
+    model: dict,
+    resamples: int = 1000,
+    seed: int = 0,
+    progress: Progress | None = None,
+) -> dict:
+    computer = _Computer(ex, texts, vectors, resamples, seed)
+    scenarios = sorted(set(ex.unit_scenario.tolist()))
+    slices = [Slice(mode, s) for mode in MODES for s in ["all", *scenarios]]
+    out_slices, same_values = [], {}
+    for index, sl in enumerate(slices):
+        available = _availability(ex, sl)
+        humans, everyone, pairs = _coder_sets(ex, available)
+        entry = slice_entry(ex, sl, available, humans, everyone)
+        if entry["empty"]:
+            out_slices.append(entry)
+            continue
+        selection = available.tobytes()
+        if selection not in same_values:
+            fields = {}
+            for field in TEXT_FIELDS:
+                item = {"humans": computer.figure(field, available, humans), "with_llm": None, "pairs": []}
+                if len(everyone) > len(humans):
+                    item["with_llm"] = computer.figure(field, available, everyone)
+                for a, b in pairs:
+                    item["pairs"].append(
+                        {"pair": [ex.coders[a], ex.coders[b]], **computer.figure(field, available, [a, b])}
+                    )
+                fields[field.key] = item
+            same_values[selection] = fields
+        entry["fields"] = same_values[selection]
+        out_slices.append(entry)
+        if progress:
+            progress(index + 1, len(slices))
+    overall = out_slices[0]
+    return {
+        "semantic_version": SEMANTIC_VERSION,
+        **report_head(ex, project, scope, overall),
+        "model": model,
+        "parameters": {
+            "resamples": resamples,
+            "seed": seed,
+            "confidence": CONFIDENCE,
+            "thresholds": list(THRESHOLDS),
+            "bootstrap_resolution": BOOTSTRAP_RESOLUTION,
+        },
+        "method": METHOD_NOTES,
+        "fields": [{"key": f.key, "label": f.label, "rows": f.rows, "matched_by": f.matched_by} for f in TEXT_FIELDS],
+        "coders": list(ex.coders),
+        "llm_coder": ex.coders[ex.llm] if ex.llm is not None else None,
+        "counts": {
+            "texts": int(sum(int((m.codes > 0).sum()) for m in texts.values())) if not overall["empty"] else 0,
+            "distinct_texts": len(texts_in_scope(texts)) if not overall["empty"] else 0,
+        },
+        "summary": _summary(overall),
+        "slices": out_slices,
+    }
+
+
+def _summary(overall: dict) -> list[dict]:
+    if overall.get("empty"):
+        return []
+    out = []
+    for field in TEXT_FIELDS:
+        item = overall["fields"][field.key]
+        out.append(
+            {
+                "field": field.key,
+                "label": field.label,
+                **item["humans"],
+                "with_llm_alpha": item["with_llm"]["alpha"] if item["with_llm"] else None,
+                "with_llm_mean_similarity": item["with_llm"]["mean_similarity"] if item["with_llm"] else None,
+            }
+        )
+    return out
+
+
+METHOD_NOTES = {
+    "distance": (
+        "delta(a, b) = 1 - cos(e(a), e(b)) between sentence embeddings of the two texts (white space collapsed): 0 for "
+        "the same text, about 1 for unrelated texts. A coder who coded the row and wrote nothing for the unit gives "
+        "the empty text, at distance 1 from every written text (as far as unrelated texts) and 0 from another empty "
+        "text."
+    ),
+    "units": (
+        "A unit is a row (tone of voice, the relation pattern's reason) or a row and the person, initiator -> targets, "
+        "source -> target or provider the text is about, for the descriptions inside lists. A unit counts where two or "
+        "more coders coded the row and at least one of them wrote a text for it."
+    ),
+    "alpha": (
+        "Krippendorff's alpha = 1 - Do/De over the texts' coincidences with this distance; the test suite requires it "
+        "to equal the krippendorff package's alpha with the same distance callable (to 1e-9)."
+    ),
+    "similarity": (
+        "mean_similarity: the mean of 1 - delta over every pair of coders within a unit. baseline_similarity: the "
+        "same when the field's texts are shuffled across the units of their scenario (its exact expectation), i.e. "
+        "what coders writing about different moments would reach; above_baseline is the difference."
+    ),
+    "presence_disagreement": "Share of coder pairs within units where one wrote a text and the other wrote none.",
+    "interval": BOOTSTRAP_METHOD
+    + f" Distances of the drawn pairs are grouped into classes {BOOTSTRAP_RESOLUTION} wide (each with the mean "
+    "distance of its pairs).",
+    "llm": "The LLM draft is one more coder in the 'with_llm' figures and in the pairs that name it, only on rows an "
+    "annotator coded.",
+}
