@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('annotation', '0009_annotator_settings'),
+        ('annotation', '0010_release_provenance'),
     ]
 
     operations = [
