@@ -214,6 +214,9 @@ class Gold(AnnotationDocument):
 class AssignmentMode(models.TextChoices):
     FROM_DRAFT = "from_draft", "Starts from the LLM draft"
     FROM_EMPTY = "from_empty", "Starts empty (calibration)"
+    # Finished work imported from elsewhere (import_rescue --as revision): how it started is not recorded,
+    # so it is neither anchored nor calibration in the agreement slices.
+    IMPORTED = "imported", "Imported finished work (start not recorded)"
 
 
 class AssignmentState(models.TextChoices):

@@ -210,7 +210,7 @@ def test_anchored_and_calibration_assignments_are_reported_apart(project):
     assert by_key["anchored/all"]["measures"]["utterance_type"]["humans"]["alpha"] == 1.0
     assert by_key["calibration/all"]["measures"]["utterance_type"]["humans"]["alpha"] < 0
     assert by_key["all/all"]["measures"]["utterance_type"]["humans"]["units"] == 6
-    assert report["counts"]["assignments"] == {"anchored": 2, "calibration": 2}
+    assert report["counts"]["assignments"] == {"anchored": 2, "calibration": 2, "imported": 0}
 
 
 def test_per_scenario_slices_and_an_empty_calibration_slice(project):

@@ -269,6 +269,10 @@ def test_a_scope_without_coded_work_says_so_and_prints_no_alpha(project, lead, c
     assert document["report"]["coded_work"] is False and summary_rows(document) == []
 
 
+def report_counts_modes(project) -> dict:
+    return compute_project_report(project)["counts"]["assignments"]
+
+
 def test_revisions_imported_as_finished_work_count_as_submitted(project, sample_path, tmp_path):
     import io
 
@@ -308,6 +312,9 @@ def test_revisions_imported_as_finished_work_count_as_submitted(project, sample_
     assert all(a.submitted_at is not None for a in assignments)
     latest = Assignment.objects.get(clip=clip, annotator=b).history.order_by("-history_id").first()
     assert (latest.state, latest.history_change_reason) == ("submitted", "revisions imported as finished work")
+    # How imported work started is not recorded: neither anchored nor calibration, counted in "all" only.
+    assert set(assignments.values_list("mode", flat=True)) == {AssignmentMode.IMPORTED}
+    assert report_counts_modes(project) == {"anchored": 0, "calibration": 0, "imported": 4}
     # Every coder's work is in: the clips move on to reviewed, as a submission would move them, ready to adjudicate.
     assert set(project.clips.values_list("state", flat=True)) == {ClipState.REVIEWED}
     report = compute_project_report(project)

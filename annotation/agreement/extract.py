@@ -31,8 +31,8 @@ from .fields import SOURCES, Measure
 from .scope import DEFAULT_WORK_SCOPE, LEFT_OUT_FIELD, UNASSIGNED, reasons, with_left_out
 
 LLM_CODER = "LLM draft"  # has a space, so it can never be a username
-NOT_CODED, ANCHORED, CALIBRATION, LLM = 0, 1, 2, 3
-MODE_CODES = {AssignmentMode.FROM_DRAFT: ANCHORED, AssignmentMode.FROM_EMPTY: CALIBRATION}
+NOT_CODED, ANCHORED, CALIBRATION, LLM, IMPORTED = 0, 1, 2, 3, 4
+MODE_CODES = {AssignmentMode.FROM_DRAFT: ANCHORED, AssignmentMode.FROM_EMPTY: CALIBRATION, AssignmentMode.IMPORTED: IMPORTED}
 
 
 class ScopeError(ValueError):
@@ -54,7 +54,7 @@ class Extraction:
     unit_clip: np.ndarray  # per unit: index into sample_ids
     unit_scenario: np.ndarray  # per unit: scenario name
     unit_speaker: list[str]
-    # coding[coder, unit]: NOT_CODED, ANCHORED, CALIBRATION (annotators) or LLM (the draft).
+    # coding[coder, unit]: NOT_CODED, ANCHORED, CALIBRATION, IMPORTED (annotators) or LLM (the draft).
     coding: np.ndarray
     values: dict[str, ValueMatrix]
     stats: dict = field(default_factory=dict)
@@ -337,7 +337,7 @@ def extract(clips: QuerySet[Clip], work_scope: str = DEFAULT_WORK_SCOPE) -> Extr
         "coded_rows": int(human_units.sum()),
         "coded_clips": len({clip_of_unit[j] for j in np.flatnonzero(human_units).tolist()}),
         "annotators": len(coders) - (1 if n_drafts else 0),
-        "assignments": {"anchored": modes[AssignmentMode.FROM_DRAFT], "calibration": modes[AssignmentMode.FROM_EMPTY]},
+        "assignments": {"anchored": modes[AssignmentMode.FROM_DRAFT], "calibration": modes[AssignmentMode.FROM_EMPTY], "imported": modes[AssignmentMode.IMPORTED]},
         # The revisions whose values count, and those left out by reason (``scope.LEFT_OUT``).
         "revisions": n_revisions,
         "revisions_by_status": dict(sorted(Counter(counted["status"]).items())),

@@ -36,6 +36,7 @@ from .bootstrap import bootstrap_alpha
 from .extract import (
     ANCHORED,
     CALIBRATION,
+    IMPORTED,
     LLM,
     LLM_CODER,
     NOT_CODED,
@@ -57,7 +58,8 @@ THRESHOLDS = (0.800, 0.667)
 RARE_LABEL_SHARE = 0.80
 CONFUSION_LABELS = 12  # larger value sets are cut to the most frequent, the rest pooled
 MODES = ("all", "anchored", "calibration")
-MODE_CODES = {"anchored": (ANCHORED,), "calibration": (CALIBRATION,), "all": (ANCHORED, CALIBRATION)}
+# Imported finished work belongs to neither anchored nor calibration: its start is not recorded.
+MODE_CODES = {"anchored": (ANCHORED,), "calibration": (CALIBRATION,), "all": (ANCHORED, CALIBRATION, IMPORTED)}
 
 Progress = Callable[[int, int], None]
 

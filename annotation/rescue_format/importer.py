@@ -23,6 +23,7 @@ from simple_history.utils import bulk_create_with_history
 from ..audit import current_source
 from ..models import (
     Assignment,
+    AssignmentMode,
     AssignmentState,
     Clip,
     ClipState,
@@ -216,6 +217,7 @@ def import_rescue(
                 assignment = Assignment.objects.filter(clip=clip, annotator=annotator).first()
                 assignment = assignment or Assignment(clip=clip, annotator=annotator)
                 assignment.state, assignment.submitted_at = AssignmentState.SUBMITTED, timezone.now()
+                assignment.mode = AssignmentMode.IMPORTED
                 assignment._change_reason = "revisions imported as finished work"
                 assignment.save()
                 _review_when_every_coder_is_done(clip, actor)

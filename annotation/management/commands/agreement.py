@@ -142,7 +142,9 @@ class Command(AuditedCommand):
         out.write(
             f"Agreement for {report['project']}: {c['clips']} clips, {c['rows']} rows, {c['annotators']} annotators, "
             f"{c['revisions']} revisions that count ({c['assignments']['anchored']} anchored, "
-            f"{c['assignments']['calibration']} calibration assignments)"
+            f"{c['assignments']['calibration']} calibration"
+            + (f", {c['assignments']['imported']} imported" if c["assignments"].get("imported") else "")
+            + " assignments)"
         )
         scope = report["work_scope"]
         out.write(f"Scope: {scope['label']} ({scope['key']}). {scope['rule']}")
