@@ -489,6 +489,18 @@ export class EditorSession extends Store {
       requestAnimationFrame(() => document.querySelector("#dim-relation button.picker-button:not([disabled])")?.click());
     }
   }
+  /** The project's guide in its own tab (one for the browser: a second press brings it back),
+   * opened at the label of the picker that has the focus, if one does. */
+  openGuide() {
+    if (!this.cfg.guide_url) return;
+    const active = document.activeElement;
+    const picker = active && active.closest ? active.closest(".picker") : null;
+    const button = picker && picker.querySelector("button.picker-button");
+    const label = button ? button.dataset.value : undefined;
+    const anchor = button && label !== undefined && label !== "null" ? `#${this.cfg.scenario}-${button.dataset.picker}-${label || "empty"}` : "";
+    const tab = window.open(this.cfg.guide_url + anchor, "rescue-guide");
+    if (tab) tab.focus();
+  }
   toggleHelp(show = !this.helpOpen) {
     this.helpOpen = show;
     this.changed();
