@@ -42,6 +42,9 @@ from django.db.models import Count, Max
 from tasks.instances import InstanceWriter, build_instances
 from tasks.rules import ALL_TASKS, DEFAULT_PARAMETERS, RULE_VERSION, RuleParameters
 
+from ..codebook.selectors import CURRENT as CURRENT_GUIDANCE
+from ..codebook.selectors import NOT_RECORDED as GUIDANCE_NOT_RECORDED
+from ..codebook.selectors import release_guidance
 from ..models import Clip, ClipState, Gold, Project, Release
 from ..rescue_format.exporter import dumps_clip, release_clip, release_row
 from ..services import ServiceError, transition_many
@@ -162,6 +165,7 @@ def build_release(
     params: RuleParameters = DEFAULT_PARAMETERS,
     figure_style: int = FIGURE_STYLE,
     progress: Progress | None = None,
+    guidance=CURRENT_GUIDANCE,
 ) -> BuiltRelease:
     """Every file of the release, as bytes, with the manifest. Writes nothing.
 
@@ -169,7 +173,8 @@ def build_release(
     groups cannot reach every split stops the freeze (``FreezeError`` naming it)
     unless it is in ``accept_incomplete``. ``clip_ids`` rebuilds a recorded clip
     list instead of selecting the releasable clips; ``data_as_of`` replaces the
-    date read from the gold.
+    date read from the gold; ``guidance`` names the project guidance version the
+    card ships (``codebook.selectors.release_guidance``: the one in force, by default).
     """
     check_version(version)
     ratios = parse_ratios(ratios)
@@ -181,7 +186,8 @@ def build_release(
     accepted = sorted(set(plan.incomplete) & set(accept_incomplete))
     with _gc_paused():
         return _build(
-            project, complete, skipped, plan, version=version, seed=seed, group_map=group_map, accepted=accepted, data_as_of=data_as_of, params=params, figure_style=figure_style, progress=progress, started=started
+            project, complete, skipped, plan, version=version, seed=seed, group_map=group_map, accepted=accepted, data_as_of=data_as_of, params=params, figure_style=figure_style, progress=progress, started=started,
+            guidance=guidance,
         )
 
 
@@ -204,7 +210,7 @@ def _database_facts(project: Project, clip_pks: list[int], data_as_of: str | Non
     return data_as_of or _data_as_of(clip_pks), collect_provenance(project, clip_pks)
 
 
-def _build(project, complete, skipped, plan: SplitPlan, *, version, seed, group_map, accepted, data_as_of, params, figure_style, progress, started) -> BuiltRelease:
+def _build(project, complete, skipped, plan: SplitPlan, *, version, seed, group_map, accepted, data_as_of, params, figure_style, progress, started, guidance) -> BuiltRelease:
     """``build_release`` once the clips and their splits are decided."""
     timings: dict[str, float] = {}
     clock = [started]
@@ -261,6 +267,9 @@ def _build(project, complete, skipped, plan: SplitPlan, *, version, seed, group_
         inputs["group_map"] = dict(sorted(group_map.items()))
     if accepted:  # scenarios the lead let go without every split (the card says so first)
         inputs["accepted_incomplete"] = accepted
+    guidance_record, guidance_shipped = release_guidance(project, [c.pk for c in complete], guidance)
+    if guidance_record is not None:  # releases frozen before guidance was recorded have none
+        inputs["guidance"] = guidance_record
     stats = compute_stats(clips, splits, instances, groups=plan.group_of, taxonomy_version=project.taxonomy_version, provenance=provenance)
     files["stats.json"] = dumps_json(stats)
     stage("stats")
@@ -273,7 +282,7 @@ def _build(project, complete, skipped, plan: SplitPlan, *, version, seed, group_
     stage("figures")
 
     files["README.md"] = render_card(
-        CardInputs(project_name=project.name, project_slug=project.slug, version=version, inputs=inputs, stats=stats, agreement=agreement, files=files)
+        CardInputs(project_name=project.name, project_slug=project.slug, version=version, inputs=inputs, stats=stats, agreement=agreement, files=files, guidance=guidance_shipped)
     ).encode("utf-8")
     stage("card")
 
@@ -412,6 +421,7 @@ def reproduce(release: Release, out_dir: str | Path, *, progress: Progress | Non
         params=params,
         figure_style=recorded_figure_style(inputs),
         progress=progress,
+        guidance=inputs["guidance"]["version"] if "guidance" in inputs else GUIDANCE_NOT_RECORDED,
     )
     started = time.perf_counter()
     write_tree(built.files, Path(out_dir))
