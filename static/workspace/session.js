@@ -474,6 +474,9 @@ export class EditorSession extends Store {
     requestAnimationFrame(() => {
       const section = document.getElementById(`dim-${id}`);
       if (!section) return;
+      // Keys typed before this frame (a busy machine) may already have opened a picker in the
+      // section: its filter keeps the focus, or the next keys would land on the button as shortcuts.
+      if (section.contains(document.activeElement)) return;
       section.scrollIntoView({ block: "start" });
       const first = section.querySelector("input:not([disabled]), select:not([disabled]), textarea:not([disabled]), button.picker-button:not([disabled])");
       (first || section).focus();
