@@ -225,10 +225,10 @@ export function RowEditor({ s, decorate, before }) {
         </nav>
       </div>
       <blockquote class="dialogue">${r.dialogue_cleaned || "(no words: a nonverbal reaction row)"}</blockquote>
+      <${Neighbour} row=${next} where="next" onOpen=${() => s.step(1, { exact: true })} />
       ${r.draft && r.draft.modality_note
         ? html`<p class="draft-modality" id="draft-modality" title="What the model could perceive of the clip when it drafted this row">LLM draft: <b>${r.draft.modality_note}</b></p>`
         : null}
-      <${Neighbour} row=${next} where="next" onOpen=${() => s.step(1, { exact: true })} />
       ${warnings.length
         ? html`<ul class="row-warnings">${warnings.map(([src, x], i) => html`<li key=${i}>⚠ ${src}: ${x.path ? describePath(x.path) + ": " : ""}${x.message}</li>`)}</ul>`
         : null}
