@@ -253,9 +253,17 @@ export class EditorSession extends Store {
     const res = await api("PUT", this.opts.urls.save(r), body);
     if (res.status === 200) {
       r[this.docKey] = { ...this.doc(r), ...res.json };
+      this.checkGuidance(res.json);
       if (this.opts.afterSave) this.opts.afterSave(r, res.json);
     }
     return res;
+  }
+
+  /** A revision save answers with the guidance version it recorded (the one in force): another
+   * than the one this page shows means a lead changed the guidance since the page was opened. */
+  checkGuidance(json) {
+    const shown = this.cfg.guidance ? this.cfg.guidance.version : null;
+    if (json && typeof json.guidance_version === "number" && json.guidance_version !== shown) this.guidanceChanged = json.guidance_version;
   }
 
   /** After a write of `sent` succeeded: the working copy follows the server unless it changed meanwhile. */
@@ -356,7 +364,10 @@ export class EditorSession extends Store {
 
   async postReview(r, reviewed) {
     const res = await api("POST", `/api/v1/revisions/${r.revision.id}/review/`, { version: r.revision.version, reviewed });
-    if (res.status === 200) r.revision = { ...r.revision, ...res.json };
+    if (res.status === 200) {
+      r.revision = { ...r.revision, ...res.json };
+      this.checkGuidance(res.json);
+    }
     return res;
   }
 

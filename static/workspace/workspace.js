@@ -151,6 +151,10 @@ function App() {
   return html`<div class=${`ws${s.readOnly ? " read-only" : ""}`} id="workspace">
     <${Header} />
     <${Banner} s=${s} fixed=${fixed} />
+    ${s.guidanceChanged
+      ? html`<p class="banner info" id="guidance-changed" role="status"><span>A lead changed the project's guidance since this page was opened (now version ${s.guidanceChanged});
+          your saves record that version. <a href="">Reload the page</a> to see it beside the labels (edits not saved yet are kept in this browser).</span></p>`
+      : null}
     <div class=${`ws-body${data.cues.length ? " with-cues" : ""}`}>
       <section class="ws-left" aria-label="Clip">
         <${MediaPanel} s=${s} />

@@ -93,6 +93,12 @@ def test_annotator_sees_guidance_in_the_picker_the_modality_note_and_the_guide_o
     page.click("#save")
     page.wait_for_selector("#save-state:has-text('version 2')")
     assert Revision.objects.get(row__clip=draft_clip, row__row_index=1, annotator=annotator).guidance_version.number == 1
+    expect(page.locator("#guidance-changed")).to_have_count(0)
+    # A lead changes the guidance while the page is open: the next save records the new version and says so.
+    write_guidance(project, lead, field="utterance_type", labels=["request"], text="A direct ask for a change.", why="later")
+    page.click("#mark-reviewed")
+    expect(page.locator("#guidance-changed")).to_contain_text("now version 2")
+    assert Revision.objects.get(row__clip=draft_clip, row__row_index=1, annotator=annotator).guidance_version.number == 2
 
     # One key from the editor: g opens the guide in its own tab, at the label of the focused picker.
     page.focus("#dim-verbal button.picker-button")
