@@ -103,3 +103,11 @@ class ReleaseAdmin(RecordAdmin):
 class ImportRecordAdmin(RecordAdmin):
     list_display = ["project", "kind", "file_path", "row_count", "imported_by", "created_at"]
     list_filter = ["project", "kind"]
+
+
+@admin.register(models.GuidanceVersion)
+class GuidanceVersionAdmin(RecordAdmin):
+    """Versions of a project's guidance: written on the guidance page, the API or ``manage.py guidance``."""
+
+    list_display = ["project", "number", "created_by", "created_at", "reason"]
+    list_filter = ["project"]

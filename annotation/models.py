@@ -189,6 +189,11 @@ class Revision(AnnotationDocument):
     annotator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="revisions")
     version = models.PositiveIntegerField(default=1)
     status = models.CharField(max_length=12, choices=RevisionStatus.choices, default=RevisionStatus.UNTOUCHED)
+    # The project's guidance in force when the annotator last saved the row (null: saved before any
+    # guidance was written, never saved on the platform, or imported). Set by the row save itself.
+    guidance_version = models.ForeignKey(
+        "GuidanceVersion", null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
     history = _history()
 
     class Meta:
@@ -205,6 +210,10 @@ class Gold(AnnotationDocument):
     decisions = models.JSONField(default=dict, blank=True)
     # Optimistic locking, as for revisions: two leads never overwrite each other.
     version = models.PositiveIntegerField(default=1)
+    # The project's guidance in force at the last gold write (each write's is in the history).
+    guidance_version = models.ForeignKey(
+        "GuidanceVersion", null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
     history = _history()
 
     class Meta:
@@ -450,3 +459,55 @@ class AnnotatorSettings(models.Model):
     # Seconds of media played before the row starts, to hear the turn arrive (0 to 2).
     preroll = models.DecimalField(max_digits=3, decimal_places=2, default=0)
     updated_at = models.DateTimeField(auto_now=True)
+
+
+class GuidanceImmutable(Exception):
+    """A guidance version was about to be changed or deleted: a change makes a new version."""
+
+
+class GuidanceVersionQuerySet(models.QuerySet):
+    def update(self, **kwargs):
+        raise GuidanceImmutable("guidance versions are never changed; write the guidance again to make a new version")
+
+    def delete(self):
+        raise GuidanceImmutable("guidance versions are never deleted: revisions and releases name them")
+
+
+class GuidanceVersion(models.Model):
+    """One version of a project's own guidance, its living codebook: every entry in force, as written.
+
+    Leads attach guidance to a label or a set of labels of one field ("accusation vs
+    disclosure: ..."); each change (an entry written, rewritten or withdrawn) makes a new
+    version holding all the entries then in force, with who made the change, when and why.
+    Versions are never changed or deleted, so a revision, a gold row or a release that names
+    a version names exactly the text that was in force (``annotation.codebook``).
+    """
+
+    project = models.ForeignKey(Project, on_delete=models.PROTECT, related_name="guidance_versions")
+    number = models.PositiveIntegerField(help_text="1, 2, ... within the project")
+    taxonomy_version = models.CharField(max_length=20, help_text="The project's taxonomy the entries were checked against")
+    # [{"scenario", "field", "labels", "text", "written_by", "written_at", "version"}], in display order.
+    entries = models.JSONField(default=list)
+    # What this version changed: {"action": "wrote"|"rewrote"|"withdrew", "scenario", "field", "labels"}.
+    change = models.JSONField(default=dict)
+    reason = models.TextField(help_text="Why the lead made the change")
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+")
+    source = models.CharField(max_length=16, default="system", help_text="web, api, cli or system (as in the audit trail)")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    objects = GuidanceVersionQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["project", "number"]
+        constraints = [models.UniqueConstraint(fields=["project", "number"], name="guidance_version_unique_number")]
+
+    def __str__(self) -> str:
+        return f"{self.project_id} guidance v{self.number}"
+
+    def save(self, *args, **kwargs):
+        if self.pk is not None:
+            raise GuidanceImmutable("guidance versions are never changed; write the guidance again to make a new version")
+        super().save(*args, **kwargs)
+
+    def delete(self, *args, **kwargs):
+        raise GuidanceImmutable("guidance versions are never deleted: revisions and releases name them")

@@ -6,13 +6,14 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitVie
 from annotation.adjudication import urls as adjudication_urls
 from annotation.agreement import urls as agreement_urls
 from annotation.audit_trail import urls as audit_trail_urls
+from annotation.codebook import urls as codebook_urls
 from annotation.ingest import urls as ingest_urls
 from annotation.preannotate import urls as preannotate_urls
 from annotation.releases import urls as releases_urls
 from annotation.workspace import urls as workspace_urls
 
 # Each capability package owns its pages and endpoints.
-CAPABILITIES = (ingest_urls, preannotate_urls, workspace_urls, adjudication_urls, agreement_urls, releases_urls, audit_trail_urls)
+CAPABILITIES = (ingest_urls, preannotate_urls, workspace_urls, adjudication_urls, agreement_urls, releases_urls, audit_trail_urls, codebook_urls)
 
 urlpatterns = [
     path("admin/", admin.site.urls),

@@ -29,6 +29,7 @@ from annotation.models import (
     Comment,
     Draft,
     Gold,
+    GuidanceVersion,
     Job,
     Project,
     Release,
@@ -81,6 +82,11 @@ POLICY = {
     "api-revision-review": ASSIGNED,
     "api-assignment-submit": ASSIGNED,
     "api-my-settings": USER,
+    # the project's guidance: every member reads it, leads write it
+    "codebook-guide": MEMBER,
+    "codebook-guidance": LEAD,
+    "api-guidance": (MEMBER, LEAD),
+    "api-guidance-version": MEMBER,
 }
 # Everything a lead runs: ingest, pre-annotation, assignment, adjudication, agreement, releases.
 LEAD_PREFIXES = ("ingest-", "preannotate-", "api-preannotate-", "adjudication-", "api-adjudication-", "assignment-",
@@ -160,6 +166,9 @@ def world(tmp_path, settings):
 
     batch = Job.objects.create(kind=BATCH_KIND, project=project, state="failed")
     job = Job.objects.create(kind=CLIP_KIND, project=project, clip=clip, state="failed", error="x", params={"batch": batch.pk})
+    from annotation.codebook.services import write_guidance
+
+    write_guidance(project, lead, field="utterance_type", labels=["accusation", "disclosure"], text="lead's guidance", why="matrix")
     return {
         "users": {"annotator_a": a, "annotator_b": b, "lead": lead, "admin": admin},
         "params": {
@@ -172,6 +181,7 @@ def world(tmp_path, settings):
             "freeze_job_id": freeze_job.pk,
             "batch_id": batch.pk,
             "version": "1.0.0",
+            "number": 1,  # guidance version
             "object_id": Revision.objects.filter(annotator=a).first().pk,
         },
     }
@@ -198,7 +208,7 @@ def client_for(role, world):
 
 
 def snapshot():
-    return tuple(m.objects.count() for m in (Project, Clip, Row, Draft, Revision, Gold, Assignment, Comment, Release))
+    return tuple(m.objects.count() for m in (Project, Clip, Row, Draft, Revision, Gold, Assignment, Comment, Release, GuidanceVersion))
 
 
 def allowed(policy: str, role: str) -> bool:

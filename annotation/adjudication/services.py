@@ -17,6 +17,7 @@ from django.db import transaction
 from django.utils import timezone
 from simple_history.utils import bulk_create_with_history
 
+from ..codebook.selectors import in_force_id
 from ..models import Assignment, AssignmentState, Clip, ClipState, Comment, CommentKind, Gold, Row
 from ..schema import Issue
 from ..services import ServiceError, comment_addressee, transition
@@ -90,6 +91,7 @@ def _store(gold: Gold, user, reason: str, ctx=None) -> Gold:
     # issues (shown on the row) and "mark adjudicated" waits until none are left.
     gold.warnings = [i.as_dict() for i in validate_content(gold.row, gold.content, ctx)]
     gold.version += 1
+    gold.guidance_version_id = in_force_id(gold.row.clip.project_id)
     gold.decided_by = user
     gold._history_user = user
     gold._change_reason = reason[:100]
@@ -246,6 +248,7 @@ def accept_unanimous(clip: Clip, user) -> UnanimousResult:
     rows = list(Row.objects.select_for_update().filter(clip=clip).order_by("row_index"))
     states = row_states(clip, rows)
     ctx = clip_context(clip, len(states))
+    guidance = in_force_id(clip.project_id)
     result = UnanimousResult()
     new = []
     for state in states:
@@ -261,7 +264,7 @@ def accept_unanimous(clip: Clip, user) -> UnanimousResult:
             result.invalid[state.row.row_index] = [i.as_dict() for i in issues]
             continue
         decisions = {name: _decision(UNANIMOUS, user, "", state.same_as(name, field_value(content, name))) for name in FIELDS}
-        new.append(Gold(row=state.row, content=content, layout=dict(first.layout or {}), decisions=decisions, decided_by=user))
+        new.append(Gold(row=state.row, content=content, layout=dict(first.layout or {}), decisions=decisions, decided_by=user, guidance_version_id=guidance))
         result.accepted.append(state.row.row_index)
     bulk_create_with_history(new, Gold, default_user=user, default_change_reason="accepted: every coder agreed")
     return result

@@ -63,6 +63,9 @@ class Extraction:
     unit_row_ids: list[int] = field(default_factory=list)
     # Revisions left out: (mode code, NOT_CODED when unassigned; scenario; reason) -> how many.
     left_out: dict[tuple[int, str, str], int] = field(default_factory=dict)
+    # Per unit: what its LLM draft was made from (``Draft.modality``: "video", "audio", "transcript",
+    # "" not recorded), None where the row has no draft.
+    unit_modality: np.ndarray | None = None
 
     @property
     def humans(self) -> list[int]:
@@ -283,7 +286,7 @@ def extract(clips: QuerySet[Clip], work_scope: str = DEFAULT_WORK_SCOPE) -> Extr
     counted = document_columns(
         revisions.filter(**{f"{LEFT_OUT_FIELD}__isnull": True}), "row_id", "annotator_id", "status"
     )
-    drafts = document_columns(Draft.objects.filter(row__clip__in=in_scope), "row_id")
+    drafts = document_columns(Draft.objects.filter(row__clip__in=in_scope), "row_id", "modality")
     left_out: Counter = Counter()
     for item in (
         revisions.exclude(**{f"{LEFT_OUT_FIELD}__isnull": True})
@@ -358,4 +361,12 @@ def extract(clips: QuerySet[Clip], work_scope: str = DEFAULT_WORK_SCOPE) -> Extr
         work_scope=work_scope,
         unit_row_ids=[r[0] for r in rows],
         left_out=dict(left_out),
+        unit_modality=_unit_modality(n_units, [unit_of[r] for r in drafts["row_id"]], drafts["modality"]),
     )
+
+
+def _unit_modality(n_units: int, units: list[int], modalities: list[str]) -> np.ndarray:
+    out = np.full(n_units, None, dtype=object)
+    if units:
+        out[np.asarray(units, dtype=np.int64)] = np.asarray(modalities, dtype=object)
+    return out

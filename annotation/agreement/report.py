@@ -29,6 +29,7 @@ from itertools import combinations
 
 import numpy as np
 
+from ..models import Modality
 from ..taxonomy import THERAPIST
 from .alpha import Alpha, Pairable, compute_alpha, distance_matrix, pairable
 from .bootstrap import METHOD as BOOTSTRAP_METHOD
@@ -49,7 +50,9 @@ from .fields import CLIENT_ROWS, MEASURES, SOURCES, THERAPIST_ROWS, Measure, val
 from .scope import DEFAULT_WORK_SCOPE, LEFT_OUT, WORK_SCOPES, check_work_scope, left_out_summary, reasons
 
 # 2: only coded work counts (work scope), left-out revisions per slice, "coded_work" and "empty_reason".
-REPORT_VERSION = 2
+# 3: the label pairs coders confuse most per nominal measure ("confused_pairs"), and the LLM-vs-human
+#    figures per draft modality ("llm_by_modality").
+REPORT_VERSION = 3
 NO_CODED_WORK = "no coded work yet"
 MIN_RESAMPLES, MAX_RESAMPLES = 1000, 100_000
 CONFIDENCE = 0.95
@@ -57,11 +60,15 @@ THRESHOLDS = (0.800, 0.667)
 # From this majority share on, the report warns that alpha reacts strongly to the rare values.
 RARE_LABEL_SHARE = 0.80
 CONFUSION_LABELS = 12  # larger value sets are cut to the most frequent, the rest pooled
+CONFUSED_PAIRS = 5  # the pairs of values listed per nominal measure, most confused first
+# Draft modalities in the order the report lists them ("" : not recorded).
+MODALITY_ORDER = ("video", "audio", "transcript", "")
 MODES = ("all", "anchored", "calibration")
 # Imported finished work belongs to neither anchored nor calibration: its start is not recorded.
 MODE_CODES = {"anchored": (ANCHORED,), "calibration": (CALIBRATION,), "all": (ANCHORED, CALIBRATION, IMPORTED)}
 
 Progress = Callable[[int, int], None]
+MODALITY_WORDS = {**dict(Modality.choices), "": "not recorded"}
 
 
 def _r(x, digits: int = 6):
@@ -226,6 +233,65 @@ def _confusion(result: Alpha, domain: list) -> dict | None:
     return {"labels": labels, "matrix": [[_r(x, 3) for x in row] for row in o]}
 
 
+def _confused_pairs(result: Alpha, codes: np.ndarray, domain: list) -> list[dict]:
+    """The pairs of values coders gave to the same units most often, from the full coincidence matrix.
+
+    ``coincidences`` is o[c,k] + o[k,c]: the pairable values that took part in that confusion
+    (a unit whose m coders split contributes 1/(m-1) per ordered pair of its coders);
+    ``share`` is its part of all off-diagonal coincidences (all the disagreement of the measure);
+    ``rows`` counts the units on which at least one coder gave each of the two values.
+    """
+    data = result.data
+    if not data.units:
+        return []
+    off = data.o - np.diag(np.diag(data.o))
+    total = float(off.sum())
+    if total <= 0:
+        return []
+    both = off + off.T
+    upper = np.triu_indices(len(data.present), k=1)
+    found = [(float(both[i, j]), int(i), int(j)) for i, j in zip(*upper) if both[i, j] > 0]
+    labels = [value_label(domain[k]) for k in data.present]
+    found.sort(key=lambda x: (-round(x[0], 9), labels[x[1]], labels[x[2]]))
+    pairable_units = (codes >= 0).sum(axis=0) >= 2
+    out = []
+    for weight, i, j in found[:CONFUSED_PAIRS]:
+        a, b = int(data.present[i]), int(data.present[j])
+        rows = int(((codes == a).any(axis=0) & (codes == b).any(axis=0) & pairable_units).sum())
+        out.append({"values": [labels[i], labels[j]], "coincidences": _r(weight, 3), "share": _r(weight / total), "rows": rows})
+    return out
+
+
+def _llm_by_modality(ex: Extraction, computer: _Computer, available: np.ndarray, everyone: list[int]) -> list[dict] | None:
+    """The LLM-vs-human figures of a slice again, on the rows of each draft modality alone.
+
+    Per modality (what the draft was made from: video, audio, transcript, "" not recorded):
+    the rows, and per measure the alpha with the LLM as one more coder, the LLM's alpha with
+    each annotator, and how often annotators changed the draft. None when the slice has no LLM coder.
+    """
+    llm = ex.llm
+    if llm is None or llm not in everyone or ex.unit_modality is None:
+        return None
+    drafted = available[llm]
+    present = set(ex.unit_modality[drafted].tolist())
+    out = []
+    for modality in [m for m in MODALITY_ORDER if m in present]:
+        keep = drafted & (ex.unit_modality == modality)
+        avail = available & keep[None, :]
+        humans, with_llm, pairs = _coder_sets(ex, avail)
+        measures = {}
+        for measure in MEASURES:
+            measures[measure.key] = {
+                "with_llm": computer.figure(measure, avail, with_llm)[0] if humans else None,
+                "llm_pairs": [
+                    {"pair": [ex.coders[a], ex.coders[b]], **computer.figure(measure, avail, [a, b])[0]} for a, b in pairs if llm in (a, b)
+                ],
+                "changed_from_draft": _changed_from_draft(ex, measure, avail, computer.rows_of(measure)),
+            }
+        out.append({"modality": modality, "label": MODALITY_WORDS[modality], "rows": int(keep.sum()), "measures": measures})
+    return out
+
+
 def _changed_from_draft(ex: Extraction, measure: Measure, available: np.ndarray, rows: np.ndarray) -> dict | None:
     """How often annotators' values differ from the draft's on the same unit."""
     llm = ex.llm
@@ -338,6 +404,7 @@ def report_from_extraction(
     # Slices that select the same values (e.g. 'all' and 'anchored' when no clip
     # has a calibration assignment) have the same figures: computed once.
     same_values: dict[bytes, tuple[dict, dict]] = {}
+    same_by_modality: dict[bytes, list | None] = {}
     for sl, available, humans, everyone, pairs in plans:
         entry = slice_entry(ex, sl, available, humans, everyone)
         if entry["empty"]:
@@ -346,6 +413,7 @@ def report_from_extraction(
         selection = available.tobytes()
         if selection in same_values:
             entry["measures"], entry["edit_rates"] = same_values[selection]
+            entry["llm_by_modality"] = same_by_modality[selection]
             out_slices.append(entry)
             done += len(MEASURES) * (2 + len(pairs))
             if progress:
@@ -362,6 +430,9 @@ def report_from_extraction(
                 item["pairs"].append({"pair": [ex.coders[a], ex.coders[b]], **fig})
             if measure.nominal:
                 item["confusion"] = _confusion(res_humans, ex.values[measure.source].domain)
+                item["confused_pairs"] = _confused_pairs(
+                    res_humans, computer.matrix(measure, available, humans), ex.values[measure.source].domain
+                )
             item["changed_from_draft"] = _changed_from_draft(ex, measure, available, computer.rows_of(measure))
             measures[measure.key] = item
             done += 2 + len(pairs)
@@ -369,6 +440,7 @@ def report_from_extraction(
                 progress(done, total)
         entry["measures"] = measures
         entry["edit_rates"] = _edit_rates(ex, available, computer)
+        entry["llm_by_modality"] = same_by_modality[selection] = _llm_by_modality(ex, computer, available, everyone)
         same_values[selection] = (entry["measures"], entry["edit_rates"])
         out_slices.append(entry)
 
@@ -505,5 +577,16 @@ METHOD_NOTES = {
     "changed_from_draft": (
         "Share of annotators' values that differ from the LLM draft's value on the same unit, over the rows each "
         "annotator coded in the work scope (null <-> value counts as a change)."
+    ),
+    "confused_pairs": (
+        "Per nominal measure and slice, the pairs of values the annotators gave to the same rows most often, from "
+        "the full coincidence matrix: coincidences = o[c,k] + o[k,c] (a row on which m coders split adds 1/(m-1) "
+        "per ordered pair of coders), share = its part of all off-diagonal coincidences, rows = rows on which "
+        "each of the two values was given by some annotator."
+    ),
+    "llm_by_modality": (
+        "The LLM-vs-human figures (alpha with the LLM as one more coder, the LLM with each annotator, changed from "
+        "draft) again on the rows of each draft modality alone: what the model could perceive when it drafted "
+        "the row (video with audio, audio only, transcript only, or not recorded for imported and synthetic drafts)."
     ),
 }

@@ -18,6 +18,7 @@ from django.utils.cache import patch_cache_control
 from django.views.decorators.http import require_GET, require_http_methods
 
 from .. import selectors
+from ..codebook import selectors as codebook
 from ..models import AgreementReport
 from . import plots, services
 from .scope import LEFT_OUT, WORK_SCOPES
@@ -64,6 +65,32 @@ def _pair_table(report: dict, entry: dict) -> tuple[list[str], list[dict]]:
         by_name = {" – ".join(p["pair"]): p for p in entry["measures"][m["key"]]["pairs"]}
         rows.append({"measure": m, "cells": [by_name.get(c) for c in columns]})
     return columns, rows
+
+
+def _confused(project, report: dict, entry: dict, name: str) -> list[dict]:
+    """Per label measure of the slice, the pairs coders confuse most, each with a link to write guidance for it."""
+    out = []
+    for m in report["measures"]:
+        pairs = entry["measures"][m["key"]].get("confused_pairs")
+        if m["key"] not in codebook.MEASURE_FIELDS or pairs is None:
+            continue
+        why = f"coders confused these labels in the agreement report ({name})"
+        units = entry["measures"][m["key"]]["humans"]["units"]
+        out.append({"measure": m, "units": units, "pairs": codebook.confused_pair_links(project, m["key"], pairs, entry["scenario"], why)})
+    # The fields with confusions first, in the report's order.
+    return sorted(out, key=lambda c: not c["pairs"])
+
+
+def _by_modality(report: dict, entry: dict) -> dict | None:
+    """The LLM-vs-human figures per draft modality, as rows (one per measure) of cells (one per modality)."""
+    groups = entry.get("llm_by_modality")
+    if not groups:
+        return None
+    rows = [
+        {"measure": m, "cells": [{**g["measures"][m["key"]], "some_pair": any(p["defined"] for p in g["measures"][m["key"]]["llm_pairs"])} for g in groups]}
+        for m in report["measures"]
+    ]
+    return {"groups": groups, "rows": rows}
 
 
 def _left_out(entry: dict) -> list[dict]:
@@ -122,6 +149,8 @@ def dashboard(request, slug: str):
                 pair_columns=columns,
                 pair_rows=pair_rows,
                 plots=plots.plot_list(report, entry["key"]),
+                confused=_confused(project, report, entry, slice_name(entry)),
+                by_modality=_by_modality(report, entry),
             )
     return render(request, "agreement/dashboard.html", context)
 

@@ -113,6 +113,8 @@ class CardInputs:
     stats: dict
     agreement: dict
     files: dict  # {relative path: bytes}, README.md and manifest.json excluded
+    # The project guidance version the card ships (``codebook.selectors.release_guidance``), or None.
+    guidance: dict | None = None
 
 
 def _yaml_str(value: str) -> str:
@@ -549,11 +551,12 @@ def _provenance_section(card: CardInputs) -> str:
 
 
 def _guidelines_section(card: CardInputs) -> str:
-    """The taxonomy's boundary rules, and only as much about their use as the database records."""
+    """The taxonomy's boundary rules and the project's guidance, and only as much about their use as the database records."""
     version = card.inputs["taxonomy_version"]
-    # Cards of releases under taxonomy 1 were frozen before the card listed the rules; they must reproduce byte for byte.
+    # Cards of releases under taxonomy 1 were frozen before the card listed the rules, and cards of releases
+    # frozen before releases recorded guidance have no guidance; both must reproduce byte for byte.
     if version == "1":
-        return ""
+        return "" if "guidance" not in card.inputs else "## Annotation guidelines\n\n" + _guidance_text(card)
     text = "## Annotation guidelines\n\n"
     if card.stats["provenance"]["coders"][PLATFORM]["assignments"]:
         text += (
@@ -567,6 +570,44 @@ def _guidelines_section(card: CardInputs) -> str:
             "decided.\n\n"
         )
     text += boundary_rules_markdown(version)
+    if "guidance" in card.inputs:
+        text += _guidance_text(card)
+    return text
+
+
+def _versions_counted(counts: dict) -> str:
+    """``version 1: 12, version 2: 30, none recorded: 40`` from a ``{"1": 12, ..., "none": 40}`` count."""
+    return ", ".join(f"{'none recorded' if key == 'none' else f'version {key}'}: {n}" for key, n in counts.items()) or "none"
+
+
+def _guidance_text(card: CardInputs) -> str:
+    """The project's own guidance as the release records it: the version in force at the freeze with
+    who wrote each entry and when, and the versions the released rows were saved under."""
+    record, shipped = card.inputs["guidance"], card.guidance
+    text = "### Project guidance\n\n"
+    if shipped is None:
+        text += "The project had written no guidance of its own when this release was frozen.\n\n"
+    else:
+        text += (
+            f"The project's own guidance, version {shipped['version']} (written against taxonomy version "
+            f"{shipped['taxonomy_version']}; last changed by {shipped['created_by'] or 'an unrecorded user'} on "
+            f"{shipped['created_at']}), was in force when this release was frozen. The platform shows it to coders "
+            "beside the boundary rules wherever they choose one of its labels. Each entry names the lead who wrote it, "
+            "when, and the guidance version it was written in.\n\n"
+        )
+        for e in shipped["entries"]:
+            body = "\n  ".join(line.strip() for line in e["text"].splitlines() if line.strip())
+            text += (
+                f"- *{e['title']}* ({e['field_title'].lower()}, {e['scenario_title']}; written by {e['written_by']} on "
+                f"{e['written_at'][:10]}, version {e['version']}): {body}\n"
+            )
+        text += "\n"
+    text += (
+        "Each revision and each gold row records the guidance version in force when it was last saved on the "
+        f"platform. Revisions of the released rows: {_versions_counted(record['revisions'])}. Gold rows: "
+        f"{_versions_counted(record['gold'])}. *None recorded* means saved before the project had guidance, never "
+        "saved on the platform, or imported from a file.\n\n"
+    )
     return text
 
 

@@ -42,6 +42,9 @@ from django.db.models import Count, Max
 from tasks.instances import InstanceWriter, build_instances
 from tasks.rules import ALL_TASKS, DEFAULT_PARAMETERS, RULE_VERSION, RuleParameters
 
+from ..codebook.selectors import CURRENT as CURRENT_GUIDANCE
+from ..codebook.selectors import NOT_RECORDED as GUIDANCE_NOT_RECORDED
+from ..codebook.selectors import release_guidance
 from ..models import Clip, ClipState, Gold, Project, Release
 from ..rescue_format.exporter import dumps_clip, release_clip, release_row
 from ..services import ServiceError, transition_many
@@ -173,6 +176,7 @@ def build_release(
     progress: Progress | None = None,
     provenance: dict | None = None,
     confirmed: str | None = None,
+    guidance=CURRENT_GUIDANCE,
 ) -> BuiltRelease:
     """Every file of the release, as bytes, with the manifest. Writes nothing.
 
@@ -181,7 +185,9 @@ def build_release(
     unless it is in ``accept_incomplete``. ``clip_ids`` rebuilds a recorded clip
     list instead of selecting the releasable clips; ``data_as_of`` replaces the
     date read from the gold and ``provenance`` the facts read from the database
-    (both as a release recorded them, to reproduce it).
+    (both as a release recorded them, to reproduce it); ``guidance`` names the project
+    guidance version the card ships (``codebook.selectors.release_guidance``: the one in
+    force, by default).
     """
     check_version(version)
     ratios = parse_ratios(ratios)
@@ -202,6 +208,7 @@ def build_release(
         return _build(
             project, complete, skipped, plan, version=version, seed=seed, group_map=group_map, accepted=accepted, data_as_of=data_as_of, params=params, figure_style=figure_style, progress=progress, started=started,
             provenance=provenance,
+            guidance=guidance,
         )
 
 
@@ -224,7 +231,7 @@ def _database_facts(project: Project, clip_pks: list[int], data_as_of: str | Non
     return data_as_of or _data_as_of(clip_pks), provenance if provenance is not None else collect_provenance(project, clip_pks)
 
 
-def _build(project, complete, skipped, plan: SplitPlan, *, version, seed, group_map, accepted, data_as_of, params, figure_style, progress, started, provenance) -> BuiltRelease:
+def _build(project, complete, skipped, plan: SplitPlan, *, version, seed, group_map, accepted, data_as_of, params, figure_style, progress, started, provenance, guidance) -> BuiltRelease:
     """``build_release`` once the clips and their splits are decided."""
     timings: dict[str, float] = {}
     clock = [started]
@@ -281,6 +288,9 @@ def _build(project, complete, skipped, plan: SplitPlan, *, version, seed, group_
         inputs["group_map"] = dict(sorted(group_map.items()))
     if accepted:  # scenarios the lead let go without every split (the card says so first)
         inputs["accepted_incomplete"] = accepted
+    guidance_record, guidance_shipped = release_guidance(project, [c.pk for c in complete], guidance)
+    if guidance_record is not None:  # releases frozen before guidance was recorded have none
+        inputs["guidance"] = guidance_record
     stats = compute_stats(clips, splits, instances, groups=plan.group_of, taxonomy_version=project.taxonomy_version, provenance=provenance)
     files["stats.json"] = dumps_json(stats)
     stage("stats")
@@ -293,7 +303,7 @@ def _build(project, complete, skipped, plan: SplitPlan, *, version, seed, group_
     stage("figures")
 
     files["README.md"] = render_card(
-        CardInputs(project_name=project.name, project_slug=project.slug, version=version, inputs=inputs, stats=stats, agreement=agreement, files=files)
+        CardInputs(project_name=project.name, project_slug=project.slug, version=version, inputs=inputs, stats=stats, agreement=agreement, files=files, guidance=guidance_shipped)
     ).encode("utf-8")
     stage("card")
 
@@ -460,6 +470,7 @@ def reproduce(release: Release, out_dir: str | Path, *, progress: Progress | Non
         figure_style=recorded_figure_style(inputs),
         progress=progress,
         provenance=provenance,
+        guidance=inputs["guidance"]["version"] if "guidance" in inputs else GUIDANCE_NOT_RECORDED,
     )
     started = time.perf_counter()
     write_tree(built.files, Path(out_dir))

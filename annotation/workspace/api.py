@@ -36,6 +36,14 @@ class RevisionSerializer(serializers.Serializer):
     content = serializers.JSONField(read_only=True)
     warnings = serializers.JSONField(read_only=True)
     updated_at = serializers.DateTimeField(read_only=True)
+    guidance_version = serializers.SerializerMethodField(
+        help_text="the project's guidance version in force when the row was last saved (null: none recorded)"
+    )
+
+    def get_guidance_version(self, revision) -> int | None:
+        if hasattr(revision, "guidance_number"):  # just written by the row save, which read it
+            return revision.guidance_number
+        return revision.guidance_version.number if revision.guidance_version_id else None
 
 
 class SaveRevisionSerializer(serializers.Serializer):
@@ -104,7 +112,7 @@ class MyRevisionMixin:
     """Only the caller's own revisions exist for these views: another annotator's id is a 404."""
 
     def _get(self, request, revision_id):
-        return get_object_or_404(scoped.visible_revisions(request.user).filter(annotator=request.user).select_related("row"), pk=revision_id)
+        return get_object_or_404(scoped.visible_revisions(request.user).filter(annotator=request.user).select_related("row", "guidance_version"), pk=revision_id)
 
     def _write(self, request, revision_id, body_serializer, write):
         """Read my revision, validate the body, run ``write(target, data)`` -> Revision, and map the outcomes.

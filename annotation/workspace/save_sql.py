@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from functools import cache
 
-from ..models import Assignment, AssignmentState, Clip, ClipState, Project, Revision, Row
+from ..models import Assignment, AssignmentState, Clip, ClipState, GuidanceVersion, Project, Revision, Row
 
 # Values of the historical record's own columns (everything else is copied from the revision).
 _HISTORY_OWN = {
@@ -67,9 +67,15 @@ def _history_columns(source_alias: str) -> tuple[str, str]:
 # revision, and never once the caller has submitted the clip or a lead has discarded or
 # released it (a submit or a discard can land between the read and the write).
 _CLOSED = ", ".join(f"'{state.value}'" for state in (ClipState.DISCARDED, ClipState.RELEASED))
+# Every save records the project's guidance version in force at that moment (its latest), read
+# inside the same statement, so no guidance change can fall between the read and the write.
+_GUIDANCE_IN_FORCE = (
+    "(SELECT g.id FROM {guidance} g JOIN {clip} gc ON gc.project_id = g.project_id "
+    "WHERE gc.id = %(clip)s ORDER BY g.number DESC LIMIT 1)"
+)
 _UPDATE = (
     "UPDATE {revision} SET content = %(content)s, warnings = %(warnings)s, status = %(status)s, "
-    "version = version + 1, updated_at = %(now)s "
+    f"version = version + 1, updated_at = %(now)s, guidance_version_id = {_GUIDANCE_IN_FORCE} "
     "WHERE id = %(id)s AND annotator_id = %(user)s AND version = %(version)s "
     "AND NOT EXISTS (SELECT 1 FROM {assignment} a WHERE a.clip_id = %(clip)s AND a.annotator_id = %(user)s "
     f"AND a.state = '{AssignmentState.SUBMITTED.value}') "
@@ -79,12 +85,14 @@ _UPDATE = (
 
 @cache
 def write_and_audit_postgresql() -> str:
-    """One statement: the UPDATE's new row feeds the history INSERT; no row written means a lost race."""
+    """One statement: the UPDATE's new row feeds the history INSERT, which gives back the version and the
+    number of the guidance version recorded; no row written means a lost race."""
     columns, values = _history_columns("upd")
-    update = _UPDATE.format(revision=_table(Revision), assignment=_table(Assignment), clip=_table(Clip))
+    update = _UPDATE.format(revision=_table(Revision), assignment=_table(Assignment), clip=_table(Clip), guidance=_table(GuidanceVersion))
     return (
-        f"WITH upd AS ({update} RETURNING *) "
-        f"INSERT INTO {_table(Revision.history.model)} ({columns}) SELECT {values} FROM upd RETURNING version"
+        f"WITH upd AS ({update} RETURNING *), "
+        f"audit AS (INSERT INTO {_table(Revision.history.model)} ({columns}) SELECT {values} FROM upd RETURNING version, guidance_version_id) "
+        f"SELECT audit.version, g.number FROM audit LEFT JOIN {_table(GuidanceVersion)} g ON g.id = audit.guidance_version_id"
     )
 
 
@@ -92,6 +100,15 @@ def write_and_audit_postgresql() -> str:
 def write_statements_portable() -> tuple[str, str]:
     """The same as two statements, for databases without data-modifying CTEs (SQLite); run in a transaction."""
     columns, values = _history_columns("v")
-    update = _UPDATE.format(revision=_table(Revision), assignment=_table(Assignment), clip=_table(Clip))
+    update = _UPDATE.format(revision=_table(Revision), assignment=_table(Assignment), clip=_table(Clip), guidance=_table(GuidanceVersion))
     audit = f"INSERT INTO {_table(Revision.history.model)} ({columns}) SELECT {values} FROM {_table(Revision)} v WHERE v.id = %(id)s"
     return update, audit
+
+
+@cache
+def guidance_number() -> str:
+    """The number of the guidance version a revision records (after a portable write)."""
+    return (
+        f"SELECT g.number FROM {_table(Revision)} v JOIN {_table(GuidanceVersion)} g ON g.id = v.guidance_version_id "
+        "WHERE v.id = %(id)s"
+    )

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from django.db.models import Count, Max, Q
 from django.http import Http404
+from django.urls import reverse
 
 from .. import selectors
 from ..models import (
@@ -21,6 +22,8 @@ from ..models import (
     RevisionStatus,
     Row,
 )
+from ..codebook.selectors import editor_guidance
+from ..preannotate.selectors import modality_note
 from ..schema import ANNOTATION_KEYS
 from ..taxonomy import load_taxonomy
 from .services import relation_keys
@@ -82,7 +85,8 @@ def workspace_clip(user, clip_id: int) -> Clip:
 
 
 def editor_config(clip: Clip) -> dict:
-    """Everything the row editor offers: entities, labels with definitions, boundary rules."""
+    """Everything the row editor offers: entities, labels with definitions, the taxonomy's boundary
+    rules, and the project's own guidance (``codebook``) with the address of its guide page."""
     tax = load_taxonomy(clip.scenario, clip.project.taxonomy_version)
     labels = lambda items: [{"label": x.label, "definition": x.definition} for x in items]  # noqa: E731
     return {
@@ -95,6 +99,8 @@ def editor_config(clip: Clip) -> dict:
         "support_strategies": labels(tax.support_strategies),
         "utterance_types": labels(tax.utterance_types),
         "rules": [{"id": r.id, "field": r.field, "labels": list(r.labels), "title": r.title, "text": r.text} for r in tax.rules],
+        "guidance": editor_guidance(clip.project, clip.scenario),
+        "guide_url": reverse("codebook-guide", args=[clip.project.slug]) + f"?scenario={clip.scenario}",
     }
 
 
@@ -140,7 +146,7 @@ def workspace_payload(user, clip: Clip) -> dict:
         r.row_id: r
         for r in Revision.objects.filter(row__clip=clip, annotator=user).only("row_id", "version", "status", "content", "warnings", "updated_at")
     }
-    drafts = {d.row_id: d for d in Draft.objects.filter(row__clip=clip).only("row_id", "content", "warnings", "source")} if show_draft else {}
+    drafts = {d.row_id: d for d in Draft.objects.filter(row__clip=clip).only("row_id", "content", "warnings", "source", "modality")} if show_draft else {}
     # Their own notes, and what leads wrote to every coder or to them alone — never another annotator's.
     comments = selectors.visible_comments(user, clip).select_related("author", "row", "addressee").order_by("created_at")
     comment_list = [
@@ -167,7 +173,12 @@ def workspace_payload(user, clip: Clip) -> dict:
                     if revision
                     else None
                 ),
-                "draft": {"content": draft.content, "warnings": draft.warnings, "source": draft.source} if draft else None,
+                "draft": (
+                    # What the model could perceive when it drafted the row ("drafted from the transcript only").
+                    {"content": draft.content, "warnings": draft.warnings, "source": draft.source, "modality": draft.modality, "modality_note": modality_note(draft.modality)}
+                    if draft
+                    else None
+                ),
                 "commented": row.row_index in commented_rows,
             }
         )
@@ -200,8 +211,6 @@ def clip_header(clip: Clip) -> dict:
 
 
 def clip_media_url(clip: Clip) -> str:
-    from django.urls import reverse
-
     if clip.media:
         return reverse("workspace-media", args=[clip.pk])
     return clip.media_url or ""

@@ -172,10 +172,13 @@ def _write(target: SaveTarget, user, content: dict, status: str, expected_versio
         "now": now,
         "source": current_source(),
     }
+    guidance = None
     with connection.cursor() as cursor:
         if connection.vendor == "postgresql":
             cursor.execute(save_sql.write_and_audit_postgresql(), params)
-            written = cursor.fetchone() is not None
+            found = cursor.fetchone()
+            written = found is not None
+            guidance = found[1] if written else None
         else:
             update, audit = save_sql.write_statements_portable()
             with transaction.atomic():
@@ -183,6 +186,9 @@ def _write(target: SaveTarget, user, content: dict, status: str, expected_versio
                 written = cursor.rowcount == 1
                 if written:
                     cursor.execute(audit, params)
+                    cursor.execute(save_sql.guidance_number(), params)
+                    found = cursor.fetchone()
+                    guidance = found[0] if found else None
     if not written:
         current = Revision.objects.select_related("row__clip").get(pk=target.revision_id)
         ensure_clip_open(current.row.clip, "edits or reviews")  # discarded or released since we read it
@@ -191,10 +197,12 @@ def _write(target: SaveTarget, user, content: dict, status: str, expected_versio
         raise ServiceError("this clip was submitted; ask a lead to reopen it before editing")
     if target.assignment_state == AssignmentState.ASSIGNED:  # the first save starts the assignment
         Assignment.objects.filter(clip_id=target.row.clip_id, annotator=user, state=AssignmentState.ASSIGNED).update(state=AssignmentState.IN_PROGRESS)
-    return Revision(
+    saved = Revision(
         id=target.revision_id, row=target.row, annotator=user, version=expected_version + 1, status=status,
         content=content, warnings=[], layout=target.layout, updated_at=now,
     )  # fmt: skip
+    saved.guidance_number = guidance  # the number of the guidance version the save recorded (None: none yet)
+    return saved
 
 
 def save_revision(

@@ -555,6 +555,7 @@ const KEYS = [
   [html`<kbd>1</kbd>–<kbd>6</kbd>`, "jump to a dimension of the editor"],
   [html`<kbd>l</kbd>`, "open the label picker of the dimension you are in"],
   [html`<kbd>e</kbd>`, "pick evidence rows in the list"],
+  [html`<kbd>g</kbd>`, "open the project's guide (labels, boundary rules, the project's guidance) in its own tab"],
   [html`<kbd>p</kbd> / <kbd>r</kbd>`, "play / pause; replay the row's span"],
   [html`<kbd>Esc</kbd>`, "leave a field / close this sheet"],
 ];

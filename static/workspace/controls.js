@@ -68,11 +68,23 @@ export function Intensity({ value, path, onChange, disabled }) {
   </div>`;
 }
 
-/** The boundary rules of a label (the taxonomy's), for the chosen or the highlighted one. */
-function Rules({ rules, field, label, className }) {
-  const shown = field && label ? rules.filter((r) => r.field === field && r.labels.includes(label)) : [];
-  if (!shown.length) return null;
+/** Does a rule or a guidance entry speak about `label` of `field`? ("" is a label here: the
+ * empty choice, "no clear pattern"; null, "not annotated", is not.) */
+const about = (field, label) => (x) => !!field && label !== null && label !== undefined && x.field === field && x.labels.includes(label);
+
+/** The boundary rules of the chosen or the highlighted label: the project's own guidance
+ * (marked as the project's, with who wrote it and its version), then the taxonomy's rules. */
+function Rules({ rules, guidance, field, label, className }) {
+  const own = ((guidance && guidance.entries) || []).filter(about(field, label));
+  const shown = rules.filter(about(field, label));
+  if (!shown.length && !own.length) return null;
   return html`<div class=${cls("rules", className)} aria-live="polite">
+    ${own.map(
+      (g) => html`<div class="rule guidance" key=${g.id} data-guidance=${g.id}>
+        <b><span class="guidance-mark">Project guidance</span> ${g.title}</b><p>${g.text}</p>
+        <p class="guidance-by">${g.written_by}, ${new Date(g.written_at).toLocaleDateString()} · guidance version ${g.version}</p>
+      </div>`
+    )}
     ${shown.map((r) => html`<div class="rule" key=${r.id}><b>${r.title}</b><p>${r.text}</p></div>`)}
   </div>`;
 }
@@ -80,7 +92,7 @@ function Rules({ rules, field, label, className }) {
 /** A label picker: the chosen label with its definition; opening it lists every label
  * with its definition, filters as you type, and shows the boundary rules of the
  * highlighted label. After a choice the focus moves on to the next field. */
-export function LabelPicker({ fieldName, options, rules, value, path, onChange, nullOption, blankOption, disabled }) {
+export function LabelPicker({ fieldName, options, rules, guidance, value, path, onChange, nullOption, blankOption, disabled }) {
   const choices = useMemo(() => {
     const out = [];
     if (nullOption) out.push({ label: null, title: nullOption, definition: "" });
@@ -98,6 +110,7 @@ export function LabelPicker({ fieldName, options, rules, value, path, onChange, 
   const visible = choices.filter((c) => !q || c.title.toLowerCase().includes(q) || (c.definition || "").toLowerCase().includes(q));
   const current = choices.find((c) => c.label === value);
   const activeChoice = visible[Math.min(active, Math.max(visible.length - 1, 0))];
+  const guided = new Set(((guidance && guidance.entries) || []).filter((g) => g.field === fieldName).flatMap((g) => g.labels));
 
   // In the same task as the render that opened the list, so that the very next key lands in the filter.
   useLayoutEffect(() => {
@@ -132,7 +145,7 @@ export function LabelPicker({ fieldName, options, rules, value, path, onChange, 
     e.preventDefault();
   };
   return html`<div class="picker">
-    <button type="button" ref=${buttonRef} class="picker-button" data-path=${path} data-picker=${fieldName || path} disabled=${disabled} aria-haspopup="listbox" aria-expanded=${open} onClick=${toggle}>
+    <button type="button" ref=${buttonRef} class="picker-button" data-path=${path} data-picker=${fieldName || path} data-value=${value === null || value === undefined ? "null" : value} disabled=${disabled} aria-haspopup="listbox" aria-expanded=${open} onClick=${toggle}>
       <span class="picker-value">${current ? current.title : value ? String(value) : "— choose —"}</span>
       ${current && current.definition ? html`<span class="picker-def">${current.definition}</span>` : null}
     </button>
@@ -151,14 +164,14 @@ export function LabelPicker({ fieldName, options, rules, value, path, onChange, 
                   e.preventDefault();
                   choose(c);
                 }}>
-                <b>${c.title}</b>${c.definition ? html`<span>${c.definition}</span>` : null}
+                <b>${c.title}${c.label !== null && guided.has(c.label) ? html` <i class="guided" title="the project has guidance on this label">project guidance</i>` : null}</b>${c.definition ? html`<span>${c.definition}</span>` : null}
               </li>`
             )}
           </ul>
-          <${Rules} rules=${rules} field=${fieldName} label=${activeChoice && activeChoice.label} className="in-pop" />
+          <${Rules} rules=${rules} guidance=${guidance} field=${fieldName} label=${activeChoice && activeChoice.label} className="in-pop" />
         </div>`
       : null}
-    ${open ? null : html`<${Rules} rules=${rules} field=${fieldName} label=${value} />`}
+    ${open ? null : html`<${Rules} rules=${rules} guidance=${guidance} field=${fieldName} label=${value} />`}
   </div>`;
 }
 

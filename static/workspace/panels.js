@@ -136,6 +136,7 @@ export function bindKeyboard(s, { extra = {}, onEnter = null } = {}) {
         e: () => s.togglePicking(),
         "?": () => s.toggleHelp(true),
         l: () => s.openPicker(),
+        g: () => s.openGuide(),
         ...extra,
       };
       if (/^[1-6]$/.test(e.key)) {

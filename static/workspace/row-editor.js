@@ -162,7 +162,7 @@ export function RowEditor({ s, decorate, before }) {
       ${therapist
         ? html`<p class="muted">Utterance type does not apply to therapist rows.</p>`
         : field("Utterance type", "utterance_type",
-            html`<${LabelPicker} fieldName="utterance_type" options=${cfg.utterance_types} rules=${cfg.rules} value=${w.utterance_type} path="utterance_type" disabled=${ro}
+            html`<${LabelPicker} fieldName="utterance_type" options=${cfg.utterance_types} rules=${cfg.rules} guidance=${cfg.guidance} value=${w.utterance_type} path="utterance_type" disabled=${ro}
               onChange=${(v) => edit((x) => (x.utterance_type = v))} />`,
             { keys: ["utterance_type"], hint: "The main function of the turn, not its emotion." })}
       ${list("background_dialogue", "Background dialogue", () => ({ speaker: "", target: [], content: "" }), (item, i, path) => html`<div class="entry-line">
@@ -197,7 +197,7 @@ export function RowEditor({ s, decorate, before }) {
       </div>`)}`,
     strategy: therapist
       ? html`${list("support_strategy", "Strategy", () => ({ provider: THERAPIST, target: [], strategy_type: "", strategy_content: "" }), (item, i, path) => html`<div class="entry-stack">
-          ${field("strategy", `${path}.strategy_type`, html`<${LabelPicker} fieldName="support_strategy" options=${cfg.support_strategies} rules=${cfg.rules} value=${item.strategy_type}
+          ${field("strategy", `${path}.strategy_type`, html`<${LabelPicker} fieldName="support_strategy" options=${cfg.support_strategies} rules=${cfg.rules} guidance=${cfg.guidance} value=${item.strategy_type}
             path=${`${path}.strategy_type`} disabled=${ro} onChange=${(v) => edit((x) => (x.support_strategy[i].strategy_type = v))} />`)}
           ${field("for", `${path}.target`, html`<${EntityChecks} values=${item.target} path=${`${path}.target`} entities=${cfg.entities} owner=${THERAPIST} noTherapist=${true}
             groupAlone=${true} groupLabel=${cfg.group_label} disabled=${ro} onChange=${(v) => edit((x) => (x.support_strategy[i].target = v))} />`)}
@@ -206,7 +206,7 @@ export function RowEditor({ s, decorate, before }) {
         <p class="hint">Leave empty for backchannels, plain hand-offs and fact-finding questions.</p>`
       : html`<p class="muted">Support strategies apply to therapist rows only.</p>`,
     relation: html`
-      ${field("Relation pattern", relKey, html`<${LabelPicker} fieldName="relation_pattern" options=${cfg.relation_patterns} rules=${cfg.rules}
+      ${field("Relation pattern", relKey, html`<${LabelPicker} fieldName="relation_pattern" options=${cfg.relation_patterns} rules=${cfg.rules} guidance=${cfg.guidance}
           value=${w[relKey] === undefined ? null : w[relKey]} path=${relKey} nullOption="— not annotated" blankOption="no clear pattern" disabled=${ro}
           onChange=${(v) => s.setRelationLabel(v)} />`, { keys: [relKey, reasonKey, evidenceKey] })}
       ${field("Reason (short, evidence-based)", reasonKey, text(w[reasonKey], reasonKey, (x, v) => (x[reasonKey] = v), { multiline: true, label: "reason for the pattern", placeholder: w[relKey] === null || w[relKey] === undefined ? "choose a pattern first" : "" }))}
@@ -229,6 +229,9 @@ export function RowEditor({ s, decorate, before }) {
       </div>
       <blockquote class="dialogue">${r.dialogue_cleaned || "(no words: a nonverbal reaction row)"}</blockquote>
       <${Neighbour} row=${next} where="next" onOpen=${() => s.step(1, { exact: true })} />
+      ${r.draft && r.draft.modality_note
+        ? html`<p class="draft-modality" id="draft-modality" title="What the model could perceive of the clip when it drafted this row">LLM draft: <b>${r.draft.modality_note}</b></p>`
+        : null}
       ${warnings.length
         ? html`<ul class="row-warnings">${warnings.map(([src, x], i) => html`<li key=${i}>⚠ ${src}: ${x.path ? describePath(x.path) + ": " : ""}${x.message}</li>`)}</ul>`
         : null}

@@ -254,9 +254,17 @@ export class EditorSession extends Store {
     const res = await api("PUT", this.opts.urls.save(r), body);
     if (res.status === 200) {
       r[this.docKey] = { ...this.doc(r), ...res.json };
+      this.checkGuidance(res.json);
       if (this.opts.afterSave) this.opts.afterSave(r, res.json);
     }
     return res;
+  }
+
+  /** A revision save answers with the guidance version it recorded (the one in force): another
+   * than the one this page shows means a lead changed the guidance since the page was opened. */
+  checkGuidance(json) {
+    const shown = this.cfg.guidance ? this.cfg.guidance.version : null;
+    if (json && typeof json.guidance_version === "number" && json.guidance_version !== shown) this.guidanceChanged = json.guidance_version;
   }
 
   /** After a write of `sent` succeeded: the working copy follows the server unless it changed meanwhile. */
@@ -361,7 +369,10 @@ export class EditorSession extends Store {
 
   async postReview(r, reviewed) {
     const res = await api("POST", `/api/v1/revisions/${r.revision.id}/review/`, { version: r.revision.version, reviewed });
-    if (res.status === 200) r.revision = { ...r.revision, ...res.json };
+    if (res.status === 200) {
+      r.revision = { ...r.revision, ...res.json };
+      this.checkGuidance(res.json);
+    }
     return res;
   }
 
@@ -481,6 +492,9 @@ export class EditorSession extends Store {
     queueMicrotask(() => {
       const section = document.getElementById(`dim-${id}`);
       if (!section) return;
+      // Keys typed before this frame (a busy machine) may already have opened a picker in the
+      // section: its filter keeps the focus, or the next keys would land on the button as shortcuts.
+      if (section.contains(document.activeElement)) return;
       section.scrollIntoView({ block: "start" });
       const first = section.querySelector("input:not([disabled]), select:not([disabled]), textarea:not([disabled]), button.picker-button:not([disabled])");
       (first || section).focus();
@@ -495,6 +509,18 @@ export class EditorSession extends Store {
       this.expandDimension("relation");
       queueMicrotask(() => document.querySelector("#dim-relation button.picker-button:not([disabled])")?.click());
     }
+  }
+  /** The project's guide in its own tab (one for the browser: a second press brings it back),
+   * opened at the label of the picker that has the focus, if one does. */
+  openGuide() {
+    if (!this.cfg.guide_url) return;
+    const active = document.activeElement;
+    const picker = active && active.closest ? active.closest(".picker") : null;
+    const button = picker && picker.querySelector("button.picker-button");
+    const label = button ? button.dataset.value : undefined;
+    const anchor = button && label !== undefined && label !== "null" ? `#${this.cfg.scenario}-${button.dataset.picker}-${label || "empty"}` : "";
+    const tab = window.open(this.cfg.guide_url + anchor, "rescue-guide");
+    if (tab) tab.focus();
   }
   toggleHelp(show = !this.helpOpen) {
     this.helpOpen = show;

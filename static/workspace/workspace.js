@@ -80,6 +80,7 @@ function Header() {
     <div class="ws-head-actions">
       <span id="progress" class="muted">${reviewedCount()} / ${s.rows.length} rows reviewed</span>
       ${a && !s.readOnly ? html`<button type="button" id="submit-clip" class="primary" onClick=${submitClip}>Submit clip</button>` : null}
+      <a id="open-guide" class="button" href=${data.config.guide_url} target="rescue-guide" title="The project's guide: every label, the boundary rules and the project's guidance (g)">Guide</a>
       <button type="button" id="open-help" title="Keyboard shortcuts (?)" onClick=${() => s.toggleHelp(true)}>?</button>
     </div>
   </header>`;
@@ -138,6 +139,7 @@ const KEYS = [
   [html`<kbd>1</kbd>–<kbd>6</kbd> (or <kbd>Alt</kbd>+<kbd>1</kbd>–<kbd>6</kbd>)`, "jump to a dimension (opens it when it is folded)"],
   [html`<kbd>l</kbd>`, "open the label picker of the dimension you are in; type to filter, ↑/↓, Enter to choose; the focus then moves to the next field"],
   [html`<kbd>e</kbd>`, "pick evidence rows by clicking rows in the list (again, or Esc, to stop)"],
+  [html`<kbd>g</kbd>`, "open the project's guide in its own tab (at the label being chosen, from a label picker): definitions, boundary rules and the project's guidance, searchable"],
   [html`<kbd>Esc</kbd>`, "leave a field / close this sheet"],
   [html`<kbd>?</kbd>`, "show this sheet"],
 ];
@@ -149,6 +151,10 @@ function App() {
   return html`<div class=${`ws${s.readOnly ? " read-only" : ""}`} id="workspace">
     <${Header} />
     <${Banner} s=${s} fixed=${fixed} />
+    ${s.guidanceChanged
+      ? html`<p class="banner info" id="guidance-changed" role="status"><span>A lead changed the project's guidance since this page was opened (now version ${s.guidanceChanged});
+          your saves record that version. <a href="">Reload the page</a> to see it beside the labels (edits not saved yet are kept in this browser).</span></p>`
+      : null}
     <div class=${`ws-body${data.cues.length ? " with-cues" : ""}`}>
       <section class="ws-left" aria-label="Clip">
         <${MediaPanel} s=${s} />

@@ -25,6 +25,7 @@ from ...agreement import services
 from ...agreement.extract import ScopeError
 from ...agreement.report import MAX_RESAMPLES, MIN_RESAMPLES
 from ...agreement.scope import DEFAULT_WORK_SCOPE, WORK_SCOPES, left_out_summary
+from ...codebook.selectors import MEASURE_FIELDS as LABEL_MEASURES  # measures whose values are taxonomy labels
 from ...taxonomy import SCENARIOS
 from ._base import AuditedCommand
 
@@ -86,8 +87,37 @@ def slice_table(report: dict, entry: dict) -> tuple[list[tuple[str, ...]], list[
     return rows, notes
 
 
-def format_table(rows: list[tuple[str, ...]]) -> str:
-    return format_rows(COLUMNS, rows)
+def format_table(rows: list[tuple[str, ...]], columns: tuple[str, ...] = COLUMNS) -> str:
+    return format_rows(columns, rows)
+
+
+def confused_lines(report: dict, entry: dict) -> list[str]:
+    """One line per label field: the pairs of labels coders confuse most (rows, share of the field's disagreement)."""
+    lines = []
+    for m in report["measures"]:
+        pairs = entry["measures"][m["key"]].get("confused_pairs")
+        if m["key"] in LABEL_MEASURES and pairs:
+            shown = ", ".join(f"{p['values'][0]} <-> {p['values'][1]} ({p['rows']} rows, {_pct(p['share'])})" for p in pairs)
+            lines.append(f"  {m['key']}: {shown}")
+    return lines
+
+
+def modality_table(report: dict, entry: dict) -> str | None:
+    """The LLM-vs-human figures per draft modality: alpha with the LLM and changed from draft, per field."""
+    groups = entry.get("llm_by_modality")
+    if not groups:
+        return None
+    columns = ("field", *(f"{word} {g['label']}" for g in groups for word in ("α+LLM", "changed")))
+    rows = []
+    for m in report["measures"]:
+        cells = []
+        for g in groups:
+            item = g["measures"][m["key"]]
+            fig, changed = item["with_llm"], item["changed_from_draft"]
+            cells += [_num(fig["alpha"]) if fig and fig["defined"] else ("undefined" if fig else "–"), _pct(changed["share"]) if changed else "–"]
+        rows.append((m["key"], *cells))
+    head = "; ".join(f"{g['label']}: {g['rows']} rows" for g in groups)
+    return f"LLM draft by modality ({head}):\n" + format_table(rows, columns)
 
 
 class Command(AuditedCommand):
@@ -170,6 +200,14 @@ class Command(AuditedCommand):
             out.write(format_table(rows))
             for note in notes:
                 out.write(f"  * {note}")
+            confused = confused_lines(report, entry)
+            if confused:
+                out.write("Labels coders confuse most:")
+                for line in confused:
+                    out.write(line)
+            by_modality = modality_table(report, entry)
+            if by_modality:
+                out.write(by_modality)
         if not options["no_texts"]:
             texts = self.write_texts(project, params)
             report = {**report, "semantic": texts}

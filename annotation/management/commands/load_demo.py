@@ -20,6 +20,24 @@ DEMO_ACCOUNTS = [
 ]
 
 
+DEMO_GUIDANCE_LABELS = ["accusation", "disclosure", "request"]
+DEMO_GUIDANCE_WHY = (
+    "In a trial run of the demo the three annotators split three ways on Maya's opening turn "
+    "(demo_maya_and_tobias/001_session_opening, row 2): accusation, disclosure and request."
+)
+DEMO_GUIDANCE = (
+    "Ask what the turn mainly does to the listener, not which words it contains.\n"
+    "Accusation: the turn holds the other person at fault for what they do or fail to do. A complaint stays an "
+    "accusation when it also mentions how the speaker feels or what they wait for (\"I sit on the couch and wait for "
+    "him to be done, and he's never done\").\n"
+    "Disclosure: the speaker's own feeling, fear or need is the point of the turn, and it is not used to fault the "
+    "other (\"I feel like I'm failing at both things\").\n"
+    "Request: the turn asks the listener for an answer, a change or reassurance, in so many words (\"Can you just put "
+    "the phone down while we're talking about it?\"). A complaint that only implies a wish is not a request.\n"
+    "When a turn does two of these, choose the one the rest of the turn serves; say which in a comment if unsure."
+)
+
+
 class Command(AuditedCommand):
     help = "Load the fictional demo clips and demo accounts (idempotent; refused in production)."
 
@@ -43,10 +61,21 @@ class Command(AuditedCommand):
         plan = assign_clips(project, users=demo_annotators, per_clip=len(demo_annotators), calibration=["demo_priya_and_jonah/001_whose_turn"])
         if plan.created:
             self.stdout.write(f"assigned every demo clip to {len(demo_annotators)} annotators (one clip in calibration mode, starting empty)")
+        self._load_demo_guidance(project, users["lead"])
         self._load_pipeline_demo(users["lead"])
         self.stdout.write("demo accounts (local demo only):")
         for username, role, password in DEMO_ACCOUNTS:
             self.stdout.write(f"  {role:<10} {username:<11} password: {password}")
+
+    def _load_demo_guidance(self, project, lead) -> None:
+        """The demo project's first piece of guidance: the three labels its three annotators
+        split on when they coded Maya's opening turn (accusation / disclosure / request)."""
+        from ...codebook.services import write_guidance
+
+        if project.guidance_versions.exists():
+            return
+        write_guidance(project, lead, field="utterance_type", labels=DEMO_GUIDANCE_LABELS, text=DEMO_GUIDANCE, why=DEMO_GUIDANCE_WHY)
+        self.stdout.write("wrote the demo project's guidance for accusation / disclosure / request (guidance version 1)")
 
     def _load_pipeline_demo(self, lead) -> None:
         """A second project that shows the front of the pipeline: the demo transcripts
