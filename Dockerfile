@@ -25,7 +25,9 @@ RUN groupadd --system --gid 10001 app \
 # (Runtime dependencies only: the [test] extra is not installed.)
 COPY pyproject.toml ./
 RUN python -c "import tomllib; print('\n'.join(tomllib.load(open('pyproject.toml', 'rb'))['project']['dependencies']))" > /tmp/requirements.txt \
-    && pip install -r /tmp/requirements.txt \
+    # torch from PyTorch's CPU index: PyPI's build of the same version carries several GB of CUDA libraries
+    # that the semantic-agreement model (all-MiniLM-L6-v2 on the CPU) never uses.
+    && pip install --extra-index-url https://download.pytorch.org/whl/cpu -r /tmp/requirements.txt \
     && rm /tmp/requirements.txt
 
 COPY . .

@@ -47,6 +47,12 @@ def main(argv=None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--changed", type=float, default=0.01, help="share of the texts changed for the warm run")
     parser.add_argument("--project", help="reuse this project instead of generating one")
+    parser.add_argument(
+        "--distinct",
+        action="store_true",
+        help="make every free-text value of every revision and draft a text of its own before the cold run: the "
+        "generator reuses phrases, real coders rarely do (the worst case for the cold run)",
+    )
     args = parser.parse_args(argv)
     if connection.vendor != "postgresql" or not os.environ.get("CELERY_BROKER_URL"):
         print("needs PostgreSQL (DATABASE_URL) and a broker (CELERY_BROKER_URL): the runs are on a real worker")
@@ -71,6 +77,10 @@ def main(argv=None) -> int:
     floor = time.perf_counter() - started
     print(f"floor               {floor:.2f} s: the label report of the same project, in this process")
 
+    if args.distinct:
+        started = time.perf_counter()
+        made = make_texts_distinct(project)
+        print(f"distinct            {made:,} free-text values made distinct in {time.perf_counter() - started:.0f} s (not timed)")
     worker = _Worker()
     try:
         TextEmbedding.objects.filter(model=provider.id).delete()
@@ -132,6 +142,39 @@ def run_on_worker(project, services, Job, psutil, worker, name: str) -> dict:
         f"embedding {spent:.1f} s = {spent / seconds:.0%} of the time; worker peak {peak:.0f} MB"
     )
     return {"seconds": seconds, "peak_mb": peak}
+
+
+TEXT_KEYS = {
+    "body_posture": "description",
+    "facial_expressions": "description",
+    "self_directed_behavior": "description",
+    "interaction_behavior": "description",
+    "internal_emotion": "emotion_description",
+    "viewpoints_attitudes": "viewpoint",
+    "support_strategy": "content",
+}
+
+
+def make_texts_distinct(project) -> int:
+    """Append a marker of its document to every free-text value of the project's revisions and drafts."""
+    from annotation.models import Draft, Revision
+
+    made = 0
+    for model in (Revision, Draft):
+        docs = list(model.objects.filter(row__clip__project=project).only("id", "content"))
+        for doc in docs:
+            content, tag = doc.content, f" ({model.__name__[0].lower()}{doc.pk})"
+            for key in ("tone_of_voice", "relation_pattern_reason"):
+                if content.get(key):
+                    content[key] += tag
+                    made += 1
+            for list_key, text_key in TEXT_KEYS.items():
+                for i, entry in enumerate(content.get(list_key) or []):
+                    if isinstance(entry, dict) and entry.get(text_key):
+                        entry[text_key] += f"{tag[:-1]}.{i})"
+                        made += 1
+        model.objects.bulk_update(docs, ["content"], batch_size=2000)
+    return made
 
 
 def change_texts(project, Revision, share: float) -> int:

@@ -76,23 +76,68 @@ Progress = Callable[[int, int], None]
 
 
 def unit_vectors(domain: list[str], vectors: dict[str, np.ndarray]) -> np.ndarray:
-    """f for every value of ``domain`` (``domain[0]`` is the empty text): float64, unit length."""
+    """f for every value of ``domain`` (``domain[0]`` is the empty text): unit length, kept as float32.
+
+    A field may hold tens of thousands of texts: the vectors are stored at the
+    precision the model gives (float32) and every sum or product over them is
+    taken in float64 (``rows``), a block at a time.
+    """
     dims = len(next(iter(vectors.values()))) if vectors else 0
-    f = np.zeros((len(domain), dims + 1))
+    f = np.zeros((len(domain), dims + 1), dtype=np.float32)
     f[0, dims] = 1.0
     for i, text in enumerate(domain[1:], start=1):
         f[i, :dims] = vectors[text]
-    f /= np.linalg.norm(f, axis=1, keepdims=True)
+    f /= np.linalg.norm(f.astype(np.float64), axis=1, keepdims=True).astype(np.float32)
     return f
 
 
-def distances(f_a: np.ndarray, f_b: np.ndarray, same: np.ndarray) -> np.ndarray:
-    """delta for aligned rows of ``f_a`` and ``f_b``; exactly 0 where ``same`` (the same value)."""
-    return np.where(same, 0.0, 1.0 - np.einsum("ij,ij->i", f_a, f_b))
+BLOCK = 8192  # rows gathered at once: bounds the memory a figure takes, whatever its number of cells
+
+
+def rows(f: np.ndarray, index) -> np.ndarray:
+    """The rows ``index`` of ``f`` in float64, the precision of every computation on them."""
+    return f[index].astype(np.float64)
+
+
+def distances(f: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """delta between the values ``a`` and ``b`` (aligned positions into ``f``); exactly 0 where they are the same."""
+    out = np.empty(len(a))
+    for start in range(0, len(a), BLOCK):
+        ia, ib = a[start : start + BLOCK], b[start : start + BLOCK]
+        out[start : start + BLOCK] = np.where(ia == ib, 0.0, 1.0 - np.einsum("ij,ij->i", rows(f, ia), rows(f, ib)))
+    return out
+
+
+class PairDistances:
+    """``distances`` over one field's ``f``, each pair of values computed once.
+
+    The figures of a field (all coders, with the LLM, every pair of coders, per
+    scenario and mode) look at overlapping pairs of the same texts; a report
+    computes each distance once and looks it up after.
+    """
+
+    def __init__(self, f: np.ndarray):
+        self.f = f
+        self.n = len(f)
+        self.known = np.zeros(0, dtype=np.int64)  # sorted pair ids lo * n + hi
+        self.values = np.zeros(0)
+
+    def __call__(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        a, b = np.asarray(a, dtype=np.int64), np.asarray(b, dtype=np.int64)
+        ids = np.minimum(a, b) * self.n + np.maximum(a, b)
+        wanted = np.unique(ids)
+        new = wanted[~np.isin(wanted, self.known, assume_unique=True)]
+        if len(new):
+            computed = distances(self.f, new // self.n, new % self.n)
+            merged = np.concatenate([self.known, new])
+            order = np.argsort(merged, kind="stable")
+            self.known, self.values = merged[order], np.concatenate([self.values, computed])[order]
+        return self.values[np.searchsorted(self.known, ids)]
 
 
 def distance_matrix(f: np.ndarray) -> np.ndarray:
     """delta between every two rows of ``f`` (for small domains: the reference computation and tests)."""
+    f = f.astype(np.float64)
     delta = 1.0 - f @ f.T
     np.fill_diagonal(delta, 0.0)
     return delta
@@ -150,6 +195,9 @@ def coincidence_cells(codes: np.ndarray, n_values: int) -> Cells:
 
 def expected_disagreement(totals: np.ndarray, f: np.ndarray) -> float:
     """De = sum_{c,k} n_c n_k delta(c, k) / (n (n - 1)), in one pass (delta(c, c) = 0)."""
+    # Only the values that occur: a figure of one pair or one scenario uses a small part of the field's domain.
+    present = np.flatnonzero(totals)
+    totals, f = totals[present], rows(f, present)
     n = totals.sum()
     s = totals @ f
     off_diagonal_gap = (totals**2 * (1.0 - np.einsum("ij,ij->i", f, f))).sum()
@@ -166,12 +214,13 @@ class SemanticAlpha:
     delta: np.ndarray | None = None  # per cell
 
 
-def semantic_alpha(codes: np.ndarray, f: np.ndarray) -> SemanticAlpha:
-    """Alpha of ``codes`` (positions into the rows of ``f``, -1 missing) with delta = 1 - f.f."""
+def semantic_alpha(codes: np.ndarray, f: np.ndarray, dist=None) -> SemanticAlpha:
+    """Alpha of ``codes`` (positions into the rows of ``f``, -1 missing) with delta = 1 - f.f
+    (``dist(a, b)``: those distances, e.g. a ``PairDistances`` shared by a field's figures)."""
     cells = coincidence_cells(codes, len(f))
     if cells.units == 0:
         return SemanticAlpha(None, "no unit has texts from two or more coders, so there is nothing to compare", cells)
-    delta = distances(f[cells.c], f[cells.k], cells.c == cells.k)
+    delta = (dist or (lambda a, b: distances(f, a, b)))(cells.c, cells.k)
     n = cells.o.sum()
     observed = float((cells.o * delta).sum() / n)
     expected = expected_disagreement(cells.totals, f)
@@ -201,16 +250,17 @@ def library_alpha(codes: np.ndarray, f: np.ndarray) -> float:
     )
 
 
-def paired_similarity(codes: np.ndarray, f: np.ndarray) -> tuple[float | None, float | None, int]:
+def paired_similarity(codes: np.ndarray, f: np.ndarray, dist=None) -> tuple[float | None, float | None, int]:
     """(mean similarity 1 - delta over the pairs of coders within pairable units, share of those pairs
     where exactly one coder wrote a text, number of pairs)."""
+    dist = dist or (lambda a, b: distances(f, a, b))
     sims, one_empty = [], []
     for i in range(len(codes)):
         for j in range(i + 1, len(codes)):
             both = (codes[i] >= 0) & (codes[j] >= 0)
             if both.any():
                 a, b = codes[i][both], codes[j][both]
-                sims.append(1.0 - distances(f[a], f[b], a == b))
+                sims.append(1.0 - dist(a, b))
                 one_empty.append((a == 0) != (b == 0))
     if not sims:
         return None, None, 0
@@ -236,7 +286,7 @@ def baseline_similarity(codes: np.ndarray, f: np.ndarray, unit_group: np.ndarray
         pairs = int((m[cols] * (m[cols] - 1) // 2).sum())
         if n < 2 or not pairs:
             continue
-        s = f[values].sum(axis=0)
+        s = rows(f, values).sum(axis=0)
         mean = (s @ s - n) / (n * (n - 1))  # |f| = 1
         weighted += pairs * mean
         total_pairs += pairs
@@ -267,6 +317,7 @@ class _Computer:
     def __init__(self, ex: Extraction, texts: dict[str, TextMatrix], vectors: dict, resamples: int, seed: int):
         self.ex, self.texts, self.vectors, self.resamples, self.seed = ex, texts, vectors, resamples, seed
         self._f: dict[str, np.ndarray] = {}
+        self._dist: dict[str, PairDistances] = {}
         self.scenario = {key: ex.unit_scenario[m.unit_row] for key, m in texts.items()}
         therapist = np.asarray([s == "Therapist" for s in ex.unit_speaker], dtype=bool)
         self.therapist = {key: therapist[m.unit_row] for key, m in texts.items()}
@@ -276,6 +327,7 @@ class _Computer:
         """The field's unit vectors (made when a figure first needs them: with no coded work, nothing is embedded)."""
         if key not in self._f:
             self._f[key] = unit_vectors(self.texts[key].domain, self.vectors)
+            self._dist[key] = PairDistances(self._f[key])
         return self._f[key]
 
     def matrix(self, field: TextField, available: np.ndarray, coders: list[int]) -> tuple[np.ndarray, np.ndarray]:
@@ -299,8 +351,9 @@ class _Computer:
 
     def _compute(self, field: TextField, names: list[str], codes: np.ndarray, groups: np.ndarray) -> dict:
         f = self.f(field.key)
-        result = semantic_alpha(codes, f)
-        similarity, one_empty, pair_count = paired_similarity(codes, f)
+        dist = self._dist[field.key]
+        result = semantic_alpha(codes, f, dist)
+        similarity, one_empty, pair_count = paired_similarity(codes, f, dist)
         baseline = baseline_similarity(codes, f, groups) if pair_count else None
         fig = {
             "alpha": _r(result.alpha),
