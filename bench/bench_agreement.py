@@ -228,10 +228,14 @@ class _Worker:
     def __init__(self):
         from rescue_annot.celery import app
 
+        # A fresh checkout has no var/ yet (it is not in git).
+        (ROOT / "var").mkdir(exist_ok=True)
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "celery", "-A", "rescue_annot", "worker", "-Q", "default", "--concurrency=1",
              "--loglevel=WARNING", "-n", f"bench-agreement-{os.getpid()}@%h"],
-            cwd=ROOT, env=dict(os.environ), start_new_session=True,
+            # DEBUG off, as in production: with DEBUG on Django keeps the SQL of every query (Celery warns of it),
+            # which for the embedding cache's inserts is hundreds of megabytes.
+            cwd=ROOT, env={**os.environ, "DEBUG": "false"}, start_new_session=True,
             stdout=open(ROOT / "var" / "bench-agreement-worker.log", "w"), stderr=subprocess.STDOUT,
         )  # fmt: skip
         deadline = time.monotonic() + 60

@@ -37,7 +37,7 @@ def main(argv=None) -> int:
     from annotation.agreement import compute_project_report, services
     from annotation.agreement.embeddings import current_provider
     from annotation.audit import audit_source
-    from annotation.models import Job, Project, Revision, TextEmbedding
+    from annotation.models import AgreementReport, Job, Project, Revision, TextEmbedding
     from annotation.services import create_project
     from annotation.synthetic import RELEASE_CLIPS, generate
     from bench_agreement import _Worker
@@ -84,6 +84,8 @@ def main(argv=None) -> int:
     worker = _Worker()
     try:
         TextEmbedding.objects.filter(model=provider.id).delete()
+        # A report stored by an earlier run of this project would answer at once: the cold run computes.
+        AgreementReport.objects.filter(project=project).delete()
         cold = run_on_worker(project, services, Job, psutil, worker, "cold (empty cache)")
         changed = change_texts(project, Revision, args.changed)
         print(
@@ -125,12 +127,20 @@ def run_on_worker(project, services, Job, psutil, worker, name: str) -> dict:
         if job.progress_done and first_progress is None:
             first_progress = now
         if now - last_print >= 10:
-            print(f"  {name}: {now:5.0f} s  {job.state:<9} progress {job.progress_done}/{job.progress_total}")
+            print(
+                f"  {name}: {now:5.0f} s  {job.state:<9} progress {job.progress_done}/{job.progress_total}"
+                f"  worker {rss / 2**20:.0f} MB"
+            )
             last_print = now
         if job.state in ("succeeded", "failed"):
             break
         time.sleep(0.2)
     seconds = time.perf_counter() - started
+    time.sleep(1.0)
+    try:
+        idle = sum(p.memory_info().rss for p in main.children(recursive=True)) / 2**20
+    except psutil.Error:
+        idle = 0.0
     if job.state == "failed":
         raise RuntimeError(f"the job failed: {job.error}")
     run = job.result.get("run", {})
@@ -139,7 +149,8 @@ def run_on_worker(project, services, Job, psutil, worker, name: str) -> dict:
     print(
         f"{name:<19} {seconds:.1f} s on the worker (first progress after {first_progress or 0:.1f} s); "
         f"{embedded} texts embedded ({rate}), {run.get('from_cache', 0)} from the cache; "
-        f"embedding {spent:.1f} s = {spent / seconds:.0%} of the time; worker peak {peak:.0f} MB"
+        f"embedding {spent:.1f} s = {spent / seconds:.0%} of the time; worker peak {peak:.0f} MB, "
+        f"{idle:.0f} MB a second after"
     )
     return {"seconds": seconds, "peak_mb": peak}
 
@@ -181,9 +192,10 @@ def change_texts(project, Revision, share: float) -> int:
     """Rewrite the tone of voice of ``share`` of the project's revisions (new words, saved as a lead's correction)."""
     ids = list(Revision.objects.filter(row__clip__project=project).order_by("id").values_list("id", flat=True))
     step = max(1, round(1 / share))
+    run = uuid.uuid4().hex[:8]  # new words on every run, also of a project an earlier run changed
     changed = 0
     for revision in Revision.objects.filter(id__in=ids[::step]):
-        revision.content = {**revision.content, "tone_of_voice": f"changed for the benchmark, take {revision.pk}"}
+        revision.content = {**revision.content, "tone_of_voice": f"changed for the benchmark (run {run}), take {revision.pk}"}
         revision.version += 1
         revision.save()
         changed += 1
