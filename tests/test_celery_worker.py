@@ -36,3 +36,32 @@ def test_without_a_broker_tasks_run_in_process(project, sample_path, django_capt
         app.conf.task_always_eager = was_eager
     job.refresh_from_db()
     assert job.state == JobState.SUCCEEDED and job.result["warnings"] == {"evidence_row_missing": 5}
+
+
+@pytest.mark.services
+@pytest.mark.django_db(transaction=True)
+def test_a_free_text_report_is_computed_by_a_real_worker_with_progress(celery_worker_process, project):
+    """The semantic report as the agreement page starts it: a job on the broker, the model loaded in the worker,
+    texts embedded and cached, the report stored; the figures equal an in-process computation of the same data."""
+    from annotation.agreement import services
+    from annotation.agreement.semantic import build_semantic_report
+    from annotation.models import TextEmbedding
+    from annotation.synthetic import generate
+
+    generate(project, clips=2, annotators=3, seed=11)
+    params = services.Params()
+    state = services.report_state(project, params, kind=services.TEXTS)
+    assert state.job is not None, state.status
+    done = wait_for(lambda: Job.objects.filter(pk=state.job.pk, state__in=[JobState.SUCCEEDED, JobState.FAILED]).first(), timeout=120)
+    assert done.state == JobState.SUCCEEDED, done.error
+    assert done.celery_task_id, "dispatched through the broker, not run in-process"
+    assert done.progress_total > 0 and done.progress_done == done.progress_total
+    run = done.result["run"]
+    assert run["embedded"] > 0 and run["embedded"] + run["from_cache"] == run["texts"]
+    assert TextEmbedding.objects.count() == run["texts"]
+    stored = services.report_state(project, params, kind=services.TEXTS, start=False)
+    assert stored.status == "ready"
+    # The same data computed here (from the vectors the worker cached) gives the same report.
+    here, facts = build_semantic_report(project)
+    assert facts["embedded"] == 0
+    assert here["slices"] == stored.report.report["slices"]

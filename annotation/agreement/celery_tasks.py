@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import gc
 import logging
 
 from celery import shared_task
 
 from .. import jobs
 from ..audit import audit_source
+from .embeddings import release_freed_memory
 
 logger = logging.getLogger(__name__)
 
@@ -43,6 +45,12 @@ def compute_report_task(self, job_id: int) -> None:
         if facts:
             result["run"] = facts  # texts embedded and how long it took (semantic reports)
         jobs.mark_succeeded(job_id, result)
+    if kind is not LABELS:
+        # A full-scale free-text report frees several hundred megabytes when it ends; hand them back now, so
+        # that the worker process keeps the model (the next report needs it) and little else.
+        del stored, facts
+        gc.collect()
+        release_freed_memory()
 
 
 @shared_task(bind=True, acks_late=True)

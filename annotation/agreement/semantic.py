@@ -91,7 +91,47 @@ def unit_vectors(domain: list[str], vectors: dict[str, np.ndarray]) -> np.ndarra
     return f
 
 
-BLOCK = 8192  # rows gathered at once: bounds the memory a figure takes, whatever its number of cells
+def unit_table(vectors, *, in_place: bool = False):
+    """A ``VectorTable`` whose rows are what ``unit_vectors`` makes of each text (the vector, a zero on the
+    empty text's axis, normalised the same way) plus a last row for the empty text itself.
+
+    ``in_place``: ``vectors`` is a table made with one extra row and column (``embed_texts(...,
+    extra_rows=1, extra_columns=1)``) and is turned into the unit table without a copy: a full-scale
+    report holds about a hundred thousand texts, which every field then reads through ``FieldVectors``.
+    """
+    from .embeddings import VectorTable
+
+    table = vectors if in_place else VectorTable.of(vectors, extra_rows=1, extra_columns=1)
+    m, dims = table.matrix, table.dimensions
+    if m.shape != (len(table) + 1, dims + 1):
+        raise ValueError("unit_table needs a table with one extra row and one extra column")
+    m[-1, :] = 0.0
+    m[-1, dims] = 1.0
+    for start in range(0, len(m), BLOCK):
+        block = m[start : start + BLOCK]
+        block /= np.linalg.norm(block.astype(np.float64), axis=1, keepdims=True).astype(np.float32)
+    table.unit = True
+    return table
+
+
+class FieldVectors:
+    """``unit_vectors`` of one field, read from the report's one ``unit_table`` instead of copied out of it
+    (every field's matrix beside the table would double what a full-scale report holds)."""
+
+    def __init__(self, domain: list[str], table):
+        self.matrix = table.matrix
+        self.index = np.empty(len(domain), dtype=np.int64)
+        self.index[0] = len(table)  # the empty text's row, after the texts
+        self.index[1:] = [table.row_of[t] for t in domain[1:]]
+
+    def __len__(self) -> int:
+        return len(self.index)
+
+    def __getitem__(self, positions) -> np.ndarray:
+        return self.matrix[self.index[positions]]
+
+
+BLOCK = 2048  # rows gathered at once: bounds the memory a figure takes, whatever its number of cells (and fits a cache)
 
 
 def rows(f: np.ndarray, index) -> np.ndarray:
@@ -193,14 +233,18 @@ def coincidence_cells(codes: np.ndarray, n_values: int) -> Cells:
     )
 
 
-def expected_disagreement(totals: np.ndarray, f: np.ndarray) -> float:
-    """De = sum_{c,k} n_c n_k delta(c, k) / (n (n - 1)), in one pass (delta(c, c) = 0)."""
+def expected_disagreement(totals: np.ndarray, f) -> float:
+    """De = sum_{c,k} n_c n_k delta(c, k) / (n (n - 1)), in one pass (delta(c, c) = 0), a block of rows at a time."""
     # Only the values that occur: a figure of one pair or one scenario uses a small part of the field's domain.
     present = np.flatnonzero(totals)
-    totals, f = totals[present], rows(f, present)
+    totals = totals[present]
     n = totals.sum()
-    s = totals @ f
-    off_diagonal_gap = (totals**2 * (1.0 - np.einsum("ij,ij->i", f, f))).sum()
+    s, off_diagonal_gap = 0.0, 0.0
+    for start in range(0, len(present), BLOCK):
+        block, t = rows(f, present[start : start + BLOCK]), totals[start : start + BLOCK]
+        s = s + t @ block
+        off_diagonal_gap += (t**2 * (1.0 - np.einsum("ij,ij->i", block, block))).sum()
+    s = np.asarray(s)
     return float((n * n - s @ s - off_diagonal_gap) / (n * (n - 1)))
 
 
@@ -214,16 +258,18 @@ class SemanticAlpha:
     delta: np.ndarray | None = None  # per cell
 
 
-def semantic_alpha(codes: np.ndarray, f: np.ndarray, dist=None) -> SemanticAlpha:
+def semantic_alpha(codes: np.ndarray, f: np.ndarray, dist=None, expected: float | None = None) -> SemanticAlpha:
     """Alpha of ``codes`` (positions into the rows of ``f``, -1 missing) with delta = 1 - f.f
-    (``dist(a, b)``: those distances, e.g. a ``PairDistances`` shared by a field's figures)."""
+    (``dist(a, b)``: those distances, e.g. a ``PairDistances`` shared by a field's figures;
+    ``expected``: De when the caller has it, from ``value_sums``)."""
     cells = coincidence_cells(codes, len(f))
     if cells.units == 0:
         return SemanticAlpha(None, "no unit has texts from two or more coders, so there is nothing to compare", cells)
     delta = (dist or (lambda a, b: distances(f, a, b)))(cells.c, cells.k)
     n = cells.o.sum()
     observed = float((cells.o * delta).sum() / n)
-    expected = expected_disagreement(cells.totals, f)
+    if expected is None:
+        expected = expected_disagreement(cells.totals, f)
     if expected <= 1e-12:
         return SemanticAlpha(
             None,
@@ -286,11 +332,61 @@ def baseline_similarity(codes: np.ndarray, f: np.ndarray, unit_group: np.ndarray
         pairs = int((m[cols] * (m[cols] - 1) // 2).sum())
         if n < 2 or not pairs:
             continue
-        s = rows(f, values).sum(axis=0)
+        s = sum(rows(f, values[start : start + BLOCK]).sum(axis=0) for start in range(0, n, BLOCK))
         mean = (s @ s - n) / (n * (n - 1))  # |f| = 1
         weighted += pairs * mean
         total_pairs += pairs
     return float(weighted / total_pairs) if total_pairs else None
+
+
+@dataclass
+class ValueSums:
+    """What De and the permutation baseline need from a figure's pairable values, in one pass over their vectors.
+
+    Both are sums of unit vectors over the pairable values (De over all of them,
+    the baseline per group of units), so a figure gathers each distinct value's
+    vector once for both instead of once per value for each.
+    """
+
+    expected: float | None  # De, as ``expected_disagreement`` gives it
+    baseline: float | None  # as ``baseline_similarity`` gives it
+
+
+def value_sums(codes: np.ndarray, f, unit_group: np.ndarray) -> ValueSums:
+    valid = codes >= 0
+    m = valid.sum(axis=0)
+    keep = m >= 2
+    codes, valid, m, unit_group = codes[:, keep], valid[:, keep], m[keep], unit_group[keep]
+    if not keep.any():
+        return ValueSums(None, None)
+    groups, group_of_unit = np.unique(unit_group, return_inverse=True)
+    values = codes[valid]
+    value_group = np.broadcast_to(group_of_unit, codes.shape)[valid]
+    present, value_position = np.unique(values, return_inverse=True)
+    # counts[g, p]: pairable values of group g equal to present[p].
+    counts = np.zeros((len(groups), len(present)))
+    np.add.at(counts, (value_group, value_position.reshape(-1)), 1.0)
+    totals = counts.sum(axis=0)
+    sums, gap = 0.0, 0.0
+    for start in range(0, len(present), BLOCK):
+        block = rows(f, present[start : start + BLOCK])
+        sums = sums + counts[:, start : start + BLOCK] @ block
+        gap += (totals[start : start + BLOCK] ** 2 * (1.0 - np.einsum("ij,ij->i", block, block))).sum()
+    sums = np.asarray(sums)
+    n = totals.sum()
+    s = sums.sum(axis=0)
+    expected = float((n * n - s @ s - gap) / (n * (n - 1))) if n > 1 else None
+    # The baseline: per group, two different values drawn from its pool, pairs weighted as they occur.
+    pairs = np.bincount(group_of_unit, weights=m * (m - 1) // 2, minlength=len(groups))
+    per_group = counts.sum(axis=1)
+    total_pairs, weighted = 0, 0.0
+    for g in range(len(groups)):
+        k = per_group[g]
+        if k < 2 or not pairs[g]:
+            continue
+        weighted += pairs[g] * (sums[g] @ sums[g] - k) / (k * (k - 1))  # |f| = 1
+        total_pairs += pairs[g]
+    return ValueSums(expected, float(weighted / total_pairs) if total_pairs else None)
 
 
 def bootstrap(result: SemanticAlpha, *, resamples: int, rng: np.random.Generator):
@@ -315,18 +411,19 @@ def bootstrap(result: SemanticAlpha, *, resamples: int, rng: np.random.Generator
 
 class _Computer:
     def __init__(self, ex: Extraction, texts: dict[str, TextMatrix], vectors: dict, resamples: int, seed: int):
-        self.ex, self.texts, self.vectors, self.resamples, self.seed = ex, texts, vectors, resamples, seed
-        self._f: dict[str, np.ndarray] = {}
+        self.ex, self.texts, self.resamples, self.seed = ex, texts, resamples, seed
+        self.table = vectors if getattr(vectors, "unit", False) else unit_table(vectors)
+        self._f: dict[str, FieldVectors] = {}
         self._dist: dict[str, PairDistances] = {}
         self.scenario = {key: ex.unit_scenario[m.unit_row] for key, m in texts.items()}
         therapist = np.asarray([s == "Therapist" for s in ex.unit_speaker], dtype=bool)
         self.therapist = {key: therapist[m.unit_row] for key, m in texts.items()}
         self.memo: dict[bytes, dict] = {}
 
-    def f(self, key: str) -> np.ndarray:
+    def f(self, key: str) -> FieldVectors:
         """The field's unit vectors (made when a figure first needs them: with no coded work, nothing is embedded)."""
         if key not in self._f:
-            self._f[key] = unit_vectors(self.texts[key].domain, self.vectors)
+            self._f[key] = FieldVectors(self.texts[key].domain, self.table)
             self._dist[key] = PairDistances(self._f[key])
         return self._f[key]
 
@@ -352,9 +449,10 @@ class _Computer:
     def _compute(self, field: TextField, names: list[str], codes: np.ndarray, groups: np.ndarray) -> dict:
         f = self.f(field.key)
         dist = self._dist[field.key]
-        result = semantic_alpha(codes, f, dist)
+        sums = value_sums(codes, f, groups)
+        result = semantic_alpha(codes, f, dist, expected=sums.expected)
         similarity, one_empty, pair_count = paired_similarity(codes, f, dist)
-        baseline = baseline_similarity(codes, f, groups) if pair_count else None
+        baseline = sums.baseline if pair_count else None
         fig = {
             "alpha": _r(result.alpha),
             "defined": result.alpha is not None,
@@ -416,11 +514,12 @@ def build_semantic_report(
     # Progress: the texts to embed (the long part of a cold run), then the slices.
     slices = len(MODES) * (1 + len(set(ex.unit_scenario.tolist())))
     embedded = embed_texts(
-        needed, provider, progress=(lambda done, total: progress(done, total + slices)) if progress else None
-    )
+        needed, provider, progress=(lambda done, total: progress(done, total + slices)) if progress else None,
+        extra_rows=1, extra_columns=1,
+    )  # fmt: skip
     scope = {"scenario": scenario or None, "clips": scope_sample_ids(clips), "work": work_scope}
     report = semantic_report_from(
-        ex, texts, embedded.vectors, project=project.slug, scope=scope, model=provider.describe(),
+        ex, texts, unit_table(embedded.vectors, in_place=True), project=project.slug, scope=scope, model=provider.describe(),
         resamples=resamples, seed=seed,
         progress=(lambda done, total: progress(embedded.embedded + done, embedded.embedded + total)) if progress else None,
     )  # fmt: skip

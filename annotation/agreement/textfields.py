@@ -228,46 +228,68 @@ def extract_texts(ex: Extraction, clips: QuerySet) -> dict[str, TextMatrix]:
     )
     units: dict[str, dict[tuple[int, str], int]] = {f.key: {} for f in TEXT_FIELDS}
     domains: dict[str, dict[str, int]] = {f.key: {EMPTY: 0} for f in TEXT_FIELDS}
-    entries: dict[str, list[tuple[int, int, int]]] = {f.key: [] for f in TEXT_FIELDS}  # (coder, unit, text)
+    # Per field, three parallel columns: coder, unit, position of the text in the domain.
+    entries: dict[str, tuple[list[int], list[int], list[int]]] = {f.key: ([], [], []) for f in TEXT_FIELDS}
     decoded: dict[str, object] = {}
-    texts_memo: dict[tuple, dict[str, str]] = {}
+    # Per (speaker, the document's raw parts): each field's (matching key, position in the domain) pairs.
+    # Documents repeat their parts a lot (drafts, unchanged revisions, phrases coders reuse), and at ten times
+    # the release's size the per-field work was most of a free-text report's reading.
+    documents_memo: dict[tuple, list[tuple[dict, tuple, list[tuple[str, int]]]]] = {}
+    texts_memo: dict[tuple, list[tuple[str, int]]] = {}
+    fields = [(f, units[f.key], entries[f.key], tuple(READS.index(k) for k in f.reads)) for f in TEXT_FIELDS]
+
+    def parse(speaker: str, raw: tuple) -> list[tuple[dict, tuple, list[tuple[str, int]]]]:
+        content = None
+        out = []
+        for f, field_units, field_entries, positions in fields:
+            memo_key = (f.key, speaker, *(raw[i] for i in positions))
+            found = texts_memo.get(memo_key)
+            if found is None:
+                if content is None:
+                    content = {}
+                    for key, text in zip(READS, raw):
+                        if text is not None:
+                            if text not in decoded:
+                                decoded[text] = json.loads(text)
+                            content[key] = decoded[text]
+                domain = domains[f.key]
+                found = texts_memo[memo_key] = [
+                    (match, domain.setdefault(text, len(domain))) for match, text in f.texts(content, speaker).items()
+                ]
+            if found:
+                out.append((field_units, field_entries, found))
+        return out
 
     def read(coder: int, row_id: int, raw: tuple) -> None:
         j = unit_of.get(row_id)
         if j is None:
             return
         speaker = ex.unit_speaker[j]
-        content = {}
-        for key, text in zip(READS, raw):
-            if text is not None:
-                if text not in decoded:
-                    decoded[text] = json.loads(text)
-                content[key] = decoded[text]
-        for f in TEXT_FIELDS:
-            memo_key = (f.key, speaker, *(raw[READS.index(k)] for k in f.reads))
-            found = texts_memo.get(memo_key)
-            if found is None:
-                found = texts_memo[memo_key] = f.texts(content, speaker)
-            for match, text in found.items():
-                u = units[f.key].setdefault((j, match), len(units[f.key]))
-                t = domains[f.key].setdefault(text, len(domains[f.key]))
-                entries[f.key].append((coder, u, t))
+        key = (speaker, raw)
+        parsed = documents_memo.get(key)
+        if parsed is None:
+            parsed = documents_memo[key] = parse(speaker, raw)
+        for field_units, (coders, field_units_of, texts), found in parsed:
+            for match, t in found:
+                coders.append(coder)
+                field_units_of.append(field_units.setdefault((j, match), len(field_units)))
+                texts.append(t)
 
     for row_id, username, *raw in _documents(counted, "row_id", "annotator__username"):
         if username in coder_of:
-            read(coder_of[username], row_id, raw)
+            read(coder_of[username], row_id, tuple(raw))
     if ex.llm is not None:
-        for row_id, *raw in _documents(Draft.objects.filter(row_id__in=ex.unit_row_ids), "row_id"):
-            read(ex.llm, row_id, raw)
+        for row_id, *raw in _documents(Draft.objects.filter(row__clip__in=clips), "row_id"):
+            read(ex.llm, row_id, tuple(raw))
 
     out = {}
     for f in TEXT_FIELDS:
         keys = list(units[f.key])
         unit_row = np.fromiter((j for j, _ in keys), dtype=np.int64, count=len(keys))
         codes = np.where(ex.coding[:, unit_row] != NOT_CODED, 0, -1).astype(np.int32)
-        if entries[f.key]:
-            c, u, t = (np.asarray(col) for col in zip(*entries[f.key]))
-            codes[c, u] = t
+        c, u, t = entries[f.key]
+        if c:
+            codes[np.asarray(c), np.asarray(u)] = np.asarray(t)
         out[f.key] = TextMatrix(unit_row, [k for _, k in keys], codes, list(domains[f.key]))
     return out
 
