@@ -389,3 +389,23 @@ def test_a_release_states_the_free_text_figures_in_agreement_json_and_its_card(p
         assert cells[1] == (f"{s['alpha']:.3f}" if s["defined"] else "undefined"), s["field"]
         assert cells[3] == str(s["units"]) and cells[4] == f"{s['mean_similarity']:.2f}", s["field"]
         assert cells[5] == f"{s['baseline_similarity']:.2f}", s["field"]
+
+
+@pytest.mark.django_db
+def test_texts_are_numbered_the_same_whatever_order_the_database_returns_documents_in(semantic_project):
+    """A release reproduces byte for byte only if every figure sums its vectors in the same order: the texts'
+    positions must follow the documents, not the order a query plan returns them in."""
+    from django.db.models import F
+
+    from annotation.models import Draft
+
+    clips = candidate_clips(semantic_project)
+    ex = extract(clips)
+    before = {key: m.domain for key, m in extract_texts(ex, clips).items()}
+    # Rewriting rows unchanged moves them to the end of PostgreSQL's heap, where a plain scan returns them last.
+    first_revisions = list(Revision.objects.filter(row__clip__in=clips).order_by("id").values_list("id", flat=True)[:60])
+    Revision.objects.filter(id__in=first_revisions).update(content=F("content"))
+    first_drafts = list(Draft.objects.filter(row__clip__in=clips).order_by("id").values_list("id", flat=True)[:30])
+    Draft.objects.filter(id__in=first_drafts).update(content=F("content"))
+    after = {key: m.domain for key, m in extract_texts(extract(clips), clips).items()}
+    assert after == before

@@ -283,10 +283,14 @@ def extract(clips: QuerySet[Clip], work_scope: str = DEFAULT_WORK_SCOPE) -> Extr
 
     # The documents that count: the coded revisions (the work scope's rule), then the drafts.
     revisions = with_left_out(Revision.objects.filter(row__clip__in=clips), work_scope)
+    # In a fixed order: values are numbered in order of first appearance, which must not depend on a query plan.
     counted = document_columns(
-        revisions.filter(**{f"{LEFT_OUT_FIELD}__isnull": True}), "row_id", "annotator_id", "status"
+        revisions.filter(**{f"{LEFT_OUT_FIELD}__isnull": True}).order_by("row_id", "annotator_id"),
+        "row_id",
+        "annotator_id",
+        "status",
     )
-    drafts = document_columns(Draft.objects.filter(row__clip__in=in_scope), "row_id", "modality")
+    drafts = document_columns(Draft.objects.filter(row__clip__in=in_scope).order_by("row_id"), "row_id", "modality")
     left_out: Counter = Counter()
     for item in (
         revisions.exclude(**{f"{LEFT_OUT_FIELD}__isnull": True})

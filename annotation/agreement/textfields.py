@@ -215,8 +215,11 @@ class TextMatrix:
 
 
 def _documents(documents: QuerySet, *leading: str):
+    """The documents' parts, in the order of ``leading``: the texts' positions (and so the order in which every
+    figure sums their vectors) must not depend on the order a query plan happens to return rows in, or a
+    release would not reproduce byte for byte."""
     parts = {f"text_{key}": JSONText("content", key) for key in READS}
-    return documents.annotate(**parts).values_list(*leading, *parts).iterator(chunk_size=2000)
+    return documents.annotate(**parts).values_list(*leading, *parts).order_by(*leading).iterator(chunk_size=2000)
 
 
 def extract_texts(ex: Extraction, clips: QuerySet) -> dict[str, TextMatrix]:
@@ -231,10 +234,8 @@ def extract_texts(ex: Extraction, clips: QuerySet) -> dict[str, TextMatrix]:
     # Per field, three parallel columns: coder, unit, position of the text in the domain.
     entries: dict[str, tuple[list[int], list[int], list[int]]] = {f.key: ([], [], []) for f in TEXT_FIELDS}
     decoded: dict[str, object] = {}
-    # Per (speaker, the document's raw parts): each field's (matching key, position in the domain) pairs.
-    # Documents repeat their parts a lot (drafts, unchanged revisions, phrases coders reuse), and at ten times
-    # the release's size the per-field work was most of a free-text report's reading.
-    documents_memo: dict[tuple, list[tuple[dict, tuple, list[tuple[str, int]]]]] = {}
+    # Per field and (speaker, the raw parts it reads): its (matching key, position in the domain) pairs. Documents
+    # repeat their parts a lot (drafts, unchanged revisions, phrases coders reuse).
     texts_memo: dict[tuple, list[tuple[str, int]]] = {}
     fields = [(f, units[f.key], entries[f.key], tuple(READS.index(k) for k in f.reads)) for f in TEXT_FIELDS]
 
@@ -264,12 +265,7 @@ def extract_texts(ex: Extraction, clips: QuerySet) -> dict[str, TextMatrix]:
         j = unit_of.get(row_id)
         if j is None:
             return
-        speaker = ex.unit_speaker[j]
-        key = (speaker, raw)
-        parsed = documents_memo.get(key)
-        if parsed is None:
-            parsed = documents_memo[key] = parse(speaker, raw)
-        for field_units, (coders, field_units_of, texts), found in parsed:
+        for field_units, (coders, field_units_of, texts), found in parse(ex.unit_speaker[j], raw):
             for match, t in found:
                 coders.append(coder)
                 field_units_of.append(field_units.setdefault((j, match), len(field_units)))
