@@ -546,25 +546,23 @@ def semantic_report_from(
         available = _availability(ex, sl)
         humans, everyone, pairs = _coder_sets(ex, available)
         entry = slice_entry(ex, sl, available, humans, everyone)
-        if entry["empty"]:
-            out_slices.append(entry)
-            continue
-        selection = available.tobytes()
-        if selection not in same_values:
-            fields = {}
-            for field in TEXT_FIELDS:
-                item = {"humans": computer.figure(field, available, humans), "with_llm": None, "pairs": []}
-                if len(everyone) > len(humans):
-                    item["with_llm"] = computer.figure(field, available, everyone)
-                for a, b in pairs:
-                    item["pairs"].append(
-                        {"pair": [ex.coders[a], ex.coders[b]], **computer.figure(field, available, [a, b])}
-                    )
-                fields[field.key] = item
-            same_values[selection] = fields
-        entry["fields"] = same_values[selection]
         out_slices.append(entry)
-        if progress:
+        if not entry["empty"]:
+            selection = available.tobytes()
+            if selection not in same_values:
+                fields = {}
+                for field in TEXT_FIELDS:
+                    item = {"humans": computer.figure(field, available, humans), "with_llm": None, "pairs": []}
+                    if len(everyone) > len(humans):
+                        item["with_llm"] = computer.figure(field, available, everyone)
+                    for a, b in pairs:
+                        item["pairs"].append(
+                            {"pair": [ex.coders[a], ex.coders[b]], **computer.figure(field, available, [a, b])}
+                        )
+                    fields[field.key] = item
+                same_values[selection] = fields
+            entry["fields"] = same_values[selection]
+        if progress:  # empty slices too: the last slice ends the progress whatever it holds
             progress(index + 1, len(slices))
     overall = out_slices[0]
     return {
