@@ -155,35 +155,28 @@ def run_on_worker(project, services, Job, psutil, worker, name: str) -> dict:
     return {"seconds": seconds, "peak_mb": peak}
 
 
-TEXT_KEYS = {
-    "body_posture": "description",
-    "facial_expressions": "description",
-    "self_directed_behavior": "description",
-    "interaction_behavior": "description",
-    "internal_emotion": "emotion_description",
-    "viewpoints_attitudes": "viewpoint",
-    "support_strategy": "content",
-}
-
-
 def make_texts_distinct(project) -> int:
     """Append a marker of its document to every free-text value of the project's revisions and drafts."""
     from annotation.models import Draft, Revision
+    from annotation.schema import REQUIRED_ENTRY_TEXT
 
     made = 0
     for model in (Revision, Draft):
         docs = list(model.objects.filter(row__clip__project=project).only("id", "content"))
         for doc in docs:
             content, tag = doc.content, f" ({model.__name__[0].lower()}{doc.pk})"
-            for key in ("tone_of_voice", "relation_pattern_reason"):
+            for key in ("tone_of_voice", "relation_pattern_reason", "relation_cycle_reason"):
                 if content.get(key):
                     content[key] += tag
                     made += 1
-            for list_key, text_key in TEXT_KEYS.items():
+            for list_key, text_keys in REQUIRED_ENTRY_TEXT.items():
+                if list_key == "background_dialogue":  # transcribed speech, not measured
+                    continue
                 for i, entry in enumerate(content.get(list_key) or []):
-                    if isinstance(entry, dict) and entry.get(text_key):
-                        entry[text_key] += f"{tag[:-1]}.{i})"
-                        made += 1
+                    for text_key in text_keys:
+                        if isinstance(entry, dict) and entry.get(text_key):
+                            entry[text_key] += f"{tag[:-1]}.{i})"
+                            made += 1
         model.objects.bulk_update(docs, ["content"], batch_size=2000)
     return made
 
