@@ -188,6 +188,27 @@ def test_accept_unanimous_gives_gold_to_agreed_rows_only(clip, lead):
     assert again.accepted == [] and again.already_gold == 1
 
 
+def test_gold_accepted_within_a_threshold_records_the_guidance_in_force(clip, lead):
+    from annotation.codebook.services import write_guidance
+
+    version = write_guidance(
+        clip.project, lead, field="utterance_type", labels=["accusation", "disclosure"],
+        text="Blame is an accusation even with a feeling in it.", why="coders split",
+    )  # fmt: skip
+    result = services.accept_agreeing(clip, lead, 0.8)
+    assert result.accepted == [3]
+    assert gold_of(clip, 3).guidance_version_id == version.pk
+
+
+def test_targets_ticked_in_another_order_agree_within_a_threshold_too():
+    from annotation.adjudication.disagreement import near_agreement
+
+    a = {"target": ["Maya", "Tobias"], "tone_of_voice": "calm"}
+    b = {"target": ["Tobias", "Maya"], "tone_of_voice": "calm"}
+    found = near_agreement({"ann1": a, "ann2": b}, "Therapist", vectors=None, threshold=0.8)
+    assert found is not None and found["near"] == [] and found["fields"]["target"] == "ann1"
+
+
 def test_mark_adjudicated_needs_gold_on_every_row_and_no_open_disagreement(clip, lead):
     with pytest.raises(ServiceError, match="3 row\\(s\\) have no gold"):
         services.mark_adjudicated(clip, lead)

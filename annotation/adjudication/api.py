@@ -189,6 +189,7 @@ THRESHOLD = OpenApiParameter("threshold", float, description="Least pairwise sim
 class AgreeingRows(LeadView):
     @extend_schema(parameters=[THRESHOLD], responses={200: OpenApiResponse(description='{"threshold", "rows": [{"row_index", "min_similarity", "near", "fields"}], "unanimous", "near", "similarity"}')}, summary="Preview: rows without gold whose coders agree within a text-similarity threshold")
     def get(self, request, clip_id):
+        from ..agreement.embeddings import EmbeddingError
         from .disagreement import DEFAULT_THRESHOLD, Vectors, agreeing_rows, check_threshold, row_texts, similarity_status
 
         clip = _clip(request, clip_id)
@@ -197,7 +198,10 @@ class AgreeingRows(LeadView):
         except ValueError as exc:
             return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
         states = selectors.row_states(clip)
-        vectors = Vectors(t for s in states for t in row_texts(s.coder_contents, s.row.primary_speaker))
+        try:
+            vectors = Vectors(t for s in states for t in row_texts(s.coder_contents, s.row.primary_speaker))
+        except EmbeddingError as exc:
+            return Response({"detail": f"the coders' texts cannot be compared: {exc}"}, status=status.HTTP_503_SERVICE_UNAVAILABLE)
         rows = agreeing_rows(states, vectors, threshold)
         near = sum(1 for r in rows if r["near"])
         return Response({"threshold": threshold, "rows": rows, "unanimous": len(rows) - near, "near": near, "similarity": similarity_status(clip, vectors, start=False)})

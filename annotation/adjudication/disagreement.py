@@ -38,12 +38,12 @@ from itertools import combinations
 
 import numpy as np
 from .. import jobs
-from ..agreement.embeddings import current_provider, text_sha256
+from ..agreement.embeddings import cached_vectors, current_provider, text_sha256
 from ..agreement.fields import MEASURES_BY_KEY
 from ..agreement.textfields import EMPTY, TEXT_FIELDS, coder_texts
-from ..models import Clip, Draft, Job, JobState, Revision, Row, TextEmbedding
+from ..models import Clip, Draft, Job, JobState, Revision, Row
 from ..schema import REQUIRED_ENTRY_TEXT
-from .fields import FIELDS, RELATION_FIELD, field_value
+from .fields import FIELDS, RELATION_FIELD, field_value, same_value
 
 LABEL_MEASURES = tuple(
     MEASURES_BY_KEY[k] for k in ("relation_pattern", "strategy_type", "utterance_type", "target", "support_target")
@@ -79,11 +79,8 @@ class Vectors:
         wanted = {t: text_sha256(t) for t in dict.fromkeys(texts) if t}
         by_hash = {h: t for t, h in wanted.items()}
         self.found: dict[str, np.ndarray] = {}
-        hashes = list(by_hash)
-        for start in range(0, len(hashes), 2000):
-            for digest, dims, blob in TextEmbedding.objects.filter(
-                model=self.provider.id, text_sha256__in=hashes[start : start + 2000]
-            ).values_list("text_sha256", "dimensions", "vector"):
+        for digest, dims, blob in cached_vectors(self.provider.id, list(by_hash)):
+            if dims == self.provider.dimensions:  # as embed_texts: a vector of another length is not this model's
                 self.found[by_hash[digest]] = np.frombuffer(bytes(blob), dtype="<f4", count=dims).astype(np.float64)
         self.missing = [t for t in wanted if t not in self.found]
 
@@ -185,9 +182,9 @@ def near_agreement(contents: dict[str, dict], speaker: str, vectors: Vectors, th
     for name in FIELDS:
         values = {c: field_value(contents[c], name) for c in coders}
         masked = [_masked(name, v) for v in values.values()]
-        if any(m != masked[0] for m in masked[1:]):
+        if any(not same_value(name, m, masked[0]) for m in masked[1:]):
             return None
-        if all(v == values[coders[0]] for v in values.values()):
+        if all(same_value(name, v, values[coders[0]]) for v in values.values()):
             take[name] = coders[0]
             continue
         closeness = dict.fromkeys(coders, 0.0)

@@ -17,6 +17,7 @@ from django.db import transaction
 from django.utils import timezone
 from simple_history.utils import bulk_create_with_history
 
+from ..agreement.embeddings import EmbeddingError
 from ..codebook.selectors import in_force_id
 from ..models import Assignment, AssignmentState, Clip, ClipState, Comment, CommentKind, Gold, Row
 from ..schema import Issue
@@ -397,8 +398,12 @@ def accept_agreeing(clip: Clip, user, threshold) -> AgreeingResult:
     rows = list(Row.objects.select_for_update().filter(clip=clip).order_by("row_index"))
     states = row_states(clip, rows)
     by_id = {s.row.pk: s for s in states}
-    vectors = Vectors(t for s in states for t in row_texts(s.coder_contents, s.row.primary_speaker))
+    try:
+        vectors = Vectors(t for s in states for t in row_texts(s.coder_contents, s.row.primary_speaker))
+    except EmbeddingError as exc:
+        raise ServiceError(f"the coders' texts cannot be compared: {exc}") from None
     ctx = clip_context(clip, len(states))
+    guidance = in_force_id(clip.project_id)
     result = AgreeingResult(threshold)
     new = []
     for found in agreeing_rows(states, vectors, threshold):
@@ -415,7 +420,12 @@ def accept_agreeing(clip: Clip, user, threshold) -> AgreeingResult:
         for name, coder in found["fields"].items():
             same = state.same_as(name, field_value(content, name))
             decisions[name] = _decision(coder if name in found["near"] else UNANIMOUS, user, note if name in found["near"] else "", same)
-        new.append(Gold(row=state.row, content=content, layout=layout, decisions=decisions, decided_by=user))
+        new.append(
+            Gold(
+                row=state.row, content=content, layout=layout, decisions=decisions, decided_by=user,
+                guidance_version_id=guidance,
+            )
+        )  # fmt: skip
         result.accepted.append(state.row.row_index)
         if found["near"]:
             result.near.append(state.row.row_index)
