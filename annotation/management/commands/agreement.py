@@ -22,6 +22,7 @@ from pathlib import Path
 from django.core.management.base import CommandError
 
 from ...agreement import services
+from ...agreement.embeddings import EmbeddingError
 from ...agreement.extract import ScopeError
 from ...agreement.report import MAX_RESAMPLES, MIN_RESAMPLES
 from ...agreement.scope import DEFAULT_WORK_SCOPE, WORK_SCOPES, left_out_summary
@@ -88,7 +89,10 @@ def slice_table(report: dict, entry: dict) -> tuple[list[tuple[str, ...]], list[
 
 
 def format_table(rows: list[tuple[str, ...]], columns: tuple[str, ...] = COLUMNS) -> str:
-    return format_rows(columns, rows)
+    widths = [max(len(str(r[i])) for r in [columns, *rows]) for i in range(len(columns))]
+    lines = ["  ".join(str(c).ljust(w) for c, w in zip(row, widths)).rstrip() for row in [columns, *rows]]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)
 
 
 def confused_lines(report: dict, entry: dict) -> list[str]:
@@ -222,7 +226,10 @@ class Command(AuditedCommand):
         state = services.report_state(project, params, sync=False, start=False, kind=services.TEXTS)
         if state.status != "ready":
             started = time.perf_counter()
-            stored = services.compute_and_store(project, params, kind=services.TEXTS, facts=facts)
+            try:
+                stored = services.compute_and_store(project, params, kind=services.TEXTS, facts=facts)
+            except EmbeddingError as exc:
+                raise CommandError(f"the free-text figures cannot be computed: {exc}") from None
             if stored is None:
                 raise CommandError("the revisions changed while the report was computed; run the command again")
             facts["seconds"] = time.perf_counter() - started
@@ -264,15 +271,10 @@ class Command(AuditedCommand):
                         _num(llm["alpha"]) if llm else "–",
                     )
                 )
-            out.write(format_rows(TEXT_COLUMNS, rows))
+            out.write(format_table(rows, TEXT_COLUMNS))
         return report
 
 
 TEXT_COLUMNS = ("text field", "alpha", "95% interval", "units", "similarity", "shuffled", "one empty", "α+LLM")
 
 
-def format_rows(columns: tuple[str, ...], rows: list[tuple[str, ...]]) -> str:
-    widths = [max(len(str(r[i])) for r in [columns, *rows]) for i in range(len(columns))]
-    lines = ["  ".join(str(c).ljust(w) for c, w in zip(row, widths)).rstrip() for row in [columns, *rows]]
-    lines.insert(1, "  ".join("-" * w for w in widths))
-    return "\n".join(lines)
