@@ -223,27 +223,27 @@ def _wait_ready(port: int, status_path: str, cookie: str, timeout: float = 120.0
 
 
 class _Worker:
-    """A Celery worker for the default queue, in its own process group (stopped by stop())."""
+    """A Celery worker for ``queue``, in its own process group (stopped by stop())."""
 
-    def __init__(self):
+    def __init__(self, queue: str = "default"):
         from rescue_annot.celery import app
 
         # A fresh checkout has no var/ yet (it is not in git).
         (ROOT / "var").mkdir(exist_ok=True)
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "celery", "-A", "rescue_annot", "worker", "-Q", "default", "--concurrency=1",
-             "--loglevel=WARNING", "-n", f"bench-agreement-{os.getpid()}@%h"],
+            [sys.executable, "-m", "celery", "-A", "rescue_annot", "worker", "-Q", queue, "--concurrency=1",
+             "--loglevel=WARNING", "-n", f"bench-agreement-{queue}-{os.getpid()}@%h"],
             # DEBUG off, as in production: with DEBUG on Django keeps the SQL of every query (Celery warns of it),
             # which for the embedding cache's inserts is hundreds of megabytes.
             cwd=ROOT, env={**os.environ, "DEBUG": "false"}, start_new_session=True,
-            stdout=open(ROOT / "var" / "bench-agreement-worker.log", "w"), stderr=subprocess.STDOUT,
+            stdout=open(ROOT / "var" / f"bench-agreement-worker-{queue}.log", "w"), stderr=subprocess.STDOUT,
         )  # fmt: skip
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
                 raise RuntimeError(f"the celery worker exited with {self.proc.returncode}")
             answers = app.control.ping(timeout=0.5)
-            if any(name.startswith(f"bench-agreement-{os.getpid()}@") for answer in answers for name in answer):
+            if any(name.startswith(f"bench-agreement-{queue}-{os.getpid()}@") for answer in answers for name in answer):
                 return
         raise RuntimeError("the celery worker did not answer within 60 s")
 
@@ -282,7 +282,10 @@ def bench_page(project) -> bool:
     AgreementReport.objects.filter(project=project).delete()
     Job.objects.filter(project=project, kind=JOB_KIND).delete()
 
-    worker, server = _Worker(), Gunicorn(workers=2, worker_class="sync", threads=1)
+    # As deployed: one worker for the default queue (label reports) and one for the embedding model's queue (the
+    # free-text report the page starts beside it, cold the first time), competing for the same CPUs.
+    worker, embedder = _Worker(), _Worker(settings.EMBEDDINGS_QUEUE)
+    server = Gunicorn(workers=2, worker_class="sync", threads=1)
     try:
         server.wait_ready(token.key)
         port = server.port
@@ -318,6 +321,7 @@ def bench_page(project) -> bool:
     finally:
         server.stop()
         worker.stop()
+        embedder.stop()
 
     worst = max(cold_ms, max(stored), stale_ms)
     page_ok = worst < PAGE_TARGET_MS

@@ -32,6 +32,7 @@ def main(argv=None) -> int:
 
     django.setup()
     import psutil
+    from django.conf import settings
     from django.db import connection
 
     from annotation.agreement import compute_project_report, services
@@ -81,7 +82,7 @@ def main(argv=None) -> int:
         started = time.perf_counter()
         made = make_texts_distinct(project)
         print(f"distinct            {made:,} free-text values made distinct in {time.perf_counter() - started:.0f} s (not timed)")
-    worker = _Worker()
+    worker = _Worker(settings.EMBEDDINGS_QUEUE)  # the queue free-text reports go to
     try:
         TextEmbedding.objects.filter(model=provider.id).delete()
         # A report stored by an earlier run of this project would answer at once: the cold run computes.

@@ -197,6 +197,10 @@ CELERY_WORKER_MAX_MEMORY_PER_CHILD = env.int("CELERY_WORKER_MAX_MEMORY_PER_CHILD
 CELERY_TASK_DEFAULT_QUEUE = "default"
 # Gemini calls get their own queue so that their concurrency and rate limit are set apart.
 CELERY_TASK_ROUTES = {"annotation.preannotate.*": {"queue": "preannotate"}}
+# Jobs that run the embedding model (free-text agreement reports, a clip's similarities) have their own queue: a
+# cold full-scale report takes minutes, and label reports must not wait behind it. Run a worker for it beside the
+# default one (``-Q embeddings -c 1``: one model in memory), or one worker for all queues on a small machine.
+EMBEDDINGS_QUEUE = env.str("EMBEDDINGS_QUEUE", default="embeddings")
 # Publishing must not hang a web request when the broker is down: the job row
 # stays queued and the sweeper sends it once the broker is back.
 CELERY_TASK_PUBLISH_RETRY_POLICY = {"max_retries": 2, "interval_start": 0, "interval_step": 0.5, "interval_max": 1}

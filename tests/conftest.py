@@ -100,7 +100,7 @@ def celery_worker_process(django_db_setup, django_db_blocker):
     (REPO / "var").mkdir(exist_ok=True)
     log = open(REPO / "var" / "test-worker.log", "w")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "rescue_annot", "worker", "--loglevel=INFO", "--concurrency=1", "-Q", "default,preannotate", "-n", f"test-{os.getpid()}@%h"],
+        [sys.executable, "-m", "celery", "-A", "rescue_annot", "worker", "--loglevel=INFO", "--concurrency=1", "-Q", "default,preannotate,embeddings", "-n", f"test-{os.getpid()}@%h"],
         cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT,
     )
     from rescue_annot.celery import app

@@ -306,7 +306,7 @@ class CeleryWorker:
         with open(self.log_path, "a") as log:
             self.proc = subprocess.Popen(
                 [sys.executable, "-m", "celery", "-A", "rescue_annot", "worker", "--loglevel=INFO", "--concurrency=1",
-                 "-Q", "default,preannotate", "-n", f"faults-{os.getpid()}@%h", "--without-gossip", "--without-mingle"],
+                 "-Q", "default,preannotate,embeddings", "-n", f"faults-{os.getpid()}@%h", "--without-gossip", "--without-mingle"],
                 cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
             )
 

@@ -182,6 +182,28 @@ class TestLeads:
         assert services.fingerprint(project, params) != before
         assert services.fingerprint(project, services.Params(seed=1)) != services.fingerprint(project, params)
 
+    def test_both_kinds_share_one_data_digest_and_still_have_their_own_fingerprints(self, project):
+        clip, a, _ = _small_project(project)
+        params = services.Params()
+        data = services.data_digest(project, params)
+        labels, texts = (services.fingerprint(project, params, kind) for kind in (services.LABELS, services.TEXTS))
+        assert labels != texts  # a label report is never taken for a free-text one
+        # The page takes the data's digest once and derives both; the same as each computed on its own.
+        assert services.fingerprint(project, params, services.LABELS, data=data) == labels
+        assert services.fingerprint(project, params, services.TEXTS, data=data) == texts
+        Assignment.objects.filter(clip=clip, annotator=a).update(mode="from_empty")
+        assert services.data_digest(project, params) != data
+        assert services.fingerprint(project, params, services.TEXTS) != texts
+
+    def test_free_text_jobs_go_to_the_embeddings_queue_and_label_jobs_to_the_default_one(self, project, settings):
+        _small_project(project)
+        settings.EMBEDDINGS_QUEUE = "embeddings-here"
+        params = services.Params()
+        for kind, queue in ((services.LABELS, "default"), (services.TEXTS, "embeddings-here")):
+            job = services.start_job(project, params, services.fingerprint(project, params, kind), kind=kind)
+            # The recorded task spec is what the broker got (and what the sweeper sends again).
+            assert job.params["_task"]["options"] == {"queue": queue}, kind
+
     def test_any_change_a_report_depends_on_changes_the_fingerprint_and_nothing_else_does(self, project):
         from annotation.models import Draft, Row
 

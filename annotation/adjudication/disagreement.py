@@ -37,6 +37,8 @@ from dataclasses import dataclass, field
 from itertools import combinations
 
 import numpy as np
+from django.conf import settings
+
 from .. import jobs
 from ..agreement.embeddings import cached_vectors, current_provider, text_sha256
 from ..agreement.fields import MEASURES_BY_KEY
@@ -226,7 +228,7 @@ def similarity_status(clip: Clip, vectors: Vectors, *, start: bool = True) -> di
         job = Job.objects.create(kind=JOB_KIND, project=clip.project, clip=clip, key=key, params={"clip": clip.pk})
         from ..agreement.celery_tasks import embed_clip_texts_task
 
-        job = jobs.enqueue(job, embed_clip_texts_task)
+        job = jobs.enqueue(job, embed_clip_texts_task, queue=settings.EMBEDDINGS_QUEUE)
         job.refresh_from_db()
     status = "computing"
     if job is not None and job.state == JobState.FAILED:

@@ -124,13 +124,20 @@ class ReportKind:
 
     name: str
     job_kind: str
+    # The setting naming the Celery queue its jobs go to: free-text reports (the embedding model, minutes when
+    # cold) have their own, so that a label report never waits behind one (a deployment runs a worker for each).
+    queue_setting: str
+
+    @property
+    def queue(self) -> str:
+        return getattr(settings, self.queue_setting)
 
     def scope(self, params: Params) -> dict:
         if self.name == SEMANTIC:
             return {**params.as_dict(), "measure": SEMANTIC, "model": _semantic_provider().id}
         return params.as_dict()
 
-    def fingerprint_head(self, params: Params) -> tuple:
+    def fingerprint_head(self) -> tuple:
         if self.name == SEMANTIC:
             from .semantic import SEMANTIC_VERSION
 
@@ -156,8 +163,8 @@ def _semantic_provider():
 
 
 NOMINAL, SEMANTIC = "nominal", "semantic"
-LABELS = ReportKind(NOMINAL, JOB_KIND)
-TEXTS = ReportKind(SEMANTIC, "agreement-semantic")
+LABELS = ReportKind(NOMINAL, JOB_KIND, "CELERY_TASK_DEFAULT_QUEUE")
+TEXTS = ReportKind(SEMANTIC, "agreement-semantic", "EMBEDDINGS_QUEUE")
 KINDS_BY_JOB = {k.job_kind: k for k in (LABELS, TEXTS)}
 
 
@@ -213,25 +220,20 @@ def _feed_table(digest, rows: QuerySet, fields: tuple[str, ...]) -> None:
     digest.update(b"\x1e")
 
 
-def fingerprint(project: Project, params: Params, kind: ReportKind = LABELS) -> str:
-    """Digest of everything a report of ``project`` with ``params`` depends on."""
+def data_digest(project: Project, params: Params) -> str:
+    """Digest of the data a report of ``project`` with ``params`` reads, whatever its kind.
+
+    Both kinds (labels, free text) read the same clips, rows, assignments,
+    revisions and drafts, so a page that shows both reads the data once
+    (``fingerprint(..., data=...)``).
+    """
     check_resamples(params.resamples)
     check_work_scope(params.work_scope)
     clips = candidate_clips(project, scenario=params.scenario, clips=params.clips)
     digest = hashlib.sha256()
     _feed(
         digest,
-        [
-            (
-                *kind.fingerprint_head(params),
-                project.slug,
-                params.scenario,
-                scope_sample_ids(params.clips),
-                params.resamples,
-                params.seed,
-                params.work_scope,
-            )
-        ],
+        [(project.slug, params.scenario, scope_sample_ids(params.clips), params.resamples, params.seed, params.work_scope)],
     )
     _feed(digest, clips.order_by("id").values_list("id", "sample_id", "scenario", "state"))
     _feed_table(digest, Row.objects.filter(clip__in=clips), ("id", "clip_id", "row_index", "primary_speaker"))
@@ -247,6 +249,18 @@ def fingerprint(project: Project, params: Params, kind: ReportKind = LABELS) -> 
     revisions = with_left_out(Revision.objects.filter(row__clip__in=clips), params.work_scope, counted=counted)
     _feed_table(digest, revisions, ("id", "row_id", "annotator_id", LEFT_OUT_FIELD))
     _feed_table(digest, Draft.objects.filter(row__clip__in=clips), ("id", "row_id", "updated_at"))
+    return digest.hexdigest()
+
+
+def fingerprint(project: Project, params: Params, kind: ReportKind = LABELS, *, data: str | None = None) -> str:
+    """Digest of everything a report of ``kind`` for ``project`` with ``params`` depends on.
+
+    ``data``: the ``data_digest`` of the same project and params, when the caller has it already.
+    """
+    if data is None:
+        data = data_digest(project, params)
+    digest = hashlib.sha256()
+    _feed(digest, [(*kind.fingerprint_head(), data)])
     return digest.hexdigest()
 
 
@@ -306,6 +320,7 @@ def report_state(
     retry: bool = False,
     sync: bool | None = False,
     kind: ReportKind = LABELS,
+    data: str | None = None,
 ) -> ReportState:
     """Where the report for ``params`` stands, starting its computation when needed.
 
@@ -313,9 +328,9 @@ def report_state(
     ``sync=True`` computes in this process; ``sync=None`` does so for scopes
     of up to SYNC_MAX_ROWS rows; ``sync=False`` (the page's way) never does:
     a job computes the report (in-process only where tasks run eagerly, with
-    no broker configured).
+    no broker configured). ``data``: the params' ``data_digest``, when the caller has it already.
     """
-    fp = fingerprint(project, params, kind)
+    fp = fingerprint(project, params, kind, data=data)
     latest = latest_report(project, params, kind)
     if latest is not None and latest.fingerprint == fp:
         return ReportState("ready", fp, report=latest)
@@ -348,7 +363,7 @@ def start_job(project: Project, params: Params, fp: str, *, user=None, kind: Rep
     job = Job.objects.create(
         kind=kind.job_kind, project=project, key=f"{kind.job_kind}:{fp}", params=params.as_dict(), created_by=user
     )
-    return jobs.enqueue(job, compute_report_task)
+    return jobs.enqueue(job, compute_report_task, queue=kind.queue)
 
 
 def throttled_progress(job_id: int, every: float = 0.5):

@@ -116,8 +116,10 @@ def dashboard(request, slug: str):
         services.report_state(project, params, user=request.user, retry=True, kind=kind)
         return redirect(f"{request.path}?{params.query()}")
 
-    state = services.report_state(project, params, user=request.user)
-    texts_state = services.report_state(project, params, user=request.user, kind=services.TEXTS)
+    # Both reports read the same data: its digest is taken once for the two fingerprints.
+    data = services.data_digest(project, params)
+    state = services.report_state(project, params, user=request.user, data=data)
+    texts_state = services.report_state(project, params, user=request.user, kind=services.TEXTS, data=data)
     context = {
         "project": project,
         "params": params,
