@@ -409,3 +409,41 @@ def test_texts_are_numbered_the_same_whatever_order_the_database_returns_documen
     Draft.objects.filter(id__in=first_drafts).update(content=F("content"))
     after = {key: m.domain for key, m in extract_texts(extract(clips), clips).items()}
     assert after == before
+
+
+@pytest.mark.django_db
+def test_a_release_reads_the_data_once_for_both_reports_and_they_equal_each_computed_on_its_own(
+    semantic_project, model, monkeypatch
+):
+    from annotation.agreement import compute_release_reports, report
+    from annotation.agreement import services as agreement_services
+
+    released = sorted(semantic_project.clips.values_list("sample_id", flat=True))[:2]
+    extractions = []
+    real_extract = agreement_services.extract
+    monkeypatch.setattr(agreement_services, "extract", lambda *a, **k: extractions.append(1) or real_extract(*a, **k))
+    labels, texts = compute_release_reports(semantic_project, clips=released)
+    assert len(extractions) == 1  # one reading of the data for both kinds
+    # Independent computations: each report built on its own, from its own extraction.
+    assert labels == report.build_report(semantic_project, clips=released)
+    assert texts == semantic.build_semantic_report(semantic_project, clips=released, provider=model)[0]
+    # Both stored under the fingerprints the page computes; a second call only reads them.
+    params = agreement_services.Params(clips=tuple(released))
+    for kind, stored in ((agreement_services.LABELS, labels), (agreement_services.TEXTS, texts)):
+        state = agreement_services.report_state(semantic_project, params, kind=kind, start=False)
+        assert state.status == "ready" and state.report.report == stored
+    assert compute_release_reports(semantic_project, clips=released) == (labels, texts) and len(extractions) == 1
+
+
+@pytest.mark.django_db
+def test_a_release_without_an_embedding_model_still_has_its_label_report(semantic_project, monkeypatch):
+    from annotation.agreement import compute_release_reports, services as agreement_services
+
+    def no_model():
+        raise embeddings.EmbeddingError("no embedding model is installed here")
+
+    monkeypatch.setattr(agreement_services, "_semantic_provider", no_model)
+    released = sorted(semantic_project.clips.values_list("sample_id", flat=True))
+    labels, texts = compute_release_reports(semantic_project, clips=released)
+    assert labels["slices"] and isinstance(texts, embeddings.EmbeddingError)
+    assert "no embedding model" in str(texts)

@@ -4,8 +4,8 @@ Public API (the release exporter calls it):
 ``compute_project_report(project, *, scenario=None, clips=None, resamples=1000, seed=0, work_scope="submitted")
 -> dict``. Only coded work counts: by default revisions of submitted assignments (``scope``), which is what
 a release reports.
-``compute_semantic_report(project, *, clips=None, resamples=1000, seed=0, work_scope="submitted") -> dict``:
-the free-text fields' semantic agreement (``semantic``), on the same scopes.
+``compute_release_reports(project, *, clips, resamples=1000, seed=0) -> (dict, dict | Exception)``: the label
+report and the free-text fields' semantic agreement (``semantic``) of a release's clips, from one reading of the data.
 """
 
 
@@ -19,19 +19,20 @@ def compute_project_report(
     return compute(project, scenario=scenario, clips=clips, resamples=resamples, seed=seed, work_scope=work_scope)
 
 
-def compute_semantic_report(
-    project, *, clips=None, resamples: int = 1000, seed: int = 0, work_scope: str = "submitted"
-) -> dict:
-    """The semantic agreement report of the free-text fields (``semantic``): the stored one when it is current for
-    this data and embedding model, else computed (embedding the texts not yet cached) and stored."""
-    from .services import TEXTS, Params, report_state
+def compute_release_reports(project, *, clips, resamples: int = 1000, seed: int = 0) -> tuple[dict, dict | Exception]:
+    """The label report and the free-text (semantic) report of ``clips``, submitted work only: what a release ships.
 
-    params = Params(clips=tuple(sorted(clips)) if clips is not None else None, resamples=resamples, seed=seed,
-                    work_scope=work_scope)  # fmt: skip
-    state = report_state(project, params, sync=True, kind=TEXTS)
-    if state.status != "ready":
-        raise RuntimeError("the revisions changed while the semantic report was computed")
-    return state.report.report
+    Each is the stored report when current for this data (and embedding model), else both are computed from one
+    reading of the data and stored (``services.reports_for``). The free-text report is the exception that kept it
+    from being computed (no embedding model, say) instead of a dict when it could not be; the label report raises.
+    """
+    from .services import LABELS, TEXTS, Params, reports_for
+
+    params = Params(clips=tuple(sorted(clips)), resamples=resamples, seed=seed)
+    reports = reports_for(project, params, (LABELS, TEXTS))
+    if isinstance(reports[LABELS], Exception):
+        raise reports[LABELS]
+    return reports[LABELS], reports[TEXTS]
 
 
-__all__ = ["compute_project_report", "compute_semantic_report"]
+__all__ = ["compute_project_report", "compute_release_reports"]

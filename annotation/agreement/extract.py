@@ -120,6 +120,11 @@ def scope_sample_ids(clips) -> list[str] | None:
     return sorted(str(c.sample_id if isinstance(c, Clip) else c) for c in clips)
 
 
+def report_scope(scenario, clips, work_scope: str) -> dict:
+    """The scope a report states it covers (both kinds of report say it the same way)."""
+    return {"scenario": scenario or None, "clips": scope_sample_ids(clips), "work": work_scope}
+
+
 # --- the parts of a document the measures read ----------------------------------------
 #
 # The database returns, per document, the JSON text of each part the measures

@@ -44,7 +44,7 @@ from .extract import (
     Extraction,
     candidate_clips,
     extract,
-    scope_sample_ids,
+    report_scope,
 )
 from .fields import CLIENT_ROWS, MEASURES, SOURCES, THERAPIST_ROWS, Measure, value_label
 from .scope import DEFAULT_WORK_SCOPE, LEFT_OUT, WORK_SCOPES, check_work_scope, left_out_summary, reasons
@@ -115,7 +115,7 @@ def build_report(
     check_resamples(resamples)
     check_work_scope(work_scope)
     extraction = extract(candidate_clips(project, scenario=scenario, clips=clips), work_scope)
-    scope = {"scenario": scenario or None, "clips": scope_sample_ids(clips), "work": work_scope}
+    scope = report_scope(scenario, clips, work_scope)
     return report_from_extraction(
         extraction, project=project.slug, scope=scope, resamples=resamples, seed=seed, progress=progress
     )

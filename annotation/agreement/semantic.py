@@ -47,7 +47,7 @@ import numpy as np
 
 from .bootstrap import METHOD as BOOTSTRAP_METHOD
 from .bootstrap import bootstrap_cells
-from .extract import Extraction, candidate_clips, extract, scope_sample_ids
+from .extract import Extraction, candidate_clips, extract, report_scope
 from .fields import THERAPIST_ROWS
 from .report import (
     CONFIDENCE,
@@ -512,13 +512,33 @@ def build_semantic_report(
     Deterministic for a state of the data, a model and parameters (the run's
     embedding counts and times are returned apart, never in the report).
     """
+    check_resamples(resamples)
+    check_work_scope(work_scope)
+    candidates = candidate_clips(project, scenario=scenario, clips=clips)
+    scope = report_scope(scenario, clips, work_scope)
+    return semantic_report_for_extraction(
+        extract(candidates, work_scope), candidates, project=project.slug, scope=scope, resamples=resamples, seed=seed,
+        provider=provider, progress=progress,
+    )  # fmt: skip
+
+
+def semantic_report_for_extraction(
+    ex: Extraction,
+    candidates,
+    *,
+    project: str,
+    scope: dict,
+    resamples: int = 1000,
+    seed: int = 0,
+    provider=None,
+    progress: Progress | None = None,
+) -> tuple[dict, dict]:
+    """``build_semantic_report`` from the coders, rows and units already extracted (``extract``) from the clips
+    ``candidates``: the label report of the same scope reads the same extraction (a release computes both)."""
     from .embeddings import current_provider, embed_texts
 
     check_resamples(resamples)
-    check_work_scope(work_scope)
     provider = provider or current_provider()
-    candidates = candidate_clips(project, scenario=scenario, clips=clips)
-    ex = extract(candidates, work_scope)
     texts = extract_texts(ex, candidates)
     needed = texts_in_scope(texts) if ex.humans else []
     # Progress: the texts to embed (the long part of a cold run), then the slices.
@@ -527,9 +547,8 @@ def build_semantic_report(
         needed, provider, progress=(lambda done, total: progress(done, total + slices)) if progress else None,
         extra_rows=1, extra_columns=1,
     )  # fmt: skip
-    scope = {"scenario": scenario or None, "clips": scope_sample_ids(clips), "work": work_scope}
     report = semantic_report_from(
-        ex, texts, unit_table(embedded.vectors, in_place=True), project=project.slug, scope=scope, model=provider.describe(),
+        ex, texts, unit_table(embedded.vectors, in_place=True), project=project, scope=scope, model=provider.describe(),
         resamples=resamples, seed=seed,
         progress=(lambda done, total: progress(embedded.embedded + done, embedded.embedded + total)) if progress else None,
     )  # fmt: skip

@@ -21,11 +21,12 @@ from __future__ import annotations
 
 import hashlib
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 from urllib.parse import urlencode
 
 from django.conf import settings
-from django.db import connections, transaction
+from django.db import connection, connections, transaction
 from django.db.models import Count, QuerySet, TextField, Value
 from django.db.models.functions import MD5, Cast, Coalesce, Concat
 
@@ -33,8 +34,8 @@ from .. import jobs
 from ..models import AgreementReport, Assignment, Draft, Job, JobState, Project, Revision, Row
 from ..taxonomy import SCENARIOS
 from .celery_tasks import compute_report_task
-from .extract import candidate_clips, scope_sample_ids
-from .report import REPORT_VERSION, build_report, check_resamples
+from .extract import candidate_clips, extract, report_scope, scope_sample_ids
+from .report import REPORT_VERSION, build_report, check_resamples, report_from_extraction
 from .scope import DEFAULT_WORK_SCOPE, LEFT_OUT_FIELD, check_work_scope, with_left_out
 
 JOB_KIND = "agreement"
@@ -143,6 +144,20 @@ class ReportKind:
 
             return ("semantic agreement report", SEMANTIC_VERSION, _semantic_provider().id)
         return ("agreement report", REPORT_VERSION)
+
+    def build_from(self, extraction, candidates, project: Project, params: Params) -> dict:
+        """The report from coders, rows and units already extracted (``extract``) from the clips ``candidates``."""
+        scope = report_scope(params.scenario, params.clips, params.work_scope)
+        if self.name == SEMANTIC:
+            from .semantic import semantic_report_for_extraction
+
+            return semantic_report_for_extraction(
+                extraction, candidates, project=project.slug, scope=scope, resamples=params.resamples,
+                seed=params.seed, provider=_semantic_provider(),
+            )[0]  # fmt: skip
+        return report_from_extraction(
+            extraction, project=project.slug, scope=scope, resamples=params.resamples, seed=params.seed
+        )
 
     def build(self, project: Project, params: Params, progress=None) -> tuple[dict, dict]:
         """(the report, facts about the run for the job's result)."""
@@ -304,6 +319,74 @@ def compute_and_store(
     if fingerprint(project, params, kind) != fp:
         return None
     return store_report(project, params, fp, report, kind)
+
+
+# What keeps a kind of report from being computed here, without being a bug: no embedding model or provider (an
+# ``embeddings.EmbeddingError`` is a RuntimeError), a model folder that cannot be read.
+UNAVAILABLE = (RuntimeError, OSError, ImportError)
+
+
+@contextmanager
+def consistent_reads():
+    """A block whose reads all see one state of the database; yields whether it could be had.
+
+    On PostgreSQL, outside any transaction: a REPEATABLE READ transaction (the
+    block only reads, and holds no writer back). Inside a caller's transaction
+    the isolation level is the caller's, and SQLite's read transactions would
+    hold writers back for the whole computation, so there the answer is False.
+    """
+    if connection.vendor != "postgresql" or connection.in_atomic_block:
+        yield False
+        return
+    with transaction.atomic():
+        with connection.cursor() as cursor:
+            cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+        yield True
+
+
+def reports_for(project: Project, params: Params, kinds: tuple[ReportKind, ...] = (LABELS, TEXTS)) -> dict:
+    """Each kind's report for ``params``: the stored one when current, else computed and stored.
+
+    What a release needs: every kind from one reading of the data. The data's
+    digest is taken once (and the kinds' fingerprints derived from it), the
+    coders, rows and units are extracted once for every kind computed, and all
+    of it inside one database snapshot where there is one, so that the stored
+    fingerprints describe exactly the data the reports were computed from.
+    Elsewhere the digest is taken again afterwards, and reports whose data
+    changed meanwhile are returned but not stored.
+
+    Returns ``{kind: report dict, or the exception that kept it from being
+    computed}``: a free-text report may fail (no embedding model) while the
+    label report stands.
+    """
+    out: dict[ReportKind, dict | Exception] = {}
+    built: dict[ReportKind, dict] = {}
+    with consistent_reads() as consistent:
+        data = data_digest(project, params)
+        fps = {}
+        for kind in kinds:
+            try:
+                fps[kind] = fingerprint(project, params, kind, data=data)
+            except UNAVAILABLE as exc:
+                out[kind] = exc
+                continue
+            stored = cached_report(project, fps[kind])
+            if stored is not None:
+                out[kind] = stored.report
+        missing = [kind for kind in kinds if kind not in out]
+        if missing:
+            candidates = candidate_clips(project, scenario=params.scenario, clips=params.clips)
+            extraction = extract(candidates, params.work_scope)
+            for kind in missing:
+                try:
+                    built[kind] = kind.build_from(extraction, candidates, project, params)
+                except UNAVAILABLE as exc:
+                    out[kind] = exc
+    if built and (consistent or data_digest(project, params) == data):
+        for kind, report in built.items():
+            store_report(project, params, fps[kind], report, kind)
+    out.update(built)
+    return {kind: out[kind] for kind in kinds}
 
 
 def _latest_job(fp: str, kind: ReportKind = LABELS) -> Job | None:

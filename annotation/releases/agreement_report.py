@@ -1,22 +1,19 @@
-"""``agreement.json``: the agreement report for the released clips, or why there is none.
+"""``agreement.json``: the agreement reports for the released clips, or why there are none.
 
-The report comes from ``annotation.agreement.compute_project_report`` (the
-agreement capability), restricted to the released clips, with a fixed
-bootstrap seed so that the file is reproducible. If that function does not
-exist in this installation, the file says so explicitly instead of being left
-out. Keys that record when or how fast a report was computed are dropped:
+The reports come from ``annotation.agreement.compute_release_reports`` (the
+agreement capability): the label figures and the free-text (semantic) figures,
+restricted to the released clips, with a fixed bootstrap seed so that the file
+is reproducible. They are the capability's stored reports when current for the
+data, else computed from one reading of the data and stored (so a re-freeze is
+fast and the lead's dashboard shows the same figures). If that function does
+not exist in this installation, the file says so explicitly instead of being
+left out. Keys that record when or how fast a report was computed are dropped:
 they would make two freezes of the same state differ.
-
-The report is the agreement capability's stored one when its fingerprint
-matches the data (``_cached_report``).
 """
 from __future__ import annotations
 
 import json
-from contextlib import contextmanager
 from typing import Any
-
-from django.db import connection, transaction
 
 from .manifest import dumps_json
 
@@ -34,101 +31,37 @@ def _scrub(value: Any) -> Any:
     return value
 
 
-def _compute_function():
-    """The agreement capability's entry point, or (None, why it is unavailable)."""
-    try:
-        from annotation.agreement import compute_project_report
-    except (ImportError, AttributeError) as exc:
-        return None, f"{type(exc).__name__}: {exc}"
-    return compute_project_report, ""
-
-
-def _cached_report(project, sample_ids: list[str]) -> dict | None:
-    """The agreement capability's stored report for exactly this scope and data, computing
-    and storing it when missing; None when that cache is not there to use, or when the
-    data changed while the report was computed (the caller then computes it afresh).
-
-    Reports are deterministic for a state of the data, so a stored one is the
-    same report ``compute_project_report`` would return; using it keeps a
-    re-freeze fast, and the lead's dashboard can show the same figures.
-
-    The data's fingerprint (the cache key, which reads every revision and draft
-    in scope) is computed once, and the report inside the same database snapshot
-    where the database offers one: the key then describes exactly the data the
-    report was computed from. Elsewhere the fingerprint is taken again afterwards,
-    and a report whose data changed meanwhile is not stored.
-    """
-    try:
-        from annotation.agreement.services import Params, cached_report, fingerprint, store_report
-    except (ImportError, AttributeError):
-        return None
-    params = Params(clips=tuple(sample_ids), resamples=AGREEMENT_RESAMPLES, seed=AGREEMENT_SEED)
-    with _snapshot() as consistent:
-        key = fingerprint(project, params)
-        stored = cached_report(project, key)
-        if stored is not None:
-            return stored.report
-        report = params.build(project)
-    if not consistent and fingerprint(project, params) != key:
-        return None
-    store_report(project, params, key, report)
-    return report
-
-
-@contextmanager
-def _snapshot():
-    """A block whose reads all see one state of the database; yields whether it could be had.
-
-    On PostgreSQL, outside any transaction: a REPEATABLE READ transaction (the
-    block only reads, and holds no writer back). Inside a caller's transaction
-    the isolation level is the caller's, and SQLite's read transactions would
-    hold writers back for the whole computation, so there the answer is False.
-    """
-    if connection.vendor != "postgresql" or connection.in_atomic_block:
-        yield False
-        return
-    with transaction.atomic():
-        with connection.cursor() as cursor:
-            cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
-        yield True
+def _plain(report: dict) -> dict:
+    # Through JSON text and back: a computed and a stored report then compare equal.
+    return json.loads(json.dumps(_scrub(report), sort_keys=True))
 
 
 def agreement_document(project, sample_ids: list[str]) -> dict:
     """What ``agreement.json`` holds (keys sorted when written)."""
-    compute, why = _compute_function()
-    if compute is None:
+    try:
+        from annotation.agreement import compute_release_reports
+    except (ImportError, AttributeError) as exc:
         return {
             "available": False,
             "reason": (
                 "Inter-annotator agreement is not available in this release: the platform that froze it "
-                "has no agreement module yet (annotation.agreement.compute_project_report could not be "
-                f"imported: {why}). A later release will include it; until then, do not read the labels "
-                "as validated by agreement figures."
+                "has no agreement module yet (annotation.agreement.compute_release_reports could not be "
+                f"imported: {type(exc).__name__}: {exc}). A later release will include it; until then, do not read "
+                "the labels as validated by agreement figures."
             ),
         }
     sample_ids = sorted(sample_ids)
-    report = _cached_report(project, sample_ids)
-    if report is None:
-        report = compute(project, clips=sample_ids, resamples=AGREEMENT_RESAMPLES, seed=AGREEMENT_SEED)
-    # Through JSON text and back: the computed and the stored report then compare equal.
-    report = json.loads(json.dumps(_scrub(report), sort_keys=True))
+    labels, texts = compute_release_reports(project, clips=sample_ids, resamples=AGREEMENT_RESAMPLES, seed=AGREEMENT_SEED)
+    if isinstance(texts, Exception):  # e.g. no embedding model here: the card says why
+        semantic = {"available": False, "reason": f"the semantic agreement could not be computed ({type(texts).__name__}: {texts})"}
+    else:
+        semantic = {"available": True, "report": _plain(texts)}
     return {
         "available": True,
         "scope": {"clips": len(sample_ids), "resamples": AGREEMENT_RESAMPLES, "seed": AGREEMENT_SEED},
-        "report": report,
-        "semantic": _semantic_document(project, sample_ids),
+        "report": _plain(labels),
+        "semantic": semantic,
     }
-
-
-def _semantic_document(project, sample_ids: list[str]) -> dict:
-    """The free-text fields' semantic agreement (the agreement capability's), or why it is not there."""
-    try:
-        from annotation.agreement import compute_semantic_report
-
-        report = compute_semantic_report(project, clips=sample_ids, resamples=AGREEMENT_RESAMPLES, seed=AGREEMENT_SEED)
-    except (RuntimeError, ImportError, OSError) as exc:  # EmbeddingError is a RuntimeError; the card says why
-        return {"available": False, "reason": f"the semantic agreement could not be computed ({type(exc).__name__}: {exc})"}
-    return {"available": True, "report": json.loads(json.dumps(_scrub(report), sort_keys=True))}
 
 
 def agreement_file(project, sample_ids: list[str]) -> bytes:
