@@ -6,7 +6,14 @@ import krippendorff
 import numpy as np
 import pytest
 
-from annotation.agreement.alpha import compute_alpha, distance_matrix, library_alpha, masi_distance, pairable
+from annotation.agreement.alpha import (
+    compute_alpha,
+    distance_matrix,
+    library_alpha,
+    masi_distance,
+    masi_matrix,
+    pairable,
+)
 from annotation.agreement.extract import extract, scope_clips
 from annotation.agreement.fields import MEASURES
 from annotation.agreement.report import Slice, _availability, _coder_sets, _Computer, build_report
@@ -28,6 +35,37 @@ from .test_agreement_builders import SUBMITTED, annotators, make_clip, therapist
 def test_masi_distance_by_hand(a, b, distance):
     assert masi_distance(a, b) == pytest.approx(distance)
     assert masi_distance(b, a) == pytest.approx(distance)
+
+
+def test_masi_matrix_equals_masi_distance_on_every_pair():
+    """Bit for bit: a release's figures (and so its bytes) must not depend on which of the two computed them."""
+    rng = np.random.default_rng(3)
+    names = [f"P{i}" for i in range(12)]
+    domain = [(), ("P0",), ("P0", "P1"), ("P1", "P0", "P2")]
+    domain += [tuple(rng.choice(names, size=rng.integers(1, 5), replace=False)) for _ in range(150)]
+    fast = masi_matrix(domain)
+    slow = np.array([[0.0 if i == j else masi_distance(a, b) for j, b in enumerate(domain)] for i, a in enumerate(domain)])
+    assert fast.shape == slow.shape and np.array_equal(fast, slow)
+    assert fast[0, 1] == 1.0 and fast[1, 2] == 1.0 - 0.5 * (2 / 3) and fast[0, 0] == 0.0
+
+
+def test_pairable_counts_equal_a_dense_count_over_the_whole_domain():
+    """The coincidences kept over the values present equal those counted over the whole domain, then cut."""
+    rng = np.random.default_rng(5)
+    n_values = 40
+    codes = rng.integers(-1, n_values, size=(4, 300))
+    codes[:, rng.random(300) < 0.2] = -1
+    data = pairable(codes, n_values)
+    dense = np.zeros((n_values, n_values))
+    for u in range(codes.shape[1]):
+        values = codes[:, u][codes[:, u] >= 0]
+        for i in range(len(values)):
+            for j in range(len(values)):
+                if i != j:
+                    dense[values[i], values[j]] += 1 / (len(values) - 1)
+    present = np.flatnonzero(dense.sum(axis=0) > 0)
+    assert np.array_equal(data.present, present)
+    assert np.allclose(data.o, dense[np.ix_(present, present)], atol=1e-12)
 
 
 def test_masi_alpha_of_a_hand_computed_case():

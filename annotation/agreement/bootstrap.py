@@ -32,6 +32,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .alpha import expected_coincidences
+
 METHOD = (
     "Krippendorff's bootstrap of alpha (Hayes & Krippendorff 2007): each resample draws M pairs of "
     "pairable values with replacement, with probabilities from the observed coincidence matrix "
@@ -66,7 +68,7 @@ def bootstrap_alpha(
         raise ValueError("the bootstrap needs at least one pair of values")
     n = o.sum()
     totals = o.sum(axis=0)
-    expected = (np.outer(totals, totals) - np.diag(totals)) / (n - 1)
+    expected = expected_coincidences(totals, n)
     expected_d = (expected * delta).sum() / n
 
     # Unordered cells c <= k with their probability of being drawn as a pair.

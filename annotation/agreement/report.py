@@ -166,13 +166,11 @@ class _Computer:
 
     def figure(self, measure: Measure, available: np.ndarray, coders: list[int]) -> tuple[dict, Alpha]:
         names = [self.ex.coders[c] for c in coders]
-        data = pairable(self.matrix(measure, available, coders), len(self.ex.values[measure.source].domain))
-        key = hashlib.blake2b(
-            repr((measure.key, names, data.units, data.values, data.pairs, data.coders, data.present.tolist())).encode()
-            + data.o.tobytes(),
-            digest_size=16,
-        ).digest()
+        codes = self.matrix(measure, available, coders)
+        # The same codes give the same figure: slices and modalities often select the same units.
+        key = hashlib.blake2b(repr((measure.key, names, codes.shape)).encode() + codes.tobytes(), digest_size=16).digest()
         if key not in self.memo:
+            data = pairable(codes, len(self.ex.values[measure.source].domain))
             self.memo[key] = self._compute(measure, names, data)
         return self.memo[key]
 
@@ -244,13 +242,14 @@ def _confused_pairs(result: Alpha, codes: np.ndarray, domain: list) -> list[dict
     data = result.data
     if not data.units:
         return []
-    off = data.o - np.diag(np.diag(data.o))
+    off = data.o.copy()
+    np.fill_diagonal(off, 0.0)
     total = float(off.sum())
     if total <= 0:
         return []
     both = off + off.T
-    upper = np.triu_indices(len(data.present), k=1)
-    found = [(float(both[i, j]), int(i), int(j)) for i, j in zip(*upper) if both[i, j] > 0]
+    upper_i, upper_j = np.nonzero(np.triu(both, k=1) > 0)  # row by row, as the upper triangle is walked
+    found = [(float(both[i, j]), int(i), int(j)) for i, j in zip(upper_i, upper_j)]
     labels = [value_label(domain[k]) for k in data.present]
     found.sort(key=lambda x: (-round(x[0], 9), labels[x[1]], labels[x[2]]))
     pairable_units = (codes >= 0).sum(axis=0) >= 2
