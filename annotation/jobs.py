@@ -47,6 +47,41 @@ def _task(app, name: str):
     return app.tasks[name]
 
 
+def warm_broker() -> None:
+    """Open this process's connection to the broker and declare the queues jobs go to, in the background.
+
+    A web process opens its broker connection on the first job it starts, and
+    that request paid for it (about 100 ms here, a quarter of the agreement
+    page's budget). Web servers call this when a worker process starts
+    (``gunicorn.conf.py``). Never blocks, never fails: with the broker down,
+    jobs wait queued as always.
+    """
+    import threading
+
+    from django.conf import settings
+
+    from rescue_annot.celery import app
+
+    if app.conf.task_always_eager:
+        return
+    # Once per process, in the thread that serves requests (the result backend is kept per thread): the task
+    # registry and the result backend, about 40 ms of the first job's start otherwise.
+    app.finalize(auto=True)
+    app.backend  # noqa: B018
+
+    def connect() -> None:
+        try:
+            queues = {settings.CELERY_TASK_DEFAULT_QUEUE, settings.EMBEDDINGS_QUEUE}
+            with app.producer_or_acquire() as producer:
+                producer.connection.ensure_connection(max_retries=1)
+                for name in queues:
+                    producer.maybe_declare(app.amqp.queues[name])
+        except Exception:  # the broker may be down at start; the first job then waits as documented
+            log.warning("could not reach the broker at start; jobs will be sent when it answers", exc_info=True)
+
+    threading.Thread(target=connect, name="warm-broker", daemon=True).start()
+
+
 def _dispatch(job_id: int, task_name: str, args: list, options: dict | None = None) -> bool:
     """Hand the job to Celery; False (and the job marked NOT_SENT) when the broker is unreachable."""
     from rescue_annot.celery import app

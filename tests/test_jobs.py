@@ -170,3 +170,60 @@ def test_a_kind_that_waits_long_by_design_is_resent_only_when_it_never_reached_t
     broker.losing()
     assert jobs.sweep_stale_jobs() == [never_sent.pk]
     assert jobs.sweep_stale_jobs() == []  # sent now: from here on it waits like the others
+
+
+def test_each_web_worker_warms_its_broker_connection_when_it_starts(monkeypatch):
+    """gunicorn reads ``gunicorn.conf.py`` from its working directory: its worker hook warms the broker."""
+    import runpy
+    from pathlib import Path
+
+    hooks = runpy.run_path(str(Path(__file__).resolve().parent.parent / "gunicorn.conf.py"))
+    called = []
+    monkeypatch.setattr(jobs, "warm_broker", lambda: called.append(True))
+    hooks["post_worker_init"](SimpleNamespace())
+    assert called == [True]
+
+
+def _wait_for_warm_up():
+    import threading
+
+    for thread in threading.enumerate():
+        if thread.name == "warm-broker":
+            thread.join(timeout=10)
+
+
+def test_warming_the_broker_never_fails_a_start_when_the_broker_is_down(broker, monkeypatch, caplog):
+    from kombu.exceptions import OperationalError
+
+    def refuse(*args, **kwargs):
+        raise OperationalError("Error 111 connecting to 127.0.0.1:6379. Connection refused.")
+
+    monkeypatch.setattr(broker.app, "producer_or_acquire", refuse)
+    jobs.warm_broker()  # returns at once; the connection is tried in the background
+    _wait_for_warm_up()
+    assert "could not reach the broker at start" in caplog.text
+
+
+@pytest.mark.usefixtures("transactional_db")
+def test_warming_the_broker_declares_the_queues_jobs_go_to(settings, caplog):
+    import os
+
+    import redis
+
+    from rescue_annot.celery import app
+
+    if not os.environ.get("CELERY_BROKER_URL"):
+        pytest.skip("CELERY_BROKER_URL is not set: no broker to warm")
+    settings.EMBEDDINGS_QUEUE = f"embeddings-warm-{os.getpid()}"
+    was, app.conf.task_always_eager = app.conf.task_always_eager, False
+    client = redis.Redis.from_url(os.environ["CELERY_BROKER_URL"])
+    try:
+        jobs.warm_broker()
+        _wait_for_warm_up()
+        assert "could not reach the broker" not in caplog.text
+        # kombu's Redis transport records a declared queue as a binding of its exchange.
+        bindings = client.smembers(f"_kombu.binding.{settings.EMBEDDINGS_QUEUE}")
+        assert any(settings.EMBEDDINGS_QUEUE.encode() in b for b in bindings), bindings
+    finally:
+        app.conf.task_always_eager = was
+        client.delete(f"_kombu.binding.{settings.EMBEDDINGS_QUEUE}", f"_kombu.binding_permanent.{settings.EMBEDDINGS_QUEUE}")
