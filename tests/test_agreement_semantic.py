@@ -447,3 +447,15 @@ def test_a_release_without_an_embedding_model_still_has_its_label_report(semanti
     labels, texts = compute_release_reports(semantic_project, clips=released)
     assert labels["slices"] and isinstance(texts, embeddings.EmbeddingError)
     assert "no embedding model" in str(texts)
+
+
+def test_pair_distances_looked_up_over_many_calls_equal_those_computed_directly():
+    """The figures of a field share one ``PairDistances``: whatever order its pairs are asked in, each distance is
+    the one ``distances`` computes for that pair, bit for bit."""
+    rng = np.random.default_rng(11)
+    f = semantic.unit_vectors(["", *[f"t{i}" for i in range(60)]], {f"t{i}": rng.normal(size=8) for i in range(60)})
+    lookup = semantic.PairDistances(f)
+    for _ in range(25):
+        a, b = rng.integers(0, len(f), size=(2, int(rng.integers(1, 200))))
+        assert np.array_equal(lookup(a, b), semantic.distances(f, a, b))
+    assert np.all(np.diff(lookup.known) > 0)  # kept sorted and without repeats

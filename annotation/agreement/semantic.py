@@ -169,12 +169,15 @@ class PairDistances:
         a, b = np.asarray(a, dtype=np.int64), np.asarray(b, dtype=np.int64)
         ids = np.minimum(a, b) * self.n + np.maximum(a, b)
         wanted = np.unique(ids)
-        new = wanted[~np.isin(wanted, self.known, assume_unique=True)]
+        # Both sorted: where each wanted pair would go among the known ones says whether it is known, and where
+        # to insert it (a merge, instead of sorting every known pair again on every call).
+        at = np.searchsorted(self.known, wanted)
+        known = at < len(self.known)
+        known[known] = self.known[at[known]] == wanted[known]
+        new, at = wanted[~known], at[~known]
         if len(new):
             computed = distances(self.f, new // self.n, new % self.n)
-            merged = np.concatenate([self.known, new])
-            order = np.argsort(merged, kind="stable")
-            self.known, self.values = merged[order], np.concatenate([self.values, computed])[order]
+            self.known, self.values = np.insert(self.known, at, new), np.insert(self.values, at, computed)
         return self.values[np.searchsorted(self.known, ids)]
 
 
