@@ -65,3 +65,30 @@ def test_a_free_text_report_is_computed_by_a_real_worker_with_progress(celery_wo
     here, facts = build_semantic_report(project)
     assert facts["embedded"] == 0
     assert here["slices"] == stored.report.report["slices"]
+
+
+@pytest.mark.services
+@pytest.mark.django_db(transaction=True)
+def test_a_freeze_on_a_real_worker_carries_the_free_text_figures(celery_worker_process, project, settings, tmp_path):
+    """A lead's freeze runs on a worker: the release's agreement.json holds both reports, byte for byte what
+    computing them in this process gives (the worker stored them; here they are read back)."""
+    import json
+
+    from annotation.models import Release
+    from annotation.releases.agreement_report import agreement_document
+    from annotation.releases.manifest import dumps_json
+    from annotation.releases.services import start_freeze
+    from annotation.synthetic import generate
+
+    settings.RELEASES_ROOT = str(tmp_path / "releases")
+    generate(project, clips=12, annotators=3, seed=6)
+    job = start_freeze(project, version="1.0.0", seed=1)
+    done = wait_for(lambda: Job.objects.filter(pk=job.pk, state__in=[JobState.SUCCEEDED, JobState.FAILED]).first(), timeout=240)
+    assert done.state == JobState.SUCCEEDED, done.error
+    assert done.celery_task_id, "dispatched through the broker, not run in-process"
+    release = Release.objects.get(project=project, version="1.0.0")
+    written = (tmp_path / "releases" / project.slug / "1.0.0" / "agreement.json").read_bytes()
+    document = json.loads(written)
+    assert document["semantic"]["available"] is True and document["report"]["slices"], document["semantic"]
+    released = [c["sample_id"] for c in release.manifest["clips"]]
+    assert written == dumps_json(agreement_document(project, released), sort_keys=True)
