@@ -306,13 +306,20 @@ def store_report(
 
 
 def compute_and_store(
-    project: Project, params: Params, progress=None, kind: ReportKind = LABELS, facts: dict | None = None
+    project: Project,
+    params: Params,
+    progress=None,
+    kind: ReportKind = LABELS,
+    facts: dict | None = None,
+    *,
+    fp: str | None = None,
 ) -> AgreementReport | None:
     """Compute and store; None when the data changed while computing (the result would be mislabelled).
 
     ``facts`` (a dict, if given) receives what the run did beyond the report (texts embedded, for the semantic kind).
+    ``fp``: the fingerprint the caller has just taken of the same data (else it is taken here).
     """
-    fp = fingerprint(project, params, kind)
+    fp = fp or fingerprint(project, params, kind)
     report, run = kind.build(project, params, progress)
     if facts is not None:
         facts.update(run)
@@ -429,7 +436,7 @@ def report_state(
         in_scope = candidate_clips(project, scenario=params.scenario, clips=params.clips)
         sync = kind is LABELS and Row.objects.filter(clip__in=in_scope).count() <= SYNC_MAX_ROWS
     if sync:
-        stored = compute_and_store(project, params, kind=kind)
+        stored = compute_and_store(project, params, kind=kind, fp=fp)
         if stored is not None:
             return ReportState("ready", fp, report=stored)
         return report_state(project, params, user=user, start=False, kind=kind)

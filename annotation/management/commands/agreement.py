@@ -227,7 +227,7 @@ class Command(AuditedCommand):
         if state.status != "ready":
             started = time.perf_counter()
             try:
-                stored = services.compute_and_store(project, params, kind=services.TEXTS, facts=facts)
+                stored = services.compute_and_store(project, params, kind=services.TEXTS, facts=facts, fp=state.fingerprint)
             except EmbeddingError as exc:
                 raise CommandError(f"the free-text figures cannot be computed: {exc}") from None
             if stored is None:
