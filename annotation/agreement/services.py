@@ -116,7 +116,7 @@ class Params:
 
 @dataclass(frozen=True)
 class ReportKind:
-    """A kind of stored report: the label figures, or the free-text (semantic) figures.
+    """A kind of stored report: the label figures (``LABELS``), or the free-text figures (``TEXTS``).
 
     Both are stored in ``AgreementReport`` and computed by the same job
     machinery; a kind says what its stored scope adds to the parameters, what
@@ -134,41 +134,51 @@ class ReportKind:
         return getattr(settings, self.queue_setting)
 
     def scope(self, params: Params) -> dict:
-        if self.name == SEMANTIC:
-            return {**params.as_dict(), "measure": SEMANTIC, "model": _semantic_provider().id}
         return params.as_dict()
 
     def fingerprint_head(self) -> tuple:
-        if self.name == SEMANTIC:
-            from .semantic import SEMANTIC_VERSION
-
-            return ("semantic agreement report", SEMANTIC_VERSION, _semantic_provider().id)
         return ("agreement report", REPORT_VERSION)
 
     def build_from(self, extraction, candidates, project: Project, params: Params) -> dict:
         """The report from coders, rows and units already extracted (``extract``) from the clips ``candidates``."""
         scope = report_scope(params.scenario, params.clips, params.work_scope)
-        if self.name == SEMANTIC:
-            from .semantic import semantic_report_for_extraction
-
-            return semantic_report_for_extraction(
-                extraction, candidates, project=project.slug, scope=scope, resamples=params.resamples,
-                seed=params.seed, provider=_semantic_provider(),
-            )[0]  # fmt: skip
         return report_from_extraction(
             extraction, project=project.slug, scope=scope, resamples=params.resamples, seed=params.seed
         )
 
     def build(self, project: Project, params: Params, progress=None) -> tuple[dict, dict]:
         """(the report, facts about the run for the job's result)."""
-        if self.name == SEMANTIC:
-            from .semantic import build_semantic_report
-
-            return build_semantic_report(
-                project, scenario=params.scenario, clips=params.clips, resamples=params.resamples, seed=params.seed,
-                work_scope=params.work_scope, provider=_semantic_provider(), progress=progress,
-            )  # fmt: skip
         return params.build(project, progress), {}
+
+
+@dataclass(frozen=True)
+class TextReportKind(ReportKind):
+    """The free-text figures: they also depend on the embedding model, which names them in their scope."""
+
+    def scope(self, params: Params) -> dict:
+        return {**params.as_dict(), "measure": SEMANTIC, "model": _semantic_provider().id}
+
+    def fingerprint_head(self) -> tuple:
+        from .semantic import SEMANTIC_VERSION
+
+        return ("semantic agreement report", SEMANTIC_VERSION, _semantic_provider().id)
+
+    def build_from(self, extraction, candidates, project: Project, params: Params) -> dict:
+        from .semantic import semantic_report_for_extraction
+
+        scope = report_scope(params.scenario, params.clips, params.work_scope)
+        return semantic_report_for_extraction(
+            extraction, candidates, project=project.slug, scope=scope, resamples=params.resamples,
+            seed=params.seed, provider=_semantic_provider(),
+        )[0]  # fmt: skip
+
+    def build(self, project: Project, params: Params, progress=None) -> tuple[dict, dict]:
+        from .semantic import build_semantic_report
+
+        return build_semantic_report(
+            project, scenario=params.scenario, clips=params.clips, resamples=params.resamples, seed=params.seed,
+            work_scope=params.work_scope, provider=_semantic_provider(), progress=progress,
+        )  # fmt: skip
 
 
 def _semantic_provider():
@@ -179,7 +189,7 @@ def _semantic_provider():
 
 NOMINAL, SEMANTIC = "nominal", "semantic"
 LABELS = ReportKind(NOMINAL, JOB_KIND, "CELERY_TASK_DEFAULT_QUEUE")
-TEXTS = ReportKind(SEMANTIC, "agreement-semantic", "EMBEDDINGS_QUEUE")
+TEXTS = TextReportKind(SEMANTIC, "agreement-semantic", "EMBEDDINGS_QUEUE")
 KINDS_BY_JOB = {k.job_kind: k for k in (LABELS, TEXTS)}
 
 
