@@ -71,7 +71,9 @@ def warm_broker() -> None:
 
     def connect() -> None:
         try:
-            queues = {settings.CELERY_TASK_DEFAULT_QUEUE, settings.EMBEDDINGS_QUEUE}
+            from .preannotate import conf as preannotate
+
+            queues = {settings.CELERY_TASK_DEFAULT_QUEUE, settings.EMBEDDINGS_QUEUE, preannotate.get("PREANNOTATE_QUEUE")}
             with app.producer_or_acquire() as producer:
                 producer.connection.ensure_connection(max_retries=1)
                 for name in queues:

@@ -298,15 +298,15 @@ def test_a_failed_job_is_shown_and_can_be_started_again(
 ):
     _small_project(project)
     monkeypatch.setattr(services, "SYNC_MAX_ROWS", 0)
-    real = services.Params.build
-    monkeypatch.setattr(services.Params, "build", lambda self, project, progress=None: 1 / 0)
+    real = services.report_from_extraction
+    monkeypatch.setattr(services, "report_from_extraction", lambda *args, **kwargs: 1 / 0)
     client.force_login(lead)
     with django_capture_on_commit_callbacks(execute=True):
         client.get(f"/api/v1/projects/{project.slug}/agreement/")
     response = client.get(f"/api/v1/projects/{project.slug}/agreement/")
     assert response.status_code == 500 and "ZeroDivisionError" in response.json()["job"]["error"]
     assert "Try again" in client.get(f"/projects/{project.slug}/agreement/").content.decode()
-    monkeypatch.setattr(services.Params, "build", real)
+    monkeypatch.setattr(services, "report_from_extraction", real)
     with django_capture_on_commit_callbacks(execute=True):
         client.post(f"/projects/{project.slug}/agreement/", {"resamples": "1000", "seed": "0"})
     assert client.get(f"/api/v1/projects/{project.slug}/agreement/").status_code == 200

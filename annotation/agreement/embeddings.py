@@ -409,7 +409,7 @@ def embed_texts(
     dims = provider.dimensions
     for chunk in cached_chunks(provider.id, list(by_hash)):
         # A chunk at a time, in one copy: a row at a time was a third of a warm report's reading.
-        usable = [(row_of[by_hash[digest]], bytes(blob)) for digest, length, blob in chunk if length == dims]
+        usable = [(row_of[by_hash[digest]], blob) for digest, length, blob in chunk if length == dims]
         if usable:
             rows = np.fromiter((row for row, _ in usable), dtype=np.int64, count=len(usable))
             matrix[rows, :dims] = np.frombuffer(b"".join(blob for _, blob in usable), dtype="<f4").reshape(-1, dims)

@@ -35,7 +35,7 @@ from ..models import AgreementReport, Assignment, Draft, Job, JobState, Project,
 from ..taxonomy import SCENARIOS
 from .celery_tasks import compute_report_task
 from .extract import candidate_clips, extract, report_scope, scope_sample_ids
-from .report import REPORT_VERSION, build_report, check_resamples, report_from_extraction
+from .report import REPORT_VERSION, check_resamples, report_from_extraction
 from .scope import DEFAULT_WORK_SCOPE, LEFT_OUT_FIELD, check_work_scope, with_left_out
 
 JOB_KIND = "agreement"
@@ -102,17 +102,6 @@ class Params:
         }
         return urlencode({k: v for k, v in parts.items() if v not in ("", None)})
 
-    def build(self, project: Project, progress=None) -> dict:
-        return build_report(
-            project,
-            scenario=self.scenario,
-            clips=self.clips,
-            resamples=self.resamples,
-            seed=self.seed,
-            work_scope=self.work_scope,
-            progress=progress,
-        )
-
 
 @dataclass(frozen=True)
 class ReportKind:
@@ -139,16 +128,19 @@ class ReportKind:
     def fingerprint_head(self) -> tuple:
         return ("agreement report", REPORT_VERSION)
 
-    def build_from(self, extraction, candidates, project: Project, params: Params) -> dict:
-        """The report from coders, rows and units already extracted (``extract``) from the clips ``candidates``."""
+    def build(self, project: Project, params: Params, progress=None) -> tuple[dict, dict]:
+        """(the report, facts about the run for the job's result): ``build_from`` on a fresh extraction."""
+        candidates = candidate_clips(project, scenario=params.scenario, clips=params.clips)
+        return self.build_from(extract(candidates, params.work_scope), candidates, project, params, progress)
+
+    def build_from(self, extraction, candidates, project: Project, params: Params, progress=None) -> tuple[dict, dict]:
+        """``build`` from coders, rows and units already extracted (``extract``) from the clips ``candidates``
+        (a release computes both kinds from one extraction)."""
         scope = report_scope(params.scenario, params.clips, params.work_scope)
         return report_from_extraction(
-            extraction, project=project.slug, scope=scope, resamples=params.resamples, seed=params.seed
-        )
-
-    def build(self, project: Project, params: Params, progress=None) -> tuple[dict, dict]:
-        """(the report, facts about the run for the job's result)."""
-        return params.build(project, progress), {}
+            extraction, project=project.slug, scope=scope, resamples=params.resamples, seed=params.seed,
+            progress=progress,
+        ), {}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -163,21 +155,13 @@ class TextReportKind(ReportKind):
 
         return ("semantic agreement report", SEMANTIC_VERSION, _semantic_provider().id)
 
-    def build_from(self, extraction, candidates, project: Project, params: Params) -> dict:
+    def build_from(self, extraction, candidates, project: Project, params: Params, progress=None) -> tuple[dict, dict]:
         from .semantic import semantic_report_for_extraction
 
         scope = report_scope(params.scenario, params.clips, params.work_scope)
         return semantic_report_for_extraction(
             extraction, candidates, project=project.slug, scope=scope, resamples=params.resamples,
-            seed=params.seed, provider=_semantic_provider(),
-        )[0]  # fmt: skip
-
-    def build(self, project: Project, params: Params, progress=None) -> tuple[dict, dict]:
-        from .semantic import build_semantic_report
-
-        return build_semantic_report(
-            project, scenario=params.scenario, clips=params.clips, resamples=params.resamples, seed=params.seed,
-            work_scope=params.work_scope, provider=_semantic_provider(), progress=progress,
+            seed=params.seed, provider=_semantic_provider(), progress=progress,
         )  # fmt: skip
 
 
@@ -396,7 +380,7 @@ def reports_for(project: Project, params: Params, kinds: tuple[ReportKind, ...] 
             extraction = extract(candidates, params.work_scope)
             for kind in missing:
                 try:
-                    built[kind] = kind.build_from(extraction, candidates, project, params)
+                    built[kind] = kind.build_from(extraction, candidates, project, params)[0]
                 except UNAVAILABLE as exc:
                     out[kind] = exc
     if built and (consistent or data_digest(project, params) == data):
