@@ -412,6 +412,61 @@ def test_texts_are_numbered_the_same_whatever_order_the_database_returns_documen
 
 
 @pytest.mark.django_db
+def test_every_coders_texts_are_what_the_field_reads_from_their_whole_document(semantic_project):
+    """The texts are computed once per distinct combination of parts and spread to the documents by numpy; read
+    back, every coder's text of every unit must be what the field makes of that coder's whole document (a second
+    path: the full JSON of each revision and draft, one at a time), and every row and key someone wrote about
+    must be a unit."""
+    from annotation.models import Draft, Row
+    from annotation.agreement.extract import LLM_CODER, NOT_CODED
+
+    # Repeated parts with another speaker: the relation reason depends on the row's speaker, not only the parts.
+    row = Row.objects.filter(clip__project=semantic_project, primary_speaker="Therapist").first()
+    draft = Draft.objects.get(row=row)
+    draft.content = {
+        **draft.content,
+        "relation_cycle_state": "pursue-withdraw",
+        "relation_cycle_reason": "  she presses,  he retreats ",
+    }
+    draft.save()
+    clips = candidate_clips(semantic_project)
+    ex = extract(clips)
+    texts = extract_texts(ex, clips)
+    row_ids = ex.unit_row_ids
+    documents = {}
+    for j, row_id in enumerate(row_ids):
+        for c, coder in enumerate(ex.coders):
+            if ex.coding[c, j] == NOT_CODED:
+                continue
+            if coder == LLM_CODER:
+                documents[(c, j)] = Draft.objects.get(row_id=row_id).content
+            else:
+                documents[(c, j)] = Revision.objects.get(row_id=row_id, annotator__username=coder).content
+    checked = 0
+    for key, matrix in texts.items():
+        field = TEXT_FIELDS_BY_KEY[key]
+        expected = {}
+        for (c, j), content in documents.items():
+            for match, text in field.texts(content, ex.unit_speaker[j]).items():
+                expected.setdefault((j, match), {})[c] = text
+        units = {(int(j), match): u for u, (j, match) in enumerate(zip(matrix.unit_row, matrix.unit_key))}
+        assert set(units) == set(expected), key
+        for (j, match), u in units.items():
+            for c in range(len(ex.coders)):
+                code = int(matrix.codes[c, u])
+                if ex.coding[c, j] == NOT_CODED:
+                    assert code == -1
+                    continue
+                assert matrix.domain[code] == expected[(j, match)].get(c, ""), (key, j, match, ex.coders[c])
+                checked += 1
+    assert checked > 500
+    reason = texts["relation_reason"]
+    on_row = [u for u in range(len(reason.unit_row)) if row_ids[reason.unit_row[u]] == row.pk]
+    llm_texts = {reason.domain[reason.codes[ex.llm, u]] for u in on_row}
+    assert llm_texts == {"she presses, he retreats"}
+
+
+@pytest.mark.django_db
 def test_a_release_reads_the_data_once_for_both_reports_and_they_equal_each_computed_on_its_own(
     semantic_project, model, monkeypatch
 ):

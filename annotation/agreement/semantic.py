@@ -428,7 +428,12 @@ class _Computer:
         self.table = vectors if getattr(vectors, "unit", False) else unit_table(vectors)
         self._f: dict[str, FieldVectors] = {}
         self._dist: dict[str, PairDistances] = {}
-        self.scenario = {key: ex.unit_scenario[m.unit_row] for key, m in texts.items()}
+        # Scenarios as small integers numbered in the names' sorted order: the baseline groups units by scenario
+        # (``value_sums``), and sorting integers is what sorting the names was, without comparing strings.
+        scenario_code = np.zeros(0, dtype=np.int64)
+        if ex.units:
+            scenario_code = np.unique(ex.unit_scenario, return_inverse=True)[1].reshape(-1)
+        self.scenario = {key: scenario_code[m.unit_row] for key, m in texts.items()}
         therapist = np.asarray([s == "Therapist" for s in ex.unit_speaker], dtype=bool)
         self.therapist = {key: therapist[m.unit_row] for key, m in texts.items()}
         self.memo: dict[bytes, dict] = {}

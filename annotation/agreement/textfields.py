@@ -25,6 +25,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
+from itertools import compress, islice, repeat
 
 import numpy as np
 import orjson
@@ -235,75 +236,152 @@ def _documents(documents: QuerySet, *leading: str):
     return documents.annotate(**parts).values_list(*leading, *parts).order_by(*leading).iterator(chunk_size=2000)
 
 
+def _first_appearance(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(``codes`` renumbered 0, 1, ... in the order each value first appears; where each new number first
+    appears): what numbering in a dict as one goes gives, for integers, in a few sorts."""
+    _, first, inverse = np.unique(codes, return_index=True, return_inverse=True)
+    order = np.argsort(first, kind="stable")
+    rank = np.empty(len(order), dtype=np.int64)
+    rank[order] = np.arange(len(order))
+    return rank[inverse.reshape(-1)], first[order]
+
+
+class _PartColumns:
+    """The documents that count, as columns of small integers: per document its coder and unit, and per part
+    the position of its raw JSON text among that part's distinct texts, numbered in order of first appearance.
+
+    Documents repeat their parts a lot (drafts, unchanged revisions, phrases coders reuse): a 10x release
+    reads 280,000 documents with a few tens of thousands of distinct parts. Numbering the parts as the
+    documents stream in keeps only the distinct texts, and leaves every per-document step to numpy.
+    """
+
+    CHUNK = 2000
+
+    def __init__(self):
+        self.levels: dict[str, dict] = {key: {} for key in READS}  # raw text (None: absent) -> its number
+        self._codes: dict[str, list[np.ndarray]] = {key: [] for key in READS}
+        self._coder: list[np.ndarray] = []
+        self._unit: list[np.ndarray] = []
+
+    def read(self, documents, coder: dict | int, unit_of: dict[int, int]) -> None:
+        """Take ``documents`` (a row id, a username unless ``coder`` is one coder's number, then the parts of
+        ``READS``); a document counts when its row is a unit (``unit_of``) and its username a coder (``coder``)."""
+        documents = iter(documents)
+        while chunk := list(islice(documents, self.CHUNK)):
+            columns = list(zip(*chunk))
+            units = np.fromiter(map(unit_of.get, columns[0], repeat(-1)), dtype=np.int64, count=len(chunk))
+            if isinstance(coder, int):
+                coders = np.full(len(chunk), coder, dtype=np.int64)
+            else:
+                coders = np.fromiter(map(coder.get, columns[1], repeat(-1)), dtype=np.int64, count=len(chunk))
+            keep = (units >= 0) & (coders >= 0)
+            parts = columns[-len(READS) :]
+            if not keep.all():
+                parts = [list(compress(column, keep.tolist())) for column in parts]
+                units, coders = units[keep], coders[keep]
+            if not len(units):
+                continue
+            self._coder.append(coders)
+            self._unit.append(units)
+            for key, column in zip(READS, parts):
+                levels = self.levels[key]
+                new = [text for text in dict.fromkeys(column) if text not in levels]
+                levels.update(zip(new, range(len(levels), len(levels) + len(new))))
+                self._codes[key].append(np.fromiter(map(levels.__getitem__, column), dtype=np.int64, count=len(column)))
+
+    def done(self) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray], dict[str, list]]:
+        """(coder per document, unit per document, part codes per document, each part's raw texts by number)."""
+        join = lambda arrays: np.concatenate(arrays) if arrays else np.zeros(0, dtype=np.int64)  # noqa: E731
+        return (
+            join(self._coder),
+            join(self._unit),
+            {key: join(self._codes[key]) for key in READS},
+            {key: list(levels) for key, levels in self.levels.items()},
+        )
+
+
 def extract_texts(ex: Extraction, clips: QuerySet) -> dict[str, TextMatrix]:
-    """The texts of the documents that count in ``ex`` (its work scope), one matrix per text field."""
+    """The texts of the documents that count in ``ex`` (its work scope), one matrix per text field.
+
+    A field's texts are computed once per distinct combination of the parts it reads (and the row's speaker,
+    for the one field that reads it), in the order the combinations first appear among the documents (the
+    revisions by row and coder, then the drafts by row); every document with that combination gets them. Texts
+    and units are numbered in order of first appearance, so the numbering never depends on a query plan.
+    """
     unit_of = {row_id: j for j, row_id in enumerate(ex.unit_row_ids)}
     coder_of = {name: i for i, name in enumerate(ex.coders)}
     counted = with_left_out(Revision.objects.filter(row__clip__in=clips), ex.work_scope).filter(
         **{f"{LEFT_OUT_FIELD}__isnull": True}
     )
-    units: dict[str, dict[tuple[int, str], int]] = {f.key: {} for f in TEXT_FIELDS}
-    domains: dict[str, dict[str, int]] = {f.key: {EMPTY: 0} for f in TEXT_FIELDS}
-    # Per field, three parallel columns: coder, unit, position of the text in the domain.
-    entries: dict[str, tuple[list[int], list[int], list[int]]] = {f.key: ([], [], []) for f in TEXT_FIELDS}
-    decoded: dict[str, object] = {}
-    # Per field, its (matching key, position in the domain) pairs by the raw part it reads (or by the speaker and
-    # the parts, for a field that reads more): documents repeat their parts a lot (drafts, unchanged revisions,
-    # phrases coders reuse), and a 10x release reads 280,000 documents, so the lookup is one dict per field.
-    fields = [
-        (f, units[f.key], entries[f.key], tuple(READS.index(k) for k in f.reads), {}) for f in TEXT_FIELDS
-    ]  # fmt: skip
-    single = [len(positions) == 1 and not f.by_speaker for f, _, _, positions, _ in fields]
-
-    def parse(speaker: str, raw: tuple) -> list[tuple[dict, tuple, list[tuple[str, int]]]]:
-        content = None
-        out = []
-        for (f, field_units, field_entries, positions, memo), one_part in zip(fields, single):
-            memo_key = raw[positions[0]] if one_part else (speaker, *[raw[i] for i in positions])
-            found = memo.get(memo_key)
-            if found is None:
-                if content is None:
-                    content = {}
-                    for key, text in zip(READS, raw):
-                        if text is not None:
-                            if text not in decoded:
-                                decoded[text] = _loads(text)
-                            content[key] = decoded[text]
-                domain = domains[f.key]
-                found = memo[memo_key] = [
-                    (match, domain.setdefault(text, len(domain))) for match, text in f.texts(content, speaker).items()
-                ]
-            if found:
-                out.append((field_units, field_entries, found))
-        return out
-
-    def read(coder: int, row_id: int, raw: tuple) -> None:
-        j = unit_of.get(row_id)
-        if j is None:
-            return
-        for field_units, (coders, field_units_of, texts), found in parse(ex.unit_speaker[j], raw):
-            for match, t in found:
-                coders.append(coder)
-                field_units_of.append(field_units.setdefault((j, match), len(field_units)))
-                texts.append(t)
-
-    for row_id, username, *raw in _documents(counted, "row_id", "annotator__username"):
-        if username in coder_of:
-            read(coder_of[username], row_id, tuple(raw))
+    columns = _PartColumns()
+    columns.read(_documents(counted, "row_id", "annotator__username"), coder_of, unit_of)
     if ex.llm is not None:
-        for row_id, *raw in _documents(Draft.objects.filter(row__clip__in=clips), "row_id"):
-            read(ex.llm, row_id, tuple(raw))
+        columns.read(_documents(Draft.objects.filter(row__clip__in=clips), "row_id"), ex.llm, unit_of)
+    doc_coder, doc_unit, part_codes, part_texts = columns.done()
+    speaker_names = list(dict.fromkeys(ex.unit_speaker))
+    speaker_code = {s: i for i, s in enumerate(speaker_names)}
+    unit_speaker = np.fromiter(map(speaker_code.__getitem__, ex.unit_speaker), dtype=np.int64, count=ex.units)
+    doc_speaker = unit_speaker[doc_unit]
+    decoded: dict[str, object] = {}
 
-    out = {}
-    for f in TEXT_FIELDS:
-        keys = list(units[f.key])
-        unit_row = np.fromiter((j for j, _ in keys), dtype=np.int64, count=len(keys))
-        codes = np.where(ex.coding[:, unit_row] != NOT_CODED, 0, -1).astype(np.int32)
-        c, u, t = entries[f.key]
-        if c:
-            codes[np.asarray(c), np.asarray(u)] = np.asarray(t)
-        out[f.key] = TextMatrix(unit_row, [k for _, k in keys], codes, list(domains[f.key]))
-    return out
+    def content_of(field: TextField, doc: int) -> dict:
+        content = {}
+        for key in field.reads:
+            text = part_texts[key][part_codes[key][doc]]
+            if text is not None:
+                if text not in decoded:
+                    decoded[text] = _loads(text)
+                content[key] = decoded[text]
+        return content
+
+    return {
+        f.key: _field_matrix(f, ex, doc_coder, doc_unit, doc_speaker, speaker_names, part_codes, content_of)
+        for f in TEXT_FIELDS
+    }
+
+
+def _field_matrix(
+    field: TextField, ex: Extraction, doc_coder, doc_unit, doc_speaker, speaker_names, part_codes, content_of
+) -> TextMatrix:
+    # The distinct combinations of what the field reads, numbered in order of first appearance, and a document
+    # holding each (the first).
+    if len(field.reads) == 1 and not field.by_speaker:
+        combination = part_codes[field.reads[0]]
+        _, first = _first_appearance(combination)  # part codes are numbered in that order already
+    else:
+        combination = doc_speaker
+        for key in field.reads:
+            width = int(part_codes[key].max(initial=0)) + 1
+            combination = np.unique(combination * width + part_codes[key], return_inverse=True)[1].reshape(-1)
+        combination, first = _first_appearance(combination)
+    # Each combination's texts: (matching key, text) entries, laid end to end.
+    matches: dict[str, int] = {}
+    domain: dict[str, int] = {EMPTY: 0}
+    lengths = np.zeros(len(first), dtype=np.int64)
+    entry_match, entry_text = [], []
+    for k, doc in enumerate(first.tolist()):
+        found = field.texts(content_of(field, doc), speaker_names[doc_speaker[doc]])
+        lengths[k] = len(found)
+        for match, text in found.items():
+            entry_match.append(matches.setdefault(match, len(matches)))
+            entry_text.append(domain.setdefault(text, len(domain)))
+    # Every document's entries, in document order: its combination's entries.
+    per_doc = lengths[combination]
+    total = int(per_doc.sum())
+    doc_of_entry = np.repeat(np.arange(len(combination)), per_doc)
+    within = np.arange(total) - np.repeat(np.cumsum(per_doc) - per_doc, per_doc)
+    at = np.repeat((np.cumsum(lengths) - lengths)[combination], per_doc) + within
+    match = np.asarray(entry_match, dtype=np.int64)[at]
+    text = np.asarray(entry_text, dtype=np.int64)[at]
+    row_of_entry = doc_unit[doc_of_entry]
+    # A unit is a row and a matching key, numbered in order of first appearance.
+    unit, first_entry = _first_appearance(row_of_entry * max(len(matches), 1) + match)
+    names = list(matches)
+    unit_row = row_of_entry[first_entry].astype(np.int64)
+    codes = np.where(ex.coding[:, unit_row] != NOT_CODED, 0, -1).astype(np.int32)
+    if total:
+        codes[doc_coder[doc_of_entry], unit] = text
+    return TextMatrix(unit_row, [names[m] for m in match[first_entry].tolist()], codes, list(domain))
 
 
 def coder_texts(field: TextField, contents: dict[str, dict], speaker: str) -> dict[str, dict[str, str]]:
