@@ -66,6 +66,10 @@ def test_pairable_counts_equal_a_dense_count_over_the_whole_domain():
     present = np.flatnonzero(dense.sum(axis=0) > 0)
     assert np.array_equal(data.present, present)
     assert np.allclose(data.o, dense[np.ix_(present, present)], atol=1e-12)
+    # Mirrored cell by cell: exactly symmetric, and the cells it names are exactly the non-zero ones.
+    assert np.array_equal(data.o, data.o.T)
+    for found, expected in zip(data.nonzero(), np.nonzero(data.o)):
+        assert np.array_equal(found, expected)
 
 
 def test_masi_alpha_of_a_hand_computed_case():

@@ -94,6 +94,11 @@ class Pairable:
     values: int  # n.., the number of pairable values
     pairs: int  # sum over units of m_u (m_u - 1) / 2: the bootstrap's draws per resample
     coders: int  # coders with at least one pairable value
+    # The non-zero cells of o, row by row (what ``np.nonzero(o)`` gives), when known.
+    cells: tuple[np.ndarray, np.ndarray] | None = None
+
+    def nonzero(self) -> tuple[np.ndarray, np.ndarray]:
+        return self.cells if self.cells is not None else np.nonzero(self.o)
 
 
 def pairable(codes: np.ndarray, n_values: int) -> Pairable:
@@ -117,16 +122,24 @@ def pairable(codes: np.ndarray, n_values: int) -> Pairable:
         for j in range(i + 1, len(codes)):
             both = valid[i] & valid[j]
             if both.any():
-                o += np.bincount(compact[i][both] * p + compact[j][both], weights=weight[both], minlength=p * p)
-    o = o.reshape(p, p)
-    o = o + o.T
+                # Summed per cell that occurs, then added to those cells: what adding a p x p count would give
+                # (the same sums, in the same order), without one for every pair of coders.
+                cells, at = np.unique(compact[i][both] * p + compact[j][both], return_inverse=True)
+                o[cells] += np.bincount(at.reshape(-1), weights=weight[both])
+    # o + o.T, cell by cell where a count occurs (one addition each, as the dense sum makes it; a transposed
+    # p x p addition reads memory out of order, which made it most of this function's time).
+    counted = np.flatnonzero(o)
+    mirrored = (counted % p) * p + counted // p
+    o[mirrored] += o[counted]
+    nonzero = np.union1d(counted, mirrored)
     return Pairable(
-        o=o,
+        o=o.reshape(p, p),
         present=present,
         units=int(keep.sum()),
         values=int(m.sum()),
         pairs=int((m * (m - 1) // 2).sum()),
         coders=int(valid.any(axis=1).sum()),
+        cells=(nonzero // p, nonzero % p),
     )
 
 
@@ -141,6 +154,7 @@ class Alpha:
     reason: str | None
     data: Pairable
     delta: np.ndarray | None = None
+    expected_disagreement: float | None = None  # D_e (the bootstrap keeps the data's)
 
     @property
     def observed_agreement(self) -> float | None:
@@ -176,9 +190,13 @@ def compute_alpha(data: Pairable, delta: np.ndarray, only_value: str = "") -> Al
     o = data.o
     n = o.sum()
     totals = o.sum(axis=0)
-    expected = expected_coincidences(totals, n)
-    alpha = 1.0 - (o * delta).sum() / (expected * delta).sum()
-    return Alpha(float(alpha), None, data, delta)
+    # sum_ck e_ck delta_ck with e_ck = (n_c n_k - [c = k] n_c) / (n - 1), as two matrix-vector products: a domain
+    # of a thousand target sets would otherwise build and multiply million-cell matrices for every figure.
+    expected_total = (totals @ (delta @ totals) - totals @ np.diagonal(delta)) / (n - 1)
+    # o is sparse (the pairs that occur within units): the observed sum runs over its non-zero cells only.
+    c, k = data.nonzero()
+    alpha = 1.0 - (o[c, k] * delta[c, k]).sum() / expected_total
+    return Alpha(float(alpha), None, data, delta, expected_total / n)
 
 
 # --- the reference ---------------------------------------------------------------------

@@ -58,24 +58,35 @@ class Distribution:
 
 
 def bootstrap_alpha(
-    o: np.ndarray, delta: np.ndarray, *, pairs: int, resamples: int, rng: np.random.Generator
+    o: np.ndarray,
+    delta: np.ndarray,
+    *,
+    pairs: int,
+    resamples: int,
+    rng: np.random.Generator,
+    expected_d: float | None = None,
+    cells: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> Distribution:
     """The bootstrap distribution of alpha from coincidences ``o`` and distances ``delta``.
 
-    ``pairs`` is M; ``rng`` a seeded numpy Generator (same seed, same distribution).
+    ``pairs`` is M; ``rng`` a seeded numpy Generator (same seed, same distribution); ``expected_d``: the data's
+    D_e when the caller has it (``alpha.Alpha.expected_disagreement``), else computed here; ``cells``: the
+    non-zero cells of ``o`` row by row (``alpha.Pairable.nonzero``), else found here.
     """
     if pairs < 1:
         raise ValueError("the bootstrap needs at least one pair of values")
     n = o.sum()
-    totals = o.sum(axis=0)
-    expected = expected_coincidences(totals, n)
-    expected_d = (expected * delta).sum() / n
+    if expected_d is None:
+        totals = o.sum(axis=0)
+        expected = expected_coincidences(totals, n)
+        expected_d = (expected * delta).sum() / n
 
-    # Unordered cells c <= k with their probability of being drawn as a pair.
-    c, k = np.triu_indices(len(o))
+    # Unordered cells c <= k that occur, row by row, with their probability of being drawn as a pair (a
+    # domain of a thousand target sets has half a million unordered cells, a few thousand of them non-zero).
+    c, k = cells if cells is not None else np.nonzero(o)
+    upper = c <= k
+    c, k = c[upper], k[upper]
     prob = np.where(c == k, o[c, k], 2 * o[c, k]) / n
-    drawn = prob > 0
-    c, k, prob = c[drawn], k[drawn], prob[drawn]
     diagonal = np.diag(o)[np.diag(o) > 0] / n
     return bootstrap_cells(prob, delta[c, k], diagonal, expected_d, pairs=pairs, resamples=resamples, rng=rng)
 

@@ -201,7 +201,10 @@ class _Computer:
         if result.alpha is not None:
             digest = hashlib.sha256(f"{measure.key}|{'|'.join(names)}".encode()).digest()
             rng = np.random.default_rng([self.seed, int.from_bytes(digest[:8], "big")])
-            dist = bootstrap_alpha(data.o, result.delta, pairs=data.pairs, resamples=self.resamples, rng=rng)
+            dist = bootstrap_alpha(
+                data.o, result.delta, pairs=data.pairs, resamples=self.resamples, rng=rng,
+                expected_d=result.expected_disagreement, cells=data.nonzero(),
+            )  # fmt: skip
             fig["ci95"] = [_r(x) for x in dist.interval(CONFIDENCE)]
             for t in THRESHOLDS:
                 fig[_threshold_key(t)] = _r(dist.p_below(t))
