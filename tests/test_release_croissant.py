@@ -120,3 +120,22 @@ def test_mlcroissant_validate_is_clean(release):
     done = subprocess.run([str(cli), "validate", "--jsonld", str(release / "croissant.json")], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert "Done." in done.stderr and not [line for line in done.stderr.splitlines() if line[:1] in ("W", "E")], done.stderr
+
+
+def test_rows_spelt_once_give_the_same_clip_lines_and_row_records_as_spelling_each_whole(sample_path):
+    """A freeze spells each row once, for its clip's line and its row record: both must be the text
+    ``json.dumps`` gives the whole clip and the merged record, on the public release's own rows (odd keys,
+    unicode, nulls and all), and on rows shaped unusually."""
+    from annotation.releases.croissant import row_record_files
+    from annotation.rescue_format.exporter import dumps_clip, dumps_row
+
+    clips = [json.loads(line) for line in sample_path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    clips.append({"sample_id": "odd/1", "scenario": "couple", "rows": [{}, {"scenario": "x", "é": [1.5, None]}], "note": "ü"})
+    texts = [[dumps_row(r) for r in c["rows"]] for c in clips]
+    for clip, spelt in zip(clips, texts):
+        assert dumps_clip(clip, spelt) == json.dumps(clip, ensure_ascii=False)
+    splits = {c["sample_id"]: ("train", "validation", "test")[i % 3] for i, c in enumerate(clips)}
+    assert row_record_files(clips, splits, texts) == row_record_files(clips, splits)
+    expected = [json.dumps({"sample_id": c["sample_id"], "scenario": c["scenario"], **r}, ensure_ascii=False) for c in clips for r in c["rows"]]
+    written = [line for data in row_record_files(clips, splits, texts).values() for line in data.decode("utf-8").splitlines()]
+    assert sorted(written) == sorted(expected)

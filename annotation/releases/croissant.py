@@ -285,13 +285,23 @@ def config_files(files: dict[str, bytes]) -> dict[str, dict[str, str]]:
     return {config: {s: p for s, p in splits.items() if p in files} for config, splits in out.items()}
 
 
-def row_record_files(clips: list[dict], splits: dict[str, str]) -> dict[str, bytes]:
+def row_record_files(clips: list[dict], splits: dict[str, str], row_texts: list[list[str]] | None = None) -> dict[str, bytes]:
     """``data/row_records/<split>.jsonl``: each clip's rows, one per line, each with the clip's
-    ``sample_id`` and ``scenario`` first, then the row's keys in the row's own order."""
+    ``sample_id`` and ``scenario`` first, then the row's keys in the row's own order.
+
+    ``row_texts``: per clip, its rows already spelt (``exporter.dumps_row``); a record is then the head's
+    keys written before the row's text, the text ``json.dumps`` gives the merged dict."""
     lines: dict[str, list[str]] = {s: [] for s in SPLITS}
-    for clip in clips:
+    for index, clip in enumerate(clips):
         head = {"sample_id": clip["sample_id"], "scenario": clip["scenario"]}
-        lines[splits[clip["sample_id"]]].extend(json.dumps({**head, **row}, ensure_ascii=False) + "\n" for row in clip["rows"])
+        spelt = row_texts[index] if row_texts is not None else [None] * len(clip["rows"])
+        opening = json.dumps(head, ensure_ascii=False)[:-1]
+        out = lines[splits[clip["sample_id"]]]
+        for row, text in zip(clip["rows"], spelt):
+            if text is None or not row or "sample_id" in row or "scenario" in row:
+                out.append(json.dumps({**head, **row}, ensure_ascii=False) + "\n")
+            else:
+                out.append(opening + ", " + text[1:] + "\n")
     return {row_records_path(s): "".join(lines[s]).encode("utf-8") for s in SPLITS}
 
 

@@ -92,9 +92,25 @@ def iter_release_clips(project: Project, source: ExportSource, result: ExportRes
         yield release_clip(clip, rows)
 
 
-def dumps_clip(clip: dict) -> str:
-    """One line of the release file (the release's own JSON spelling)."""
-    return json.dumps(clip, ensure_ascii=False)
+def dumps_row(row: dict) -> str:
+    """A row in the release's own JSON spelling: as it appears inside its clip's line."""
+    return json.dumps(row, ensure_ascii=False)
+
+
+def dumps_clip(clip: dict, row_texts: list[str] | None = None) -> str:
+    """One line of the release file (the release's own JSON spelling).
+
+    ``row_texts``: the clip's rows already spelt (``dumps_row``), for a caller that writes them elsewhere too;
+    the line is the same text ``json.dumps`` gives the whole clip (a nested dict is spelt as it is alone).
+    """
+    if row_texts is None:
+        return json.dumps(clip, ensure_ascii=False)
+    rows = "[" + ", ".join(row_texts) + "]"
+    items = (
+        json.dumps(key, ensure_ascii=False) + ": " + (rows if key == "rows" else json.dumps(value, ensure_ascii=False))
+        for key, value in clip.items()
+    )
+    return "{" + ", ".join(items) + "}"
 
 
 def export_rescue(project: Project, source: ExportSource, out: IO[str], clips=None) -> ExportResult:
