@@ -432,6 +432,14 @@ def test_every_coders_texts_are_what_the_field_reads_from_their_whole_document(s
     clips = candidate_clips(semantic_project)
     ex = extract(clips)
     texts = extract_texts(ex, clips)
+    # Read with the label parts in one pass (what a report does), the texts are the same.
+    from annotation.agreement.textfields import extract_with_texts
+
+    together = extract_texts(extract_with_texts(clips, ex.work_scope), clips)
+    for key, matrix in texts.items():
+        other = together[key]
+        assert matrix.domain == other.domain and matrix.unit_key == other.unit_key, key
+        assert np.array_equal(matrix.unit_row, other.unit_row) and np.array_equal(matrix.codes, other.codes), key
     row_ids = ex.unit_row_ids
     documents = {}
     for j, row_id in enumerate(row_ids):
@@ -473,12 +481,20 @@ def test_a_release_reads_the_data_once_for_both_reports_and_they_equal_each_comp
     from annotation.agreement import compute_release_reports, report
     from annotation.agreement import services as agreement_services
 
+    from annotation.agreement import textfields
+
     released = sorted(semantic_project.clips.values_list("sample_id", flat=True))[:2]
     extractions = []
     real_extract = agreement_services.extract
-    monkeypatch.setattr(agreement_services, "extract", lambda *a, **k: extractions.append(1) or real_extract(*a, **k))
+    def counting(*a, **k):
+        extractions.append(k.get("text_parts", a[2] if len(a) > 2 else ()))
+        return real_extract(*a, **k)
+
+    monkeypatch.setattr(agreement_services, "extract", counting)
+    monkeypatch.setattr(textfields, "extract", counting)
     labels, texts = compute_release_reports(semantic_project, clips=released)
-    assert len(extractions) == 1  # one reading of the data for both kinds
+    # One reading of the documents for both kinds, label parts and free-text parts together.
+    assert len(extractions) == 1 and set(extractions[0]) == set(textfields.READS)
     # Independent computations: each report built on its own, from its own extraction.
     assert labels == report.build_report(semantic_project, clips=released)
     assert texts == semantic.build_semantic_report(semantic_project, clips=released, provider=model)[0]
@@ -487,7 +503,8 @@ def test_a_release_reads_the_data_once_for_both_reports_and_they_equal_each_comp
     for kind, stored in ((agreement_services.LABELS, labels), (agreement_services.TEXTS, texts)):
         state = agreement_services.report_state(semantic_project, params, kind=kind, start=False)
         assert state.status == "ready" and state.report.report == stored
-    assert compute_release_reports(semantic_project, clips=released) == (labels, texts) and len(extractions) == 1
+    extractions.clear()  # the independent computations above read the data on their own
+    assert compute_release_reports(semantic_project, clips=released) == (labels, texts) and not extractions
 
 
 @pytest.mark.django_db

@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from dataclasses import dataclass, field
+from itertools import islice
 
 import numpy as np
 from django.db import NotSupportedError
@@ -66,6 +67,8 @@ class Extraction:
     # Per unit: what its LLM draft was made from (``Draft.modality``: "video", "audio", "transcript",
     # "" not recorded), None where the row has no draft.
     unit_modality: np.ndarray | None = None
+    # The free-text parts read in the same pass, when asked for (``extract(..., text_parts=...)``).
+    text_columns: TextColumns | None = None
 
     @property
     def humans(self) -> list[int]:
@@ -201,6 +204,61 @@ def document_columns(documents: QuerySet, *leading: str) -> dict[str, list]:
     return {name: list(column) for name, column in zip(names, columns)}
 
 
+
+class PartColumns:
+    """Documents streamed in as columns of small integers: per part, the position of each document's value
+    among that part's distinct values, numbered in order of first appearance (what ``_factorise`` gives), and
+    the leading fields as plain lists.
+
+    Documents repeat their parts a lot (drafts, unchanged revisions, phrases coders reuse): a 10x release reads
+    280,000 documents with a few tens of thousands of distinct parts, so only the distinct values are kept,
+    and every per-document step after is numpy's.
+    """
+
+    CHUNK = 2000
+
+    def __init__(self, parts: tuple[str, ...]):
+        self.parts = parts
+        self.levels: dict[str, dict] = {name: {} for name in parts}  # value (None: absent) -> its number
+        self._codes: dict[str, list[np.ndarray]] = {name: [] for name in parts}
+
+    def read(self, rows, leading: int) -> list[list]:
+        """Take ``rows`` (``leading`` fields, then one value per part); returns the leading fields' columns."""
+        out: list[list] = [[] for _ in range(leading)]
+        rows = iter(rows)
+        while chunk := list(islice(rows, self.CHUNK)):
+            columns = list(zip(*chunk))
+            for column, kept in zip(columns[:leading], out):
+                kept.extend(column)
+            for name, column in zip(self.parts, columns[leading:]):
+                levels = self.levels[name]
+                new = [value for value in dict.fromkeys(column) if value not in levels]
+                levels.update(zip(new, range(len(levels), len(levels) + len(new))))
+                self._codes[name].append(np.fromiter(map(levels.__getitem__, column), dtype=np.int64, count=len(column)))
+        return out
+
+    def columns(self) -> dict[str, tuple[np.ndarray, list]]:
+        """{part: (its code per document, in the order read; its distinct values by code)}."""
+        return {
+            name: (
+                np.concatenate(self._codes[name]) if self._codes[name] else np.zeros(0, dtype=np.int64),
+                list(self.levels[name]),
+            )
+            for name in self.parts
+        }
+
+
+@dataclass
+class TextColumns:
+    """The free-text parts of the documents an extraction counts, read with its label parts (``extract(...,
+    text_parts=...)``) for ``textfields.extract_texts``: per document (revisions, then drafts, as the
+    extraction numbers them) its coder and unit, and per part its codes and distinct raw JSON texts."""
+
+    doc_coder: np.ndarray
+    doc_unit: np.ndarray
+    parts: dict[str, tuple[np.ndarray, list]]
+
+
 def slim_document(parts: dict) -> dict:
     """A document in the shape of the full one, holding only ``parts`` (part name -> text or flag).
 
@@ -258,11 +316,15 @@ def measure_codes(measure: Measure, parts: dict[str, tuple[np.ndarray, list]], s
     return per_combination[inverse.reshape(-1)], domain
 
 
-def extract(clips: QuerySet[Clip], work_scope: str = DEFAULT_WORK_SCOPE) -> Extraction:
+def extract(
+    clips: QuerySet[Clip], work_scope: str = DEFAULT_WORK_SCOPE, text_parts: tuple[str, ...] = ()
+) -> Extraction:
     """Read the rows, assignments, counted revisions and drafts of ``clips`` into value matrices.
 
     The units are the rows of the clips that are not discarded; revisions of
-    discarded clips are only counted as left out.
+    discarded clips are only counted as left out. ``text_parts``: top-level
+    document keys read in the same pass for the free-text figures
+    (``Extraction.text_columns``; ``textfields.extract_with_texts``).
     """
     in_scope = clips.exclude(state=ClipState.DISCARDED)
     clip_rows = sorted(in_scope.values_list("id", "sample_id", "scenario"), key=lambda c: c[1])
@@ -286,16 +348,27 @@ def extract(clips: QuerySet[Clip], work_scope: str = DEFAULT_WORK_SCOPE) -> Extr
         usernames[annotator_id] = username
         modes[mode] += clip_state != ClipState.DISCARDED
 
-    # The documents that count: the coded revisions (the work scope's rule), then the drafts.
+    # The documents that count: the coded revisions (the work scope's rule), then the drafts, each streamed once
+    # for the label parts and any free-text parts. In a fixed order (by row, then coder's name): free texts are
+    # numbered in order of first appearance, which must not depend on a query plan.
     revisions = with_left_out(Revision.objects.filter(row__clip__in=clips), work_scope)
-    # In a fixed order: values are numbered in order of first appearance, which must not depend on a query plan.
-    counted = document_columns(
-        revisions.filter(**{f"{LEFT_OUT_FIELD}__isnull": True}).order_by("row_id", "annotator_id"),
-        "row_id",
-        "annotator_id",
-        "status",
-    )
-    drafts = document_columns(Draft.objects.filter(row__clip__in=in_scope).order_by("row_id"), "row_id", "modality")
+    expressions = _part_expressions()
+    # A free-text part that is also a label part (a whole top-level key) is read once.
+    shared = {key: f"agreement_{name}" for name, path in TEXT_PARTS.items() for key in text_parts if path == (key,)}
+    expressions.update({f"text_{key}": JSONText("content", key) for key in text_parts if key not in shared})
+    reader = PartColumns(tuple(expressions))
+    counted = dict(zip(("row_id", "annotator_id", "status"), reader.read(
+        revisions.filter(**{f"{LEFT_OUT_FIELD}__isnull": True}).annotate(**expressions)
+        .values_list("row_id", "annotator_id", "status", *expressions).order_by("row_id", "annotator__username")
+        .iterator(chunk_size=PartColumns.CHUNK),
+        3,
+    )))  # fmt: skip
+    drafts = dict(zip(("row_id", "modality"), reader.read(
+        Draft.objects.filter(row__clip__in=in_scope).annotate(**expressions)
+        .values_list("row_id", "modality", *expressions).order_by("row_id").iterator(chunk_size=PartColumns.CHUNK),
+        2,
+    )))  # fmt: skip
+    part_columns = reader.columns()
     left_out: Counter = Counter()
     for item in (
         revisions.exclude(**{f"{LEFT_OUT_FIELD}__isnull": True})
@@ -330,7 +403,7 @@ def extract(clips: QuerySet[Clip], work_scope: str = DEFAULT_WORK_SCOPE) -> Extr
 
     unit_speaker_codes, speaker_names = _factorise(speakers)
     doc_speaker = (unit_speaker_codes[doc_unit], speaker_names)
-    parts = {name: _factorise(counted[name] + drafts[name]) for name in PARTS}
+    parts = {name: part_columns[f"agreement_{name}"] for name in PARTS}
     values = {}
     for source, measure in SOURCES.items():
         per_document, domain = measure_codes(measure, parts, doc_speaker)
@@ -371,6 +444,11 @@ def extract(clips: QuerySet[Clip], work_scope: str = DEFAULT_WORK_SCOPE) -> Extr
         unit_row_ids=[r[0] for r in rows],
         left_out=dict(left_out),
         unit_modality=_unit_modality(n_units, [unit_of[r] for r in drafts["row_id"]], drafts["modality"]),
+        text_columns=(
+            TextColumns(doc_coder, doc_unit, {key: part_columns[shared.get(key, f"text_{key}")] for key in text_parts})
+            if text_parts
+            else None
+        ),
     )
 
 

@@ -47,7 +47,7 @@ import numpy as np
 
 from .bootstrap import METHOD as BOOTSTRAP_METHOD
 from .bootstrap import bootstrap_cells
-from .extract import Extraction, candidate_clips, extract, report_scope
+from .extract import Extraction, candidate_clips, report_scope
 from .fields import THERAPIST_ROWS
 from .report import (
     CONFIDENCE,
@@ -63,7 +63,7 @@ from .report import (
     slice_entry,
 )
 from .scope import DEFAULT_WORK_SCOPE, check_work_scope
-from .textfields import TEXT_FIELDS, TextField, TextMatrix, extract_texts
+from .textfields import TEXT_FIELDS, TextField, TextMatrix, extract_texts, extract_with_texts
 
 # 1: alpha with delta = 1 - cos per text field, paired-coder and permutation-baseline similarity.
 SEMANTIC_VERSION = 1
@@ -525,7 +525,8 @@ def build_semantic_report(
     candidates = candidate_clips(project, scenario=scenario, clips=clips)
     scope = report_scope(scenario, clips, work_scope)
     return semantic_report_for_extraction(
-        extract(candidates, work_scope), candidates, project=project.slug, scope=scope, resamples=resamples, seed=seed,
+        extract_with_texts(candidates, work_scope), candidates, project=project.slug, scope=scope, resamples=resamples,
+        seed=seed,
         provider=provider, progress=progress,
     )  # fmt: skip
 

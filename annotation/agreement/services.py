@@ -128,10 +128,14 @@ class ReportKind:
     def fingerprint_head(self) -> tuple:
         return ("agreement report", REPORT_VERSION)
 
+    def extract(self, candidates, work_scope: str):
+        """What ``build_from`` reads (the free-text kind reads the documents' texts in the same pass)."""
+        return extract(candidates, work_scope)
+
     def build(self, project: Project, params: Params, progress=None) -> tuple[dict, dict]:
         """(the report, facts about the run for the job's result): ``build_from`` on a fresh extraction."""
         candidates = candidate_clips(project, scenario=params.scenario, clips=params.clips)
-        return self.build_from(extract(candidates, params.work_scope), candidates, project, params, progress)
+        return self.build_from(self.extract(candidates, params.work_scope), candidates, project, params, progress)
 
     def build_from(self, extraction, candidates, project: Project, params: Params, progress=None) -> tuple[dict, dict]:
         """``build`` from coders, rows and units already extracted (``extract``) from the clips ``candidates``
@@ -149,6 +153,11 @@ class TextReportKind(ReportKind):
 
     def scope(self, params: Params) -> dict:
         return {**params.as_dict(), "measure": SEMANTIC, "model": _semantic_provider().id}
+
+    def extract(self, candidates, work_scope: str):
+        from .textfields import extract_with_texts
+
+        return extract_with_texts(candidates, work_scope)
 
     def fingerprint_head(self) -> tuple:
         from .semantic import SEMANTIC_VERSION
@@ -377,7 +386,9 @@ def reports_for(project: Project, params: Params, kinds: tuple[ReportKind, ...] 
         missing = [kind for kind in kinds if kind not in out]
         if missing:
             candidates = candidate_clips(project, scenario=params.scenario, clips=params.clips)
-            extraction = extract(candidates, params.work_scope)
+            # One reading for every kind computed: the free-text kind's, which reads the label parts too.
+            reader = max(missing, key=lambda kind: isinstance(kind, TextReportKind))
+            extraction = reader.extract(candidates, params.work_scope)
             for kind in missing:
                 try:
                     built[kind] = kind.build_from(extraction, candidates, project, params)[0]

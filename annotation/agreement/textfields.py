@@ -25,17 +25,14 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
-from itertools import compress, islice, repeat
 
 import numpy as np
 import orjson
 from django.db.models import QuerySet
 
-from ..models import Draft, Revision
 from ..schema import relation_label_key
-from .extract import NOT_CODED, Extraction, JSONText
+from .extract import NOT_CODED, Extraction, extract
 from .fields import EVERY_ROW, THERAPIST_ROWS
-from .scope import LEFT_OUT_FIELD, with_left_out
 
 EMPTY = ""
 
@@ -228,14 +225,6 @@ class TextMatrix:
     domain: list[str]
 
 
-def _documents(documents: QuerySet, *leading: str):
-    """The documents' parts, in the order of ``leading``: the texts' positions (and so the order in which every
-    figure sums their vectors) must not depend on the order a query plan happens to return rows in, or a
-    release would not reproduce byte for byte."""
-    parts = {f"text_{key}": JSONText("content", key) for key in READS}
-    return documents.annotate(**parts).values_list(*leading, *parts).order_by(*leading).iterator(chunk_size=2000)
-
-
 def _first_appearance(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(``codes`` renumbered 0, 1, ... in the order each value first appears; where each new number first
     appears): what numbering in a dict as one goes gives, for integers, in a few sorts."""
@@ -246,82 +235,33 @@ def _first_appearance(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return rank[inverse.reshape(-1)], first[order]
 
 
-class _PartColumns:
-    """The documents that count, as columns of small integers: per document its coder and unit, and per part
-    the position of its raw JSON text among that part's distinct texts, numbered in order of first appearance.
-
-    Documents repeat their parts a lot (drafts, unchanged revisions, phrases coders reuse): a 10x release
-    reads 280,000 documents with a few tens of thousands of distinct parts. Numbering the parts as the
-    documents stream in keeps only the distinct texts, and leaves every per-document step to numpy.
-    """
-
-    CHUNK = 2000
-
-    def __init__(self):
-        self.levels: dict[str, dict] = {key: {} for key in READS}  # raw text (None: absent) -> its number
-        self._codes: dict[str, list[np.ndarray]] = {key: [] for key in READS}
-        self._coder: list[np.ndarray] = []
-        self._unit: list[np.ndarray] = []
-
-    def read(self, documents, coder: dict | int, unit_of: dict[int, int]) -> None:
-        """Take ``documents`` (a row id, a username unless ``coder`` is one coder's number, then the parts of
-        ``READS``); a document counts when its row is a unit (``unit_of``) and its username a coder (``coder``)."""
-        documents = iter(documents)
-        while chunk := list(islice(documents, self.CHUNK)):
-            columns = list(zip(*chunk))
-            units = np.fromiter(map(unit_of.get, columns[0], repeat(-1)), dtype=np.int64, count=len(chunk))
-            if isinstance(coder, int):
-                coders = np.full(len(chunk), coder, dtype=np.int64)
-            else:
-                coders = np.fromiter(map(coder.get, columns[1], repeat(-1)), dtype=np.int64, count=len(chunk))
-            keep = (units >= 0) & (coders >= 0)
-            parts = columns[-len(READS) :]
-            if not keep.all():
-                parts = [list(compress(column, keep.tolist())) for column in parts]
-                units, coders = units[keep], coders[keep]
-            if not len(units):
-                continue
-            self._coder.append(coders)
-            self._unit.append(units)
-            for key, column in zip(READS, parts):
-                levels = self.levels[key]
-                new = [text for text in dict.fromkeys(column) if text not in levels]
-                levels.update(zip(new, range(len(levels), len(levels) + len(new))))
-                self._codes[key].append(np.fromiter(map(levels.__getitem__, column), dtype=np.int64, count=len(column)))
-
-    def done(self) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray], dict[str, list]]:
-        """(coder per document, unit per document, part codes per document, each part's raw texts by number)."""
-        join = lambda arrays: np.concatenate(arrays) if arrays else np.zeros(0, dtype=np.int64)  # noqa: E731
-        return (
-            join(self._coder),
-            join(self._unit),
-            {key: join(self._codes[key]) for key in READS},
-            {key: list(levels) for key, levels in self.levels.items()},
-        )
+def extract_with_texts(clips: QuerySet, work_scope: str) -> Extraction:
+    """``extract`` reading the free-text parts in the same pass over the documents (what ``extract_texts`` needs)."""
+    return extract(clips, work_scope, text_parts=READS)
 
 
 def extract_texts(ex: Extraction, clips: QuerySet) -> dict[str, TextMatrix]:
     """The texts of the documents that count in ``ex`` (its work scope), one matrix per text field.
 
-    A field's texts are computed once per distinct combination of the parts it reads (and the row's speaker,
-    for the one field that reads it), in the order the combinations first appear among the documents (the
-    revisions by row and coder, then the drafts by row); every document with that combination gets them. Texts
-    and units are numbered in order of first appearance, so the numbering never depends on a query plan.
+    The documents' free-text parts come from ``ex`` when it read them (``extract_with_texts``), else they are
+    read again here with the rest. A field's texts are computed once per distinct combination of the parts it
+    reads (and the row's speaker, for the one field that reads it), in the order the combinations first appear
+    among the documents (the revisions by row and coder's name, then the drafts by row); every document with that
+    combination gets them. Texts and units are numbered in order of first appearance, so the numbering never
+    depends on a query plan.
     """
-    unit_of = {row_id: j for j, row_id in enumerate(ex.unit_row_ids)}
-    coder_of = {name: i for i, name in enumerate(ex.coders)}
-    counted = with_left_out(Revision.objects.filter(row__clip__in=clips), ex.work_scope).filter(
-        **{f"{LEFT_OUT_FIELD}__isnull": True}
-    )
-    columns = _PartColumns()
-    columns.read(_documents(counted, "row_id", "annotator__username"), coder_of, unit_of)
-    if ex.llm is not None:
-        columns.read(_documents(Draft.objects.filter(row__clip__in=clips), "row_id"), ex.llm, unit_of)
-    doc_coder, doc_unit, part_codes, part_texts = columns.done()
+    columns = ex.text_columns
+    if columns is None:
+        again = extract_with_texts(clips, ex.work_scope)
+        if again.coders != ex.coders or again.unit_row_ids != ex.unit_row_ids:
+            raise ValueError("the coders or rows changed since the extraction; extract again")
+        columns = again.text_columns
     speaker_names = list(dict.fromkeys(ex.unit_speaker))
     speaker_code = {s: i for i, s in enumerate(speaker_names)}
     unit_speaker = np.fromiter(map(speaker_code.__getitem__, ex.unit_speaker), dtype=np.int64, count=ex.units)
-    doc_speaker = unit_speaker[doc_unit]
+    doc_speaker = unit_speaker[columns.doc_unit]
+    part_codes = {key: codes for key, (codes, _) in columns.parts.items()}
+    part_texts = {key: texts for key, (_, texts) in columns.parts.items()}
     decoded: dict[str, object] = {}
 
     def content_of(field: TextField, doc: int) -> dict:
@@ -335,7 +275,7 @@ def extract_texts(ex: Extraction, clips: QuerySet) -> dict[str, TextMatrix]:
         return content
 
     return {
-        f.key: _field_matrix(f, ex, doc_coder, doc_unit, doc_speaker, speaker_names, part_codes, content_of)
+        f.key: _field_matrix(f, ex, columns.doc_coder, columns.doc_unit, doc_speaker, speaker_names, part_codes, content_of)
         for f in TEXT_FIELDS
     }
 
