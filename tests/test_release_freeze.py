@@ -352,3 +352,51 @@ def test_a_release_records_its_figure_style_and_is_reproduced_in_it(sample, tmp_
     assert verification.ok, verification.lines()
     with pytest.raises(FreezeError, match="style 9"):
         recorded_figure_style({"figure_style": 9})
+
+@pytest.mark.django_db(transaction=True)
+def test_outside_a_transaction_the_agreement_is_computed_in_a_thread_beside_the_other_stages(project, monkeypatch):
+    """The freeze's one concurrency: the agreement reports in a ``concurrent.futures`` thread with its own database
+    connection, while the gold, data, tasks and statistics are built. The files are those of the sequential
+    freeze, byte for byte; an error in the thread fails the freeze with that error."""
+    import threading
+
+    from django.db import connection
+
+    from annotation.models import AgreementReport
+    from annotation.releases import freeze as freeze_module
+
+    generate(project, clips=12, annotators=3, seed=6)
+    seen = []
+    real = freeze_module.agreement_file
+
+    def recording(*args):
+        seen.append((threading.current_thread().name, id(connection.connection) if connection.connection else None))
+        return real(*args)
+
+    monkeypatch.setattr(freeze_module, "agreement_file", recording)
+    beside = build_release(project, version="1.0.0", seed=1)
+    assert seen[0][0].startswith("freeze-agreement") and seen[0][1] != id(connection.connection)
+    AgreementReport.objects.filter(project=project).delete()  # computed again, not read back
+    sequential = build_release(project, version="1.0.0", seed=1, alongside=False)
+    assert seen[1][0] == threading.current_thread().name
+    assert beside.files == sequential.files and json.loads(beside.files["agreement.json"])["available"] is True
+
+    def failing(*args):
+        raise RuntimeError("the agreement could not be computed")
+
+    monkeypatch.setattr(freeze_module, "agreement_file", failing)
+    with pytest.raises(RuntimeError, match="could not be computed"):
+        build_release(project, version="1.0.1", seed=1)
+
+
+def test_inside_a_transaction_the_agreement_is_computed_in_the_freezing_thread(synthetic, monkeypatch):
+    """Another connection cannot see a transaction's uncommitted rows: inside one, nothing runs beside."""
+    import threading
+
+    from annotation.releases import freeze as freeze_module
+
+    names = []
+    real = freeze_module.agreement_file
+    monkeypatch.setattr(freeze_module, "agreement_file", lambda *a: names.append(threading.current_thread().name) or real(*a))
+    build_release(synthetic, version="1.0.0", seed=1)
+    assert names == [threading.current_thread().name]
