@@ -112,9 +112,19 @@ def pairable(codes: np.ndarray, n_values: int) -> Pairable:
     weight = 1.0 / (m - 1)
     # Every value of a pairable unit pairs with another coder's: the values present are those, and the counts
     # are kept over them alone (a domain of a thousand target sets would otherwise be a million cells per pair).
-    present = np.unique(codes[valid])
+    values = codes[valid]
+    # Sorted distinct values and each code's position among them: by counting and a lookup table when the
+    # domain is not much larger than the values (the presence measures' two values over 70,000 units at 10x),
+    # else by sorting.
+    if n_values <= 4 * len(values):
+        present = np.flatnonzero(np.bincount(values, minlength=n_values))
+        position = np.zeros(n_values, dtype=np.int64)
+        position[present] = np.arange(len(present))
+        compact = position[np.maximum(codes, 0)]
+    else:
+        present = np.unique(values)
+        compact = np.searchsorted(present, np.maximum(codes, 0))
     p = len(present)
-    compact = np.searchsorted(present, np.maximum(codes, 0))
     o = np.zeros(p * p)
     # Each ordered pair of values from two different coders of a unit adds 1 / (m_u - 1).
     # Counted for coder i before coder j, then mirrored: (j, i) gives the transpose.
@@ -122,10 +132,14 @@ def pairable(codes: np.ndarray, n_values: int) -> Pairable:
         for j in range(i + 1, len(codes)):
             both = valid[i] & valid[j]
             if both.any():
-                # Summed per cell that occurs, then added to those cells: what adding a p x p count would give
-                # (the same sums, in the same order), without one for every pair of coders.
-                cells, at = np.unique(compact[i][both] * p + compact[j][both], return_inverse=True)
-                o[cells] += np.bincount(at.reshape(-1), weights=weight[both])
+                ids = compact[i][both] * p + compact[j][both]
+                if p * p <= 4 * len(ids):  # a small domain: one count over all its cells
+                    o += np.bincount(ids, weights=weight[both], minlength=p * p)
+                else:
+                    # Summed per cell that occurs, then added to those cells: what adding a p x p count gives (the
+                    # same sums, in the same order), without a million-cell count for every pair of coders.
+                    cells, at = np.unique(ids, return_inverse=True)
+                    o[cells] += np.bincount(at.reshape(-1), weights=weight[both])
     # o + o.T, cell by cell where a count occurs (one addition each, as the dense sum makes it; a transposed
     # p x p addition reads memory out of order, which made it most of this function's time).
     counted = np.flatnonzero(o)
