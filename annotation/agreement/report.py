@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from importlib.metadata import version
 from itertools import combinations
 
@@ -164,15 +164,26 @@ class _Computer:
             self.distances[key] = distance_matrix(measure.level, self.ex.values[measure.source].domain)
         return self.distances[key][np.ix_(present, present)]
 
-    def figure(self, measure: Measure, available: np.ndarray, coders: list[int]) -> tuple[dict, Alpha]:
+    def figure(
+        self, measure: Measure, available: np.ndarray, coders: list[int], *, coincidences: bool = False
+    ) -> tuple[dict, Alpha]:
+        """The figure of ``coders`` on the slice, and its alpha; the alpha keeps its coincidences (``data``) only
+        when asked (``coincidences``, for the confusion tables): the figures of a 10x report would otherwise hold
+        a million-cell matrix each, over a gigabyte in all."""
         names = [self.ex.coders[c] for c in coders]
         codes = self.matrix(measure, available, coders)
         # The same codes give the same figure: slices and modalities often select the same units.
         key = hashlib.blake2b(repr((measure.key, names, codes.shape)).encode() + codes.tobytes(), digest_size=16).digest()
+        n_values = len(self.ex.values[measure.source].domain)
         if key not in self.memo:
-            data = pairable(codes, len(self.ex.values[measure.source].domain))
-            self.memo[key] = self._compute(measure, names, data)
-        return self.memo[key]
+            fig, result = self._compute(measure, names, pairable(codes, n_values))
+            self.memo[key] = fig, replace(result, data=None, delta=None)
+            if coincidences:
+                return fig, replace(result, delta=None)
+        fig, result = self.memo[key]
+        if coincidences:
+            result = replace(result, data=pairable(codes, n_values))
+        return fig, result
 
     def _compute(self, measure: Measure, names: list[str], data: Pairable) -> tuple[dict, Alpha]:
         domain = self.ex.values[measure.source].domain
@@ -423,7 +434,7 @@ def report_from_extraction(
             continue
         measures = {}
         for measure in MEASURES:
-            fig_humans, res_humans = computer.figure(measure, available, humans)
+            fig_humans, res_humans = computer.figure(measure, available, humans, coincidences=measure.nominal)
             item = {"humans": fig_humans, "with_llm": None, "pairs": []}
             if len(everyone) > len(humans):
                 item["with_llm"] = computer.figure(measure, available, everyone)[0]
