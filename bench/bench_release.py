@@ -1,39 +1,32 @@
-"""Freezing a release: wall time at full scale and at 10x, sequential and with the agreement alongside.
+"""Freezing a release, plainly and sequentially: wall time at full scale and at 10x.
 
-A freeze reads the gold, splits, the six task instance sets, statistics and
-baselines, the agreement reports, figures, the card, Croissant metadata, the
-manifest, the read-only folder and the database record (moving every clip to
-``released``). This script measures it on synthetic projects from
-``generate_synthetic``:
+The freeze runs in one process, one step after another (no forked children,
+no threads): reading the gold, splits, the six task instance sets,
+statistics and baselines, the agreement report, figures, the card, Croissant
+metadata, the manifest, the read-only folder and the database record (moving
+every clip to ``released``). This script measures it on synthetic projects
+from ``generate_synthetic``:
 
   1. full scale: 191 clips, 7,079 rows (the public release's size);
   2. 10x: 1,910 clips, 70,790 rows.
 
-Each scale is frozen two ways, the same bytes:
-
-  sequential          every step in one thread, one after another (``alongside=False``);
-  agreement alongside the platform's freeze: the agreement reports computed in one
-                      ``concurrent.futures`` thread beside the gold, data, tasks and
-                      statistics (``freeze._agreement_alongside``); no process is forked.
-
 Every freeze is cold: before each trial the released clips are reopened (back
 to ``adjudicated``, as a lead does) and the project's stored agreement reports
-are dropped, so every freeze computes the agreement reports and moves every
-clip (the embedding cache is kept: a first trial on a new project also embeds
-every text, and is not the figure). After the trials, ``reproduce`` rebuilds
-the last release into another folder and compares bytes. For context (not a
-target) it also prints the floor: one query for all gold rows, each put in
-release order by the exporter, the clips serialised to JSONL once.
+are dropped, so every freeze computes the agreement report and moves every
+clip. After the trials, ``reproduce`` rebuilds the last release into another
+folder and compares bytes. For context (not a target) it also prints the
+floor: one query for all gold rows, each put in release order by the
+exporter, the clips serialised to JSONL once.
 
-Target: the 10x freeze (the platform's, agreement alongside) under 30 s; the
-sequential figure says what the thread buys.
+Target: the 10x freeze under 30 s (the bar below which the freeze needs no
+parallel machinery at all).
 
 The projects are named ``bench-release-<clips>``; a later run reuses them
 (reopened as above) instead of generating them again, which takes minutes at
 10x. Give it a fresh database the first time: history tables and dead rows
 left by other runs slow its queries.
 
-    .venv/bin/python bench/bench_release.py                    # both scales, 2 trials of each way
+    .venv/bin/python bench/bench_release.py                    # both scales, three freezes each
     .venv/bin/python bench/bench_release.py --scales 1 --trials 3
     DATABASE_URL=postgres://... .venv/bin/python bench/bench_release.py
 """
@@ -51,8 +44,6 @@ import uuid
 from pathlib import Path
 
 TARGET_10X_SECONDS = 30.0
-SEQUENTIAL, PLATFORM = "sequential", "agreement alongside"
-WAYS = {SEQUENTIAL: False, PLATFORM: None}  # freeze(alongside=...)
 
 
 def floor_seconds(project) -> float:
@@ -92,24 +83,17 @@ def measure(clips: int, *, seed: int, trials: int, work: Path) -> dict:
     else:
         source = f"reused {project.clips.count()} clips"
     stamp = uuid.uuid4().hex[:6]
-    ways = {}
-    digests = set()
-    for way, alongside in WAYS.items():
-        runs, cpus = [], []
-        for trial in range(trials):
-            transition_many(project.clips.filter(state=ClipState.RELEASED), ClipState.ADJUDICATED, reason="benchmark: freeze again")
-            AgreementReport.objects.filter(project=project).delete()
-            remove_tree(work / "frozen")
-            cpu = resource.getrusage(resource.RUSAGE_SELF)
-            started = time.perf_counter()
-            release, built = freeze(project, version=f"bench-{stamp}-{way[:3]}-{trial}", seed=seed, out_dir=work / "frozen", alongside=alongside)
-            runs.append((time.perf_counter() - started, built))
-            after = resource.getrusage(resource.RUSAGE_SELF)
-            cpus.append(after.ru_utime + after.ru_stime - cpu.ru_utime - cpu.ru_stime)
-            # The version is in the card and the manifest; every other file must be the same whichever way.
-            digests.add(tuple(sorted((p, d) for p, d in built.digests.items() if p not in ("README.md", "croissant.json"))))
-        seconds, best = min(runs, key=lambda r: r[0])
-        ways[way] = {"best": seconds, "median": statistics.median(t for t, _ in runs), "cpu": min(cpus), "runs": [t for t, _ in runs], "stages": best.timings, "built": best}
+    runs, cpus = [], []
+    for trial in range(trials):
+        transition_many(project.clips.filter(state=ClipState.RELEASED), ClipState.ADJUDICATED, reason="benchmark: freeze again")
+        AgreementReport.objects.filter(project=project).delete()
+        remove_tree(work / "frozen")
+        cpu = resource.getrusage(resource.RUSAGE_SELF)
+        started = time.perf_counter()
+        release, built = freeze(project, version=f"bench-{stamp}-{trial}", seed=seed, out_dir=work / "frozen")
+        runs.append((time.perf_counter() - started, built))
+        after = resource.getrusage(resource.RUSAGE_SELF)
+        cpus.append(after.ru_utime + after.ru_stime - cpu.ru_utime - cpu.ru_stime)
     remove_tree(work / "reproduced")
     started = time.perf_counter()
     again, verification = reproduce(release, work / "reproduced")
@@ -118,13 +102,16 @@ def measure(clips: int, *, seed: int, trials: int, work: Path) -> dict:
     floor = floor_seconds(project)
     for folder in ("frozen", "reproduced"):
         remove_tree(work / folder)
-    best = ways[PLATFORM]["built"]
+    seconds, best = min(runs, key=lambda r: r[0])
     return {
         "clips": len(best.clip_ids),
         "rows": best.rows,
         "source": source,
-        "ways": ways,
-        "same_bytes": len(digests) == 1,
+        "best": seconds,
+        "median": statistics.median(t for t, _ in runs),
+        "cpu": min(cpus),
+        "runs": [t for t, _ in runs],
+        "stages": best.timings,
         "reproduce": reproduced,
         "identical": identical,
         "problems": verification.lines(),
@@ -146,7 +133,7 @@ def main(argv=None) -> int:
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--scales", default="1,10", help="multiples of the release's 191 clips (default 1,10)")
-    parser.add_argument("--trials", type=int, default=2, help="cold freezes per scale and way (best and median printed)")
+    parser.add_argument("--trials", type=int, default=3, help="cold freezes per scale (best and median printed)")
     parser.add_argument("--seed", type=int, default=7)
     args = parser.parse_args(argv)
     scales = [int(s) for s in args.scales.split(",")]
@@ -158,21 +145,17 @@ def main(argv=None) -> int:
         for scale in scales:
             results[scale] = figures = measure(RELEASE_CLIPS * scale, seed=args.seed, trials=args.trials, work=work)
             print(f"\n{scale}x: {figures['clips']:,} clips, {figures['rows']:,} rows ({figures['source']}); {figures['megabytes']:.0f} MB of files")
-            for way, w in figures["ways"].items():
-                print(f"  freeze, {way:<19} {w['best']:6.2f} s  (median {w['median']:.2f} s of {len(w['runs'])}; CPU of this process {w['cpu']:.2f} s)")
-                print("    stages of the best       " + ", ".join(f"{k} {v:.2f}" for k, v in w["stages"].items()))
-            print(f"  both ways the same files   {'yes' if figures['same_bytes'] else 'NO'}")
+            every = ", ".join(f"{t:.2f}" for t in figures["runs"])
+            print(f"  freeze (cold, sequential)  {figures['best']:6.2f} s  (median {figures['median']:.2f} s of {len(figures['runs'])}: {every}; CPU of this process {figures['cpu']:.2f} s)")
+            print(f"  peak memory of this process so far  {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")
+            print("  stages of the best freeze  " + ", ".join(f"{k} {v:.2f}" for k, v in figures["stages"].items()))
             print(f"  reproduce                  {figures['reproduce']:6.2f} s, byte-identical: {'yes' if figures['identical'] else 'NO: ' + '; '.join(figures['problems'])}")
-            print(f"  floor (context)            {figures['floor']:6.2f} s  one query for all gold rows, JSONL once; freeze / floor = {figures['ways'][PLATFORM]['best'] / figures['floor']:.1f}")
+            print(f"  floor (context)            {figures['floor']:6.2f} s  one query for all gold rows, JSONL once; freeze / floor = {figures['best'] / figures['floor']:.1f}")
     work.rmdir()
-    ok = all(f["identical"] and f["same_bytes"] for f in results.values())
+    ok = all(f["identical"] for f in results.values())
     if 10 in results:
-        ways = results[10]["ways"]
-        under = ways[PLATFORM]["best"] < TARGET_10X_SECONDS
-        print(
-            f"\ntarget                  the 10x freeze under {TARGET_10X_SECONDS:.0f} s: {'yes' if under else 'NO'} "
-            f"({ways[PLATFORM]['best']:.1f} s with the agreement alongside; {ways[SEQUENTIAL]['best']:.1f} s sequential)"
-        )
+        under = results[10]["best"] < TARGET_10X_SECONDS
+        print(f"\ntarget                  the 10x freeze under {TARGET_10X_SECONDS:.0f} s: {'yes' if under else 'NO'} ({results[10]['best']:.1f} s)")
         ok = ok and under
     return 0 if ok else 1
 

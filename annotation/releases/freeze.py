@@ -19,33 +19,27 @@ existing release holds.
 
 Splits are decided before any gold is read (``plan_release``: relationship
 groups, ``splits.plan_splits``), and a scenario whose groups cannot reach
-every split stops the freeze there unless the lead accepted it.
-
-Everything runs in this process, one step after another, with one exception
-(``_agreement_alongside``): the agreement reports, which read the revisions
-and drafts, never the gold, and are most of a freeze's time (two thirds at
-ten times the public release's size, where the plain sequential freeze takes
-about 35 s), are computed in one ``concurrent.futures`` thread with its own
-database connection while this thread reads the gold and builds the data,
-tasks and statistics. Their reading and figures wait mostly on PostgreSQL and
-numpy, which let the other thread run. Nothing forks or spawns: a Celery
-worker's children may not have children of their own.
+every split stops the freeze there unless the lead accepted it. Everything
+runs in this process, one step after another: at ten times the public
+release's size the whole freeze stays under half a minute (``bench_release``:
+about 28 s, more than half of it the two agreement reports), so nothing here
+forks, spawns or starts a thread. A thread computing the agreement reports
+beside the other stages was measured and gave nothing at that size: the work
+holds Python's interpreter lock.
 """
 from __future__ import annotations
 
-import contextvars
 import gc
 import json
 import re
 import time
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from importlib.metadata import version as package_version
 from pathlib import Path
 
-from django.db import connection, connections, transaction
+from django.db import transaction
 from django.db.models import Count, Max
 
 from tasks.instances import InstanceWriter, build_instances
@@ -55,7 +49,7 @@ from ..codebook.selectors import CURRENT as CURRENT_GUIDANCE
 from ..codebook.selectors import NOT_RECORDED as GUIDANCE_NOT_RECORDED
 from ..codebook.selectors import release_guidance
 from ..models import Clip, ClipState, Gold, Project, Release
-from ..rescue_format.exporter import dumps_clip, dumps_row, release_clip, release_row
+from ..rescue_format.exporter import dumps_clip, release_clip, release_row
 from ..services import ServiceError, transition_many
 from .agreement_report import agreement_file
 from .card import LICENCE_TEXT, CardInputs, render_card
@@ -186,7 +180,6 @@ def build_release(
     provenance: dict | None = None,
     confirmed: str | None = None,
     guidance=CURRENT_GUIDANCE,
-    alongside: bool | None = None,
 ) -> BuiltRelease:
     """Every file of the release, as bytes, with the manifest. Writes nothing.
 
@@ -197,8 +190,7 @@ def build_release(
     date read from the gold and ``provenance`` the facts read from the database
     (both as a release recorded them, to reproduce it); ``guidance`` names the project
     guidance version the card ships (``codebook.selectors.release_guidance``: the one in
-    force, by default). ``alongside=False`` computes the agreement reports after the statistics, in this
-    thread, instead of beside the other stages (``_agreement_alongside``): the same bytes.
+    force, by default).
     """
     check_version(version)
     ratios = parse_ratios(ratios)
@@ -220,7 +212,6 @@ def build_release(
             project, complete, skipped, plan, version=version, seed=seed, group_map=group_map, accepted=accepted, data_as_of=data_as_of, params=params, figure_style=figure_style, progress=progress, started=started,
             provenance=provenance,
             guidance=guidance,
-            alongside=alongside,
         )
 
 
@@ -243,53 +234,8 @@ def _database_facts(project: Project, clip_pks: list[int], data_as_of: str | Non
     return data_as_of or _data_as_of(clip_pks), provenance if provenance is not None else collect_provenance(project, clip_pks)
 
 
-def alongside_possible() -> bool:
-    """Whether another thread can read what this one reads: on PostgreSQL, outside any transaction (a second
-    connection cannot see a transaction's uncommitted rows; SQLite's in-memory databases are per connection)."""
-    return connection.vendor == "postgresql" and not connection.in_atomic_block
-
-
-def _in_own_connection(work: Callable, *args):
-    try:
-        return work(*args)
-    finally:
-        connections.close_all()  # this thread's connections only: Django keeps them per thread
-
-
-class _Now:
-    """``work(*args)`` run when its result is asked for, in the asking thread (a ``Future``'s ``result``)."""
-
-    def __init__(self, work: Callable, *args):
-        self.work, self.args = work, args
-
-    def result(self):
-        return self.work(*self.args)
-
-
-@contextmanager
-def _agreement_alongside(project: Project, sample_ids: list[str], wanted: bool | None):
-    """Yields something whose ``result()`` is ``agreement.json``, computed in a thread beside the block.
-
-    ``wanted``: None (the default) uses a thread where one can read the same data (``alongside_possible``);
-    False computes in the calling thread when asked (the sequential freeze the benchmark measures). The
-    thread runs with a copy of the caller's context (the audit source) and closes its connection when done.
-    If the block fails, the thread is waited for (its reports are stored, harmless) before the error goes on.
-    """
-    if wanted is False or not alongside_possible():
-        yield _Now(agreement_file, project, sample_ids)
-        return
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="freeze-agreement") as pool:
-        future: Future = pool.submit(contextvars.copy_context().run, _in_own_connection, agreement_file, project, sample_ids)
-        yield future
-
-
-def _build(project, complete, skipped, plan: SplitPlan, *, alongside: bool | None, **rest) -> BuiltRelease:
+def _build(project, complete, skipped, plan: SplitPlan, *, version, seed, group_map, accepted, data_as_of, params, figure_style, progress, started, provenance, guidance) -> BuiltRelease:
     """``build_release`` once the clips and their splits are decided."""
-    with _agreement_alongside(project, [c.sample_id for c in complete], alongside) as agreement:
-        return _build_files(project, complete, skipped, plan, agreement=agreement, **rest)
-
-
-def _build_files(project, complete, skipped, plan: SplitPlan, *, agreement, version, seed, group_map, accepted, data_as_of, params, figure_style, progress, started, provenance, guidance) -> BuiltRelease:
     timings: dict[str, float] = {}
     clock = [started]
 
@@ -306,15 +252,12 @@ def _build_files(project, complete, skipped, plan: SplitPlan, *, agreement, vers
     splits = plan.splits
     stage("splits")
 
-    # Each row spelt once, for its clip's line and its row record; each clip encoded once, for every file and digest.
-    row_texts = [[dumps_row(r) for r in c["rows"]] for c in clips]
-    lines = [(dumps_clip(c, texts) + "\n").encode("utf-8") for c, texts in zip(clips, row_texts)]
+    lines = [(dumps_clip(c) + "\n").encode("utf-8") for c in clips]  # each clip encoded once, for every file and digest
     files: dict[str, bytes] = {"data/all.jsonl": b"".join(lines)}
     digests = Digests(files)
     for split in SPLITS:
         files[f"data/{split}.jsonl"] = b"".join(line for c, line in zip(clips, lines) if splits[c["sample_id"]] == split)
-    files.update(row_record_files(clips, splits, row_texts))
-    del row_texts
+    files.update(row_record_files(clips, splits))
     stage("data")
 
     instances = build_instances(clips, splits, seed=seed, taxonomy_version=project.taxonomy_version, params=params)
@@ -355,7 +298,7 @@ def _build_files(project, complete, skipped, plan: SplitPlan, *, agreement, vers
     files["stats.json"] = dumps_json(stats)
     stage("stats")
 
-    files["agreement.json"] = agreement.result()  # computed beside the stages above (``_agreement_alongside``)
+    files["agreement.json"] = agreement_file(project, [c.sample_id for c in complete])
     agreement = json.loads(files["agreement.json"])  # for the card
     stage("agreement")
 
@@ -432,7 +375,6 @@ def freeze(
     params: RuleParameters = DEFAULT_PARAMETERS,
     progress: Progress | None = None,
     confirmed: str | None = None,
-    alongside: bool | None = None,
 ) -> tuple[Release, BuiltRelease]:
     """Build, write (read-only, atomically) and record a new release (``confirmed``: the digest of the
     preview the lead confirmed; the freeze stops if the plan no longer has it)."""
@@ -443,8 +385,7 @@ def freeze(
     if out_dir.exists():
         raise FreezeError(f"{out_dir} already exists; a release folder is never overwritten")
     built = build_release(
-        project, version=version, seed=seed, ratios=ratios, group_map=group_map, accept_incomplete=accept_incomplete, params=params, progress=progress, confirmed=confirmed,
-        alongside=alongside,
+        project, version=version, seed=seed, ratios=ratios, group_map=group_map, accept_incomplete=accept_incomplete, params=params, progress=progress, confirmed=confirmed
     )
     written = False
     started = time.perf_counter()
