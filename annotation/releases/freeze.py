@@ -298,6 +298,10 @@ def _build(project, complete, skipped, plan: SplitPlan, *, version, seed, group_
     files["stats.json"] = dumps_json(stats)
     stage("stats")
 
+    # What the later stages need of the clips (they are in the files now); the rows and task instances are let go
+    # before the agreement reports read every revision: at 10x they are gigabytes the reports would work beside.
+    released = [(c["sample_id"], c["scenario"], len(c["rows"]), sha256(memoryview(line)[:-1])) for c, line in zip(clips, lines)]
+    del clips, lines, instances, writer
     files["agreement.json"] = agreement_file(project, [c.sample_id for c in complete])
     agreement = json.loads(files["agreement.json"])  # for the card
     stage("agreement")
@@ -315,7 +319,7 @@ def _build(project, complete, skipped, plan: SplitPlan, *, version, seed, group_
             files=files,
             name=f"{project.name} {version}",
             description=(
-                f"Annotated couple- and family-therapy dialogue: {len(clips)} clips, {sum(len(c['rows']) for c in clips)} rows "
+                f"Annotated couple- and family-therapy dialogue: {len(released)} clips, {sum(r for _, _, r, _ in released)} rows "
                 "annotated along six dimensions, with instances of six benchmark tasks (intervention timing, relation "
                 "pattern, support target, support strategy, emotion, viewpoint). See README.md."
             ),
@@ -340,21 +344,21 @@ def _build(project, complete, skipped, plan: SplitPlan, *, version, seed, group_
         "inputs": inputs,
         "clips": [
             {
-                "sample_id": c["sample_id"],
-                "scenario": c["scenario"],
-                "group": plan.group_of[c["sample_id"]],
-                "split": splits[c["sample_id"]],
-                "rows": len(c["rows"]),
-                "sha256": sha256(memoryview(line)[:-1]),
+                "sample_id": sample_id,
+                "scenario": scenario,
+                "group": plan.group_of[sample_id],
+                "split": splits[sample_id],
+                "rows": rows,
+                "sha256": digest,
             }
-            for c, line in zip(clips, lines)
+            for sample_id, scenario, rows, digest in released
         ],
         "tasks": {task: {"rule_version": RULE_VERSION, **stats["tasks"][task]["counts"]} for task in ALL_TASKS},
         "files": file_entries(files, digests),
     }
     files[MANIFEST] = dumps_json(manifest)
     stage("manifest")
-    return BuiltRelease(files, manifest, [c["sample_id"] for c in clips], skipped, sum(len(c["rows"]) for c in clips), timings, digests, provenance)
+    return BuiltRelease(files, manifest, [r[0] for r in released], skipped, sum(r[2] for r in released), timings, digests, provenance)
 
 
 def _citation(project: Project, version: str, date: str) -> str:
