@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from annotation.agreement.extract import PARTS, _factorise, document_columns, measure_codes, slim_document
+from annotation.agreement.extract import DocumentParts, _factorise, measure_codes, slim_document
 from annotation.agreement.fields import SOURCES
 from annotation.models import Draft, Revision
 from annotation.rescue_format.importer import import_rescue
@@ -20,9 +20,10 @@ pytestmark = pytest.mark.django_db
 
 
 def _assert_same_values(documents) -> int:
-    columns = document_columns(documents, "pk", "content", "row__primary_speaker")
+    reader = DocumentParts()
+    columns = reader.read(documents, "pk", "content", "row__primary_speaker")
     assert len(columns["pk"]) == documents.count()
-    parts = {name: _factorise(columns[name]) for name in PARTS}
+    parts = reader.label_parts()
     speaker = _factorise(columns["row__primary_speaker"])
     checked = 0
     for source, measure in SOURCES.items():

@@ -21,8 +21,9 @@ import numpy as np
 import pytest
 
 from annotation.agreement import embeddings, semantic
-from annotation.agreement.extract import candidate_clips, extract
-from annotation.agreement.textfields import TEXT_FIELDS_BY_KEY, coder_texts, extract_texts
+from annotation.agreement.extract import candidate_clips
+from annotation.agreement.scope import DEFAULT_WORK_SCOPE
+from annotation.agreement.textfields import TEXT_FIELDS_BY_KEY, coder_texts, extract_texts, extract_with_texts
 from annotation.models import Revision, TextEmbedding
 from annotation.synthetic import generate
 
@@ -233,7 +234,7 @@ def semantic_project(project, model, settings):
 @pytest.mark.django_db
 def test_every_figure_of_a_synthetic_project_equals_the_krippendorff_package(semantic_project, model):
     clips = candidate_clips(semantic_project)
-    ex = extract(clips)
+    ex = extract_with_texts(clips, DEFAULT_WORK_SCOPE)
     texts = extract_texts(ex, clips)
     vectors = embeddings.embed_texts(semantic.texts_in_scope(texts), model).vectors
     computer = semantic._Computer(ex, texts, vectors, 1000, 0)
@@ -400,14 +401,14 @@ def test_texts_are_numbered_the_same_whatever_order_the_database_returns_documen
     from annotation.models import Draft
 
     clips = candidate_clips(semantic_project)
-    ex = extract(clips)
+    ex = extract_with_texts(clips, DEFAULT_WORK_SCOPE)
     before = {key: m.domain for key, m in extract_texts(ex, clips).items()}
     # Rewriting rows unchanged moves them to the end of PostgreSQL's heap, where a plain scan returns them last.
     first_revisions = list(Revision.objects.filter(row__clip__in=clips).order_by("id").values_list("id", flat=True)[:60])
     Revision.objects.filter(id__in=first_revisions).update(content=F("content"))
     first_drafts = list(Draft.objects.filter(row__clip__in=clips).order_by("id").values_list("id", flat=True)[:30])
     Draft.objects.filter(id__in=first_drafts).update(content=F("content"))
-    after = {key: m.domain for key, m in extract_texts(extract(clips), clips).items()}
+    after = {key: m.domain for key, m in extract_texts(extract_with_texts(clips, DEFAULT_WORK_SCOPE), clips).items()}
     assert after == before
 
 
@@ -430,16 +431,8 @@ def test_every_coders_texts_are_what_the_field_reads_from_their_whole_document(s
     }
     draft.save()
     clips = candidate_clips(semantic_project)
-    ex = extract(clips)
+    ex = extract_with_texts(clips, DEFAULT_WORK_SCOPE)
     texts = extract_texts(ex, clips)
-    # Read with the label parts in one pass (what a report does), the texts are the same.
-    from annotation.agreement.textfields import extract_with_texts
-
-    together = extract_texts(extract_with_texts(clips, ex.work_scope), clips)
-    for key, matrix in texts.items():
-        other = together[key]
-        assert matrix.domain == other.domain and matrix.unit_key == other.unit_key, key
-        assert np.array_equal(matrix.unit_row, other.unit_row) and np.array_equal(matrix.codes, other.codes), key
     row_ids = ex.unit_row_ids
     documents = {}
     for j, row_id in enumerate(row_ids):
@@ -478,14 +471,13 @@ def test_every_coders_texts_are_what_the_field_reads_from_their_whole_document(s
 def test_a_release_reads_the_data_once_for_both_reports_and_they_equal_each_computed_on_its_own(
     semantic_project, model, monkeypatch
 ):
-    from annotation.agreement import compute_release_reports, report
+    from annotation.agreement import compute_release_reports, report, textfields
     from annotation.agreement import services as agreement_services
-
-    from annotation.agreement import textfields
 
     released = sorted(semantic_project.clips.values_list("sample_id", flat=True))[:2]
     extractions = []
     real_extract = agreement_services.extract
+
     def counting(*a, **k):
         extractions.append(k.get("text_parts", a[2] if len(a) > 2 else ()))
         return real_extract(*a, **k)

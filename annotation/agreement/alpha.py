@@ -166,7 +166,7 @@ class Alpha:
 
     alpha: float | None
     reason: str | None
-    data: Pairable
+    data: Pairable | None  # None once let go (a report's figure memo keeps alphas, not their matrices)
     delta: np.ndarray | None = None
     expected_disagreement: float | None = None  # D_e (the bootstrap keeps the data's)
 

@@ -191,61 +191,68 @@ def _part_expressions() -> dict:
     return {**texts, **flags}
 
 
-def document_columns(documents: QuerySet, *leading: str) -> dict[str, list]:
-    """Columns (name -> one value per document) of ``leading`` fields and of every part in ``PARTS``.
-
-    Texts stay undecoded (they are what distinct combinations are found on);
-    flags come back as booleans.
-    """
-    expressions = _part_expressions()
-    rows = list(documents.annotate(**expressions).values_list(*leading, *expressions))
-    names = (*leading, *PARTS)
-    columns = list(zip(*rows)) if rows else [() for _ in names]
-    return {name: list(column) for name, column in zip(names, columns)}
-
-
-
-class PartColumns:
-    """Documents streamed in as columns of small integers: per part, the position of each document's value
-    among that part's distinct values, numbered in order of first appearance (what ``_factorise`` gives), and
-    the leading fields as plain lists.
+class DocumentParts:
+    """Documents streamed in as columns of small integers: per part (``PARTS``, and any free-text parts asked
+    for), the position of each document's value among that part's distinct values, numbered in order of first
+    appearance (what ``_factorise`` gives); the leading fields come back as plain lists.
 
     Documents repeat their parts a lot (drafts, unchanged revisions, phrases coders reuse): a 10x release reads
-    280,000 documents with a few tens of thousands of distinct parts, so only the distinct values are kept,
-    and every per-document step after is numpy's.
+    280,000 documents with a few tens of thousands of distinct parts, so only the distinct values are kept, and
+    every per-document step after is numpy's. Several querysets read into one reader share its numbering.
     """
 
     CHUNK = 2000
 
-    def __init__(self, parts: tuple[str, ...]):
-        self.parts = parts
-        self.levels: dict[str, dict] = {name: {} for name in parts}  # value (None: absent) -> its number
-        self._codes: dict[str, list[np.ndarray]] = {name: [] for name in parts}
+    def __init__(self, text_parts: tuple[str, ...] = ()):
+        self.expressions = _part_expressions()
+        # A free-text part that is also a label part (a whole top-level key) is read once.
+        whole = {path[0]: name for name, path in TEXT_PARTS.items() if len(path) == 1}
+        self._text_names = {key: f"agreement_{whole[key]}" if key in whole else f"text_{key}" for key in text_parts}
+        self.expressions.update(
+            {name: JSONText("content", key) for key, name in self._text_names.items() if name.startswith("text_")}
+        )
+        self._levels: dict[str, dict] = {name: {} for name in self.expressions}  # value (None: absent) -> number
+        self._codes: dict[str, list[np.ndarray]] = {name: [] for name in self.expressions}
 
-    def read(self, rows, leading: int) -> list[list]:
-        """Take ``rows`` (``leading`` fields, then one value per part); returns the leading fields' columns."""
-        out: list[list] = [[] for _ in range(leading)]
-        rows = iter(rows)
+    def read(self, documents: QuerySet, *leading: str) -> dict[str, list]:
+        """Take ``documents`` (in their queryset's order); returns the columns of the ``leading`` fields."""
+        out: dict[str, list] = {name: [] for name in leading}
+        rows = documents.annotate(**self.expressions).values_list(*leading, *self.expressions)
+        rows = rows.iterator(chunk_size=self.CHUNK)
         while chunk := list(islice(rows, self.CHUNK)):
             columns = list(zip(*chunk))
-            for column, kept in zip(columns[:leading], out):
+            for column, kept in zip(columns, out.values()):
                 kept.extend(column)
-            for name, column in zip(self.parts, columns[leading:]):
-                levels = self.levels[name]
+            for name, column in zip(self.expressions, columns[len(leading) :]):
+                levels = self._levels[name]
                 new = [value for value in dict.fromkeys(column) if value not in levels]
                 levels.update(zip(new, range(len(levels), len(levels) + len(new))))
                 self._codes[name].append(np.fromiter(map(levels.__getitem__, column), dtype=np.int64, count=len(column)))
         return out
 
-    def columns(self) -> dict[str, tuple[np.ndarray, list]]:
-        """{part: (its code per document, in the order read; its distinct values by code)}."""
-        return {
-            name: (
-                np.concatenate(self._codes[name]) if self._codes[name] else np.zeros(0, dtype=np.int64),
-                list(self.levels[name]),
-            )
-            for name in self.parts
-        }
+    def _column(self, name: str) -> tuple[np.ndarray, list]:
+        codes = self._codes[name]
+        return (np.concatenate(codes) if codes else np.zeros(0, dtype=np.int64)), list(self._levels[name])
+
+    def label_parts(self) -> dict[str, tuple[np.ndarray, list]]:
+        """{part of ``PARTS``: (its code per document, in the order read; its distinct values by code)}."""
+        return {name: self._column(f"agreement_{name}") for name in PARTS}
+
+    def text_parts(self) -> dict[str, tuple[np.ndarray, list]]:
+        """The same for the free-text parts asked for, by document key."""
+        return {key: self._column(name) for key, name in self._text_names.items()}
+
+
+def combined_codes(start: np.ndarray | None, columns: list[tuple[np.ndarray, int]]) -> np.ndarray:
+    """One code per document for its combination of ``start`` (e.g. the speaker; None: nothing) and the
+    factorised ``columns`` ((codes, number of levels) each); equal combinations, equal codes."""
+    if start is None and len(columns) == 1:
+        return columns[0][0]
+    combined = np.zeros(len(columns[0][0]), dtype=np.int64) if start is None else start
+    for codes, levels in columns:
+        # Renumbered after each step, so the combined code stays small.
+        combined = np.unique(combined * levels + codes, return_inverse=True)[1].reshape(-1)
+    return combined
 
 
 @dataclass
@@ -296,11 +303,7 @@ def measure_codes(measure: Measure, parts: dict[str, tuple[np.ndarray, list]], s
     ``parts`` and ``speaker`` are factorised columns (``_factorise``). The value
     is computed once per distinct (speaker, parts read) combination.
     """
-    combined = speaker[0]
-    for name in measure.reads:
-        codes, levels = parts[name]
-        # Renumbered after each step, so the combined code stays small.
-        combined = np.unique(combined * len(levels) + codes, return_inverse=True)[1].reshape(-1)
+    combined = combined_codes(speaker[0], [(parts[name][0], len(parts[name][1])) for name in measure.reads])
     _, first, inverse = np.unique(combined, return_index=True, return_inverse=True)
     values = []
     for doc in first.tolist():
@@ -352,23 +355,12 @@ def extract(
     # for the label parts and any free-text parts. In a fixed order (by row, then coder's name): free texts are
     # numbered in order of first appearance, which must not depend on a query plan.
     revisions = with_left_out(Revision.objects.filter(row__clip__in=clips), work_scope)
-    expressions = _part_expressions()
-    # A free-text part that is also a label part (a whole top-level key) is read once.
-    shared = {key: f"agreement_{name}" for name, path in TEXT_PARTS.items() for key in text_parts if path == (key,)}
-    expressions.update({f"text_{key}": JSONText("content", key) for key in text_parts if key not in shared})
-    reader = PartColumns(tuple(expressions))
-    counted = dict(zip(("row_id", "annotator_id", "status"), reader.read(
-        revisions.filter(**{f"{LEFT_OUT_FIELD}__isnull": True}).annotate(**expressions)
-        .values_list("row_id", "annotator_id", "status", *expressions).order_by("row_id", "annotator__username")
-        .iterator(chunk_size=PartColumns.CHUNK),
-        3,
-    )))  # fmt: skip
-    drafts = dict(zip(("row_id", "modality"), reader.read(
-        Draft.objects.filter(row__clip__in=in_scope).annotate(**expressions)
-        .values_list("row_id", "modality", *expressions).order_by("row_id").iterator(chunk_size=PartColumns.CHUNK),
-        2,
-    )))  # fmt: skip
-    part_columns = reader.columns()
+    reader = DocumentParts(text_parts)
+    counted = reader.read(
+        revisions.filter(**{f"{LEFT_OUT_FIELD}__isnull": True}).order_by("row_id", "annotator__username"),
+        "row_id", "annotator_id", "status",
+    )  # fmt: skip
+    drafts = reader.read(Draft.objects.filter(row__clip__in=in_scope).order_by("row_id"), "row_id", "modality")
     left_out: Counter = Counter()
     for item in (
         revisions.exclude(**{f"{LEFT_OUT_FIELD}__isnull": True})
@@ -403,7 +395,7 @@ def extract(
 
     unit_speaker_codes, speaker_names = _factorise(speakers)
     doc_speaker = (unit_speaker_codes[doc_unit], speaker_names)
-    parts = {name: part_columns[f"agreement_{name}"] for name in PARTS}
+    parts = reader.label_parts()
     values = {}
     for source, measure in SOURCES.items():
         per_document, domain = measure_codes(measure, parts, doc_speaker)
@@ -445,7 +437,7 @@ def extract(
         left_out=dict(left_out),
         unit_modality=_unit_modality(n_units, [unit_of[r] for r in drafts["row_id"]], drafts["modality"]),
         text_columns=(
-            TextColumns(doc_coder, doc_unit, {key: part_columns[shared.get(key, f"text_{key}")] for key in text_parts})
+            TextColumns(doc_coder, doc_unit, reader.text_parts())
             if text_parts
             else None
         ),

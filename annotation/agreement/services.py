@@ -128,14 +128,16 @@ class ReportKind:
     def fingerprint_head(self) -> tuple:
         return ("agreement report", REPORT_VERSION)
 
-    def extract(self, candidates, work_scope: str):
-        """What ``build_from`` reads (the free-text kind reads the documents' texts in the same pass)."""
-        return extract(candidates, work_scope)
+    @property
+    def text_parts(self) -> tuple[str, ...]:
+        """The documents' free-text parts ``build_from`` reads besides their label parts (``extract``)."""
+        return ()
 
     def build(self, project: Project, params: Params, progress=None) -> tuple[dict, dict]:
         """(the report, facts about the run for the job's result): ``build_from`` on a fresh extraction."""
         candidates = candidate_clips(project, scenario=params.scenario, clips=params.clips)
-        return self.build_from(self.extract(candidates, params.work_scope), candidates, project, params, progress)
+        extraction = extract(candidates, params.work_scope, text_parts=self.text_parts)
+        return self.build_from(extraction, candidates, project, params, progress)
 
     def build_from(self, extraction, candidates, project: Project, params: Params, progress=None) -> tuple[dict, dict]:
         """``build`` from coders, rows and units already extracted (``extract``) from the clips ``candidates``
@@ -154,10 +156,11 @@ class TextReportKind(ReportKind):
     def scope(self, params: Params) -> dict:
         return {**params.as_dict(), "measure": SEMANTIC, "model": _semantic_provider().id}
 
-    def extract(self, candidates, work_scope: str):
-        from .textfields import extract_with_texts
+    @property
+    def text_parts(self) -> tuple[str, ...]:
+        from .textfields import READS
 
-        return extract_with_texts(candidates, work_scope)
+        return READS
 
     def fingerprint_head(self) -> tuple:
         from .semantic import SEMANTIC_VERSION
@@ -386,9 +389,9 @@ def reports_for(project: Project, params: Params, kinds: tuple[ReportKind, ...] 
         missing = [kind for kind in kinds if kind not in out]
         if missing:
             candidates = candidate_clips(project, scenario=params.scenario, clips=params.clips)
-            # One reading for every kind computed: the free-text kind's, which reads the label parts too.
-            reader = max(missing, key=lambda kind: isinstance(kind, TextReportKind))
-            extraction = reader.extract(candidates, params.work_scope)
+            # One reading of the documents for every kind computed: the label parts and every part a kind adds.
+            text_parts = tuple(dict.fromkeys(part for kind in missing for part in kind.text_parts))
+            extraction = extract(candidates, params.work_scope, text_parts=text_parts)
             for kind in missing:
                 try:
                     built[kind] = kind.build_from(extraction, candidates, project, params)[0]

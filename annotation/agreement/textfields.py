@@ -31,7 +31,7 @@ import orjson
 from django.db.models import QuerySet
 
 from ..schema import relation_label_key
-from .extract import NOT_CODED, Extraction, extract
+from .extract import NOT_CODED, Extraction, combined_codes, extract
 from .fields import EVERY_ROW, THERAPIST_ROWS
 
 EMPTY = ""
@@ -243,8 +243,8 @@ def extract_with_texts(clips: QuerySet, work_scope: str) -> Extraction:
 def extract_texts(ex: Extraction, clips: QuerySet) -> dict[str, TextMatrix]:
     """The texts of the documents that count in ``ex`` (its work scope), one matrix per text field.
 
-    The documents' free-text parts come from ``ex`` when it read them (``extract_with_texts``), else they are
-    read again here with the rest. A field's texts are computed once per distinct combination of the parts it
+    The documents' free-text parts come from ``ex``, read with its label parts (``extract_with_texts``). A
+    field's texts are computed once per distinct combination of the parts it
     reads (and the row's speaker, for the one field that reads it), in the order the combinations first appear
     among the documents (the revisions by row and coder's name, then the drafts by row); every document with that
     combination gets them. Texts and units are numbered in order of first appearance, so the numbering never
@@ -252,55 +252,40 @@ def extract_texts(ex: Extraction, clips: QuerySet) -> dict[str, TextMatrix]:
     """
     columns = ex.text_columns
     if columns is None:
-        again = extract_with_texts(clips, ex.work_scope)
-        if again.coders != ex.coders or again.unit_row_ids != ex.unit_row_ids:
-            raise ValueError("the coders or rows changed since the extraction; extract again")
-        columns = again.text_columns
+        raise ValueError("the extraction did not read the free-text parts: make it with extract_with_texts")
     speaker_names = list(dict.fromkeys(ex.unit_speaker))
     speaker_code = {s: i for i, s in enumerate(speaker_names)}
     unit_speaker = np.fromiter(map(speaker_code.__getitem__, ex.unit_speaker), dtype=np.int64, count=ex.units)
     doc_speaker = unit_speaker[columns.doc_unit]
-    part_codes = {key: codes for key, (codes, _) in columns.parts.items()}
-    part_texts = {key: texts for key, (_, texts) in columns.parts.items()}
     decoded: dict[str, object] = {}
 
-    def content_of(field: TextField, doc: int) -> dict:
+    def reading(field: TextField, doc: int) -> tuple[dict, str]:
+        """The parts of document ``doc`` the field reads, decoded, and its row's speaker."""
         content = {}
         for key in field.reads:
-            text = part_texts[key][part_codes[key][doc]]
+            codes, texts = columns.parts[key]
+            text = texts[codes[doc]]
             if text is not None:
                 if text not in decoded:
                     decoded[text] = _loads(text)
                 content[key] = decoded[text]
-        return content
+        return content, speaker_names[doc_speaker[doc]]
 
-    return {
-        f.key: _field_matrix(f, ex, columns.doc_coder, columns.doc_unit, doc_speaker, speaker_names, part_codes, content_of)
-        for f in TEXT_FIELDS
-    }
+    return {f.key: _field_matrix(f, ex, columns, doc_speaker, reading) for f in TEXT_FIELDS}
 
 
-def _field_matrix(
-    field: TextField, ex: Extraction, doc_coder, doc_unit, doc_speaker, speaker_names, part_codes, content_of
-) -> TextMatrix:
+def _field_matrix(field: TextField, ex: Extraction, columns, doc_speaker: np.ndarray, reading) -> TextMatrix:
     # The distinct combinations of what the field reads, numbered in order of first appearance, and a document
     # holding each (the first).
-    if len(field.reads) == 1 and not field.by_speaker:
-        combination = part_codes[field.reads[0]]
-        _, first = _first_appearance(combination)  # part codes are numbered in that order already
-    else:
-        combination = doc_speaker
-        for key in field.reads:
-            width = int(part_codes[key].max(initial=0)) + 1
-            combination = np.unique(combination * width + part_codes[key], return_inverse=True)[1].reshape(-1)
-        combination, first = _first_appearance(combination)
+    parts = [(columns.parts[key][0], len(columns.parts[key][1])) for key in field.reads]
+    combination, first = _first_appearance(combined_codes(doc_speaker if field.by_speaker else None, parts))
     # Each combination's texts: (matching key, text) entries, laid end to end.
     matches: dict[str, int] = {}
     domain: dict[str, int] = {EMPTY: 0}
     lengths = np.zeros(len(first), dtype=np.int64)
     entry_match, entry_text = [], []
     for k, doc in enumerate(first.tolist()):
-        found = field.texts(content_of(field, doc), speaker_names[doc_speaker[doc]])
+        found = field.texts(*reading(field, doc))
         lengths[k] = len(found)
         for match, text in found.items():
             entry_match.append(matches.setdefault(match, len(matches)))
@@ -313,14 +298,14 @@ def _field_matrix(
     at = np.repeat((np.cumsum(lengths) - lengths)[combination], per_doc) + within
     match = np.asarray(entry_match, dtype=np.int64)[at]
     text = np.asarray(entry_text, dtype=np.int64)[at]
-    row_of_entry = doc_unit[doc_of_entry]
+    row_of_entry = columns.doc_unit[doc_of_entry]
     # A unit is a row and a matching key, numbered in order of first appearance.
     unit, first_entry = _first_appearance(row_of_entry * max(len(matches), 1) + match)
     names = list(matches)
     unit_row = row_of_entry[first_entry].astype(np.int64)
     codes = np.where(ex.coding[:, unit_row] != NOT_CODED, 0, -1).astype(np.int32)
     if total:
-        codes[doc_coder[doc_of_entry], unit] = text
+        codes[columns.doc_coder[doc_of_entry], unit] = text
     return TextMatrix(unit_row, [names[m] for m in match[first_entry].tolist()], codes, list(domain))
 
 

@@ -31,6 +31,7 @@ from pydantic import BaseModel
 
 from tasks.rules import ALL_TASKS, CONTEXT_KEYS, RPP_ANY_SPEAKER, TITLES
 
+from ..rescue_format.exporter import dumps_row
 from ..schema import Row
 from .manifest import Digests
 from .splits import SPLITS
@@ -289,16 +290,16 @@ def row_record_files(clips: list[dict], splits: dict[str, str], row_texts: list[
     """``data/row_records/<split>.jsonl``: each clip's rows, one per line, each with the clip's
     ``sample_id`` and ``scenario`` first, then the row's keys in the row's own order.
 
-    ``row_texts``: per clip, its rows already spelt (``exporter.dumps_row``); a record is then the head's
-    keys written before the row's text, the text ``json.dumps`` gives the merged dict."""
+    A record is the head's keys written before the row's text (``exporter.dumps_row``; ``row_texts``: per clip,
+    its rows already spelt), the text ``json.dumps`` gives the merged dict."""
     lines: dict[str, list[str]] = {s: [] for s in SPLITS}
     for index, clip in enumerate(clips):
         head = {"sample_id": clip["sample_id"], "scenario": clip["scenario"]}
-        spelt = row_texts[index] if row_texts is not None else [None] * len(clip["rows"])
+        spelt = row_texts[index] if row_texts is not None else map(dumps_row, clip["rows"])
         opening = json.dumps(head, ensure_ascii=False)[:-1]
         out = lines[splits[clip["sample_id"]]]
         for row, text in zip(clip["rows"], spelt):
-            if text is None or not row or "sample_id" in row or "scenario" in row:
+            if not row or "sample_id" in row or "scenario" in row:  # not a head before the row's own keys
                 out.append(json.dumps({**head, **row}, ensure_ascii=False) + "\n")
             else:
                 out.append(opening + ", " + text[1:] + "\n")

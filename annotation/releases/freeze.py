@@ -358,7 +358,7 @@ def _build(project, complete, skipped, plan: SplitPlan, *, version, seed, group_
     }
     files[MANIFEST] = dumps_json(manifest)
     stage("manifest")
-    return BuiltRelease(files, manifest, [r[0] for r in released], skipped, sum(r[2] for r in released), timings, digests, provenance)
+    return BuiltRelease(files, manifest, [sample_id for sample_id, *_ in released], skipped, sum(rows for _, _, rows, _ in released), timings, digests, provenance)
 
 
 def _citation(project: Project, version: str, date: str) -> str:
