@@ -6,12 +6,22 @@ document (``from_empty``, the calibration subset that measures agreement
 without the draft's anchoring). A clip never gets the same annotator twice.
 Once a clip is assigned its row skeleton is locked: every coder annotates the
 same units.
+
+Which clips start empty is part of the study design: unless the lead names
+them, the project's ``from_empty_share`` reserves that share of the clips of
+each scenario, counted over every clip assigned so far (so that assigning in
+batches keeps the share), chosen by the seed. All coders of a reserved clip
+code it from empty: the anchoring effect compares coders' agreement among
+themselves with and without the draft, which needs two or more coders on the
+same rows in each condition. Each assignment records how its mode was chosen
+(``Assignment.design``).
 """
 from __future__ import annotations
 
 import random
-from collections import Counter
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field
+from decimal import ROUND_HALF_UP, Decimal
 
 from django.contrib.auth import get_user_model
 from django.db import transaction
@@ -62,13 +72,23 @@ class AssignmentPlan:
     skipped: list[str] = field(default_factory=list)  # sample ids with a reason
 
     @property
+    def from_empty(self) -> int:
+        return sum(1 for a in self.created if a.mode == AssignmentMode.FROM_EMPTY)
+
+    @property
     def summary(self) -> str:
-        return f"{len(self.created)} assignments created, {len(self.skipped)} clips skipped"
+        text = f"{len(self.created)} assignments created, {len(self.skipped)} clips skipped"
+        if self.created:
+            text += f"; {self.from_empty} of them start empty (coded from empty, to measure the draft's pull)"
+        return text
 
 
-def _load(project: Project, users) -> Counter:
+def _load(project: Project, users, *, mode: str | None = None) -> Counter:
     counts = Counter({u.pk: 0 for u in users})
-    for row in Assignment.objects.filter(clip__project=project, annotator__in=users).values("annotator").annotate(n=Count("id")):
+    assignments = Assignment.objects.filter(clip__project=project, annotator__in=users)
+    if mode is not None:
+        assignments = assignments.filter(mode=mode)
+    for row in assignments.values("annotator").annotate(n=Count("id")):
         counts[row["annotator"]] = row["n"]
     return counts
 
@@ -86,21 +106,25 @@ def assign_clips(
 ) -> AssignmentPlan:
     """Give every clip ``per_clip`` distinct annotators, spreading the load evenly.
 
-    ``calibration`` is a number of clips (chosen reproducibly from ``seed``) or a
-    list of sample ids whose assignments start empty instead of from the draft.
+    ``calibration`` is the lead's own choice of the clips that start empty: a
+    number of clips (chosen reproducibly from ``seed``) or a list of sample ids.
+    Without it, the project's from-empty share reserves clips (``_design``).
+    A clip that already has coders gives new ones the mode its coders have.
     """
     per_clip = per_clip or project.annotators_per_clip
     users = list(users if users is not None else annotators(project))
     if len(users) < per_clip:
         raise ServiceError(f"{per_clip} annotators per clip requested but only {len(users)} annotators are available")
     clips = list((clips if clips is not None else project.clips.all()).filter(project=project).order_by("sample_id"))
-    calibration_ids = _calibration_ids(clips, calibration, seed)
+    existing: dict[int, list[Assignment]] = defaultdict(list)
+    for a in Assignment.objects.filter(clip__in=clips):
+        existing[a.clip_id].append(a)
+    open_clips = [c for c in clips if c.state in ASSIGNABLE_STATES and c.pk not in existing]
+    modes = _design(project, open_clips, calibration, seed)
     load = _load(project, users)
+    empty_load = _load(project, users, mode=AssignmentMode.FROM_EMPTY)
     by_pk = {u.pk: u for u in users}
     plan = AssignmentPlan()
-    existing = {}
-    for a in Assignment.objects.filter(clip__in=clips):
-        existing.setdefault(a.clip_id, set()).add(a.annotator_id)
     for clip in clips:
         if clip.state not in ASSIGNABLE_STATES:
             plan.skipped.append(f"{clip.sample_id}: it is {state_label(clip.state)}, not open for assignment")
@@ -108,22 +132,26 @@ def assign_clips(
         if not clip.rows.exists():
             plan.skipped.append(f"{clip.sample_id}: no rows yet (pre-annotate it first)")
             continue
-        have = existing.get(clip.pk, set())
+        have = {a.annotator_id for a in existing.get(clip.pk, [])}
         needed = per_clip - len(have)
         if needed <= 0:
             continue
-        # Least-loaded first; username breaks ties so the plan is reproducible.
-        candidates = sorted((pk for pk in load if pk not in have), key=lambda pk: (load[pk], by_pk[pk].username))[:needed]
-        mode = AssignmentMode.FROM_EMPTY if clip.sample_id in calibration_ids else AssignmentMode.FROM_DRAFT
+        if clip.pk in existing:  # new coders of a clip code it as its other coders do
+            first = min(existing[clip.pk], key=lambda a: a.pk)
+            mode, design = first.mode, dict(first.design or {})
+        else:
+            mode, design = modes[clip.sample_id]
+        # Least-loaded first; on a clip coded from empty, those with fewer such clips first; username breaks ties.
+        empty_first = (lambda pk: empty_load[pk]) if mode == AssignmentMode.FROM_EMPTY else (lambda pk: 0)
+        candidates = sorted((pk for pk in load if pk not in have), key=lambda pk: (load[pk], empty_first(pk), by_pk[pk].username))[:needed]
         for pk in candidates:
-            plan.created.append(start_assignment(clip, by_pk[pk], mode=mode, actor=actor))
+            plan.created.append(start_assignment(clip, by_pk[pk], mode=mode, actor=actor, design=design))
             load[pk] += 1
+            empty_load[pk] += mode == AssignmentMode.FROM_EMPTY
     return plan
 
 
 def _calibration_ids(clips, calibration, seed) -> set[str]:
-    if calibration is None:
-        return set()
     if isinstance(calibration, int):
         ids = sorted(c.sample_id for c in clips)
         return set(random.Random(seed).sample(ids, min(calibration, len(ids))))
@@ -134,11 +162,49 @@ def _calibration_ids(clips, calibration, seed) -> set[str]:
     return set(calibration)
 
 
-def start_assignment(clip: Clip, user, *, mode: str = AssignmentMode.FROM_DRAFT, actor=None) -> Assignment:
-    """Create the assignment and one revision per row (draft copy or empty)."""
+def _round(x: Decimal) -> int:
+    return int(x.quantize(Decimal(1), rounding=ROUND_HALF_UP))
+
+
+def _design(project: Project, clips: list[Clip], calibration, seed: int) -> dict[str, tuple[str, dict]]:
+    """Per sample id of ``clips`` (clips nobody is assigned to yet): the mode their assignments start in, and why.
+
+    The lead's ``calibration`` (a number or a list of sample ids) decides when given. Otherwise, per scenario,
+    the project's from-empty share of every clip assigned so far plus these, less the clips already coded from
+    empty, are drawn from these by ``seed``: the share holds however the clips are assigned in batches.
+    """
+    if calibration is not None:
+        chosen = _calibration_ids(clips, calibration, seed)
+        lead = {"by": "lead"}
+        return {c.sample_id: (AssignmentMode.FROM_EMPTY if c.sample_id in chosen else AssignmentMode.FROM_DRAFT, lead) for c in clips}
+    share = Decimal(project.from_empty_share)
+    record = {"by": "design", "share": float(share), "seed": seed}
+    assigned, reserved = Counter(), Counter()
+    for clip_id, scenario in Assignment.objects.filter(clip__project=project).values_list("clip_id", "clip__scenario").distinct():
+        assigned[scenario] += 1
+    for clip_id, scenario in (
+        Assignment.objects.filter(clip__project=project, mode=AssignmentMode.FROM_EMPTY).values_list("clip_id", "clip__scenario").distinct()
+    ):
+        reserved[scenario] += 1
+    out = {}
+    by_scenario: dict[str, list[str]] = defaultdict(list)
+    for clip in clips:
+        by_scenario[clip.scenario].append(clip.sample_id)
+    for scenario, ids in sorted(by_scenario.items()):
+        ids.sort()
+        target = _round(share * (assigned[scenario] + len(ids)))
+        k = max(0, min(len(ids), target - reserved[scenario]))
+        chosen = set(random.Random(f"{seed}:{scenario}").sample(ids, k))
+        for sample_id in ids:
+            out[sample_id] = (AssignmentMode.FROM_EMPTY if sample_id in chosen else AssignmentMode.FROM_DRAFT, record)
+    return out
+
+
+def start_assignment(clip: Clip, user, *, mode: str = AssignmentMode.FROM_DRAFT, actor=None, design: dict | None = None) -> Assignment:
+    """Create the assignment and one revision per row (draft copy or empty); ``design`` records why this mode."""
     if Assignment.objects.filter(clip=clip, annotator=user).exists():
         raise ServiceError(f"{user.username} is already assigned to {clip.sample_id}")
-    assignment = Assignment(clip=clip, annotator=user, mode=mode)
+    assignment = Assignment(clip=clip, annotator=user, mode=mode, design=design or {})
     if actor is not None:
         assignment._history_user = actor
     assignment.save()
@@ -165,11 +231,11 @@ def reassign(assignment: Assignment, new_user, *, actor=None, discard_edits: boo
     revisions = Revision.objects.filter(row__clip=assignment.clip, annotator=assignment.annotator)
     if not discard_edits and revisions.exclude(status=RevisionStatus.UNTOUCHED).exists():
         raise ServiceError(f"{assignment.annotator.username} has already edited {assignment.clip.sample_id}; reassigning would discard that work")
-    clip, mode = assignment.clip, assignment.mode
+    clip, mode, design = assignment.clip, assignment.mode, assignment.design
     for revision in revisions:
         revision.delete()  # one by one, so each deletion is in the audit trail
     assignment.delete()
-    return start_assignment(clip, new_user, mode=mode, actor=actor)
+    return start_assignment(clip, new_user, mode=mode, actor=actor, design=design)
 
 
 def annotator_progress(project: Project) -> list[dict]:

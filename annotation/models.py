@@ -19,6 +19,13 @@ def _history(**kwargs):
     return HistoricalRecords(bases=[HistorySource], **kwargs)
 
 
+class WorkScope(models.TextChoices):
+    """What counts as a coder's coded work (``agreement.scope``: the rule behind every figure)."""
+
+    SUBMITTED = "submitted", "submitted work"
+    REVIEWED = "reviewed", "submitted work and rows marked reviewed"
+
+
 class Project(models.Model):
     """A benchmark under construction."""
 
@@ -26,6 +33,25 @@ class Project(models.Model):
     name = models.CharField(max_length=200)
     taxonomy_version = models.CharField(max_length=20, default="1")
     annotators_per_clip = models.PositiveSmallIntegerField(default=3)
+    # The study design (``annotation.study``): which work counts as coded, when a clip may be
+    # adjudicated, how much work is coded from empty to measure the draft's pull, and what
+    # counts as a quick confirmation of a draft row.
+    work_scope = models.CharField(
+        max_length=12,
+        choices=WorkScope.choices,
+        default=WorkScope.SUBMITTED,
+        help_text="Which coders' values count in adjudication, agreement, edit rates and the card",
+    )
+    adjudication_min_coders = models.PositiveSmallIntegerField(
+        null=True, blank=True, help_text="Coders who must have submitted before a clip's gold can be decided; empty: every assigned coder"
+    )
+    from_empty_share = models.DecimalField(
+        max_digits=3, decimal_places=2, default=0.20,
+        help_text="Share of clips (and so of assignments) reserved to be coded from empty, chosen at assignment by a seed",
+    )  # fmt: skip
+    quick_confirm_seconds = models.PositiveSmallIntegerField(
+        default=3, help_text="A draft row confirmed unchanged faster than this counts as a quick confirmation"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     history = _history()
 
@@ -240,6 +266,9 @@ class Assignment(models.Model):
     annotator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="assignments")
     mode = models.CharField(max_length=12, choices=AssignmentMode.choices, default=AssignmentMode.FROM_DRAFT)
     state = models.CharField(max_length=12, choices=AssignmentState.choices, default=AssignmentState.ASSIGNED)
+    # How the mode was chosen: {"by": "design", "share": ..., "seed": ...} when the project's from-empty
+    # share reserved the clip (or left it anchored), {"by": "lead"} when the lead named it; {} unrecorded.
+    design = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     submitted_at = models.DateTimeField(null=True, blank=True)
     history = _history()

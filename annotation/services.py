@@ -124,7 +124,8 @@ TRANSITIONS: dict[str, set[str]] = {
     ClipState.PREANNOTATING: {ClipState.PREANNOTATED, ClipState.PREANNOTATION_FAILED},
     ClipState.PREANNOTATION_FAILED: {ClipState.PREANNOTATING, ClipState.DISCARDED},
     ClipState.PREANNOTATED: {ClipState.PREANNOTATING, ClipState.IN_REVIEW, ClipState.DISCARDED},
-    ClipState.IN_REVIEW: {ClipState.REVIEWED, ClipState.DISCARDED},
+    # In review -> adjudicated: when the project needs fewer submitted coders than it assigned.
+    ClipState.IN_REVIEW: {ClipState.REVIEWED, ClipState.ADJUDICATED, ClipState.DISCARDED},
     ClipState.REVIEWED: {ClipState.IN_REVIEW, ClipState.ADJUDICATED, ClipState.DISCARDED},
     ClipState.ADJUDICATED: {ClipState.IN_REVIEW, ClipState.RELEASED, ClipState.DISCARDED},
     ClipState.RELEASED: {ClipState.ADJUDICATED},

@@ -287,12 +287,18 @@ def test_accepting_the_suggestion_through_the_api(clip, lead, annotator):
     client = api_for(lead)
     url = f"/api/v1/rows/{row_id(clip, 1)}/gold/accept-suggestion/"
     before = client.get(f"/api/v1/rows/{row_id(clip, 1)}/gold/").json()
-    assert before["content"] is None and before["suggestion"]["fields"]["utterance_type"]["kind"] == "draft"
-    accepted = client.post(url, {"version": 0, "fields": ["utterance_type"]}, format="json")
+    assert before["content"] is None and "utterance_type" not in before["suggestion"]["fields"], "the coders split: no suggestion"
+    split = client.post(url, {"version": 0, "fields": ["utterance_type"]}, format="json")
+    assert split.status_code == 422 and "the lead must take a value" in split.json()["detail"]
+    accepted = client.post(url, {"version": 0, "fields": ["tone_of_voice"]}, format="json")
     assert accepted.status_code == 200, accepted.json()
-    assert accepted.json()["decisions"]["utterance_type"]["source"] == "draft" and accepted.json()["status"] == "decided"
+    assert accepted.json()["decisions"]["tone_of_voice"]["source"] == "unanimous" and accepted.json()["status"] == "open"
     assert client.post(url, {"version": 0}, format="json").status_code == 409
-    unknown = client.post(url, {"version": 1, "fields": ["mood"]}, format="json")
+    draft = client.post(f"/api/v1/rows/{row_id(clip, 1)}/gold/decide/", {"field": "utterance_type", "source": "draft", "version": 1}, format="json")
+    assert draft.status_code == 422 and "needs a reason" in draft.json()["detail"]
+    draft = client.post(f"/api/v1/rows/{row_id(clip, 1)}/gold/decide/", {"field": "utterance_type", "source": "draft", "version": 1, "note": "the words are a disclosure"}, format="json")
+    assert draft.status_code == 200 and draft.json()["decisions"]["utterance_type"]["source"] == "draft" and draft.json()["status"] == "decided"
+    unknown = client.post(url, {"version": 2, "fields": ["mood"]}, format="json")
     assert unknown.status_code == 422 and "unknown field(s) mood" in unknown.json()["detail"]
-    assert client.post(url, {"version": 1}, format="json").status_code == 422, "nothing left to accept"
-    assert api_for(annotator).post(url, {"version": 1}, format="json").status_code == 403
+    assert client.post(url, {"version": 2}, format="json").status_code == 422, "nothing left to accept"
+    assert api_for(annotator).post(url, {"version": 2}, format="json").status_code == 403

@@ -122,10 +122,16 @@ def test_taking_a_coders_value_creates_the_gold_and_records_the_decision(clip, l
     assert history.history_user == lead and "utterance_type" in history.history_change_reason
 
 
-def test_taking_the_draft_and_changing_a_note_later(clip, lead):
+def test_taking_the_drafts_value_needs_a_reason_and_is_recorded_as_the_drafts(clip, lead):
     row = state_of(clip, 1).row
-    gold = services.decide(row.pk, lead, "utterance_type", "draft", 0)
+    with pytest.raises(ServiceError, match="needs a reason"):
+        services.decide(row.pk, lead, "utterance_type", "draft", 0)
+    with pytest.raises(ServiceError, match="needs a reason"):
+        services.decide(row.pk, lead, "utterance_type", "draft", 0, note="   ")
+    assert not Gold.objects.filter(row=row).exists()
+    gold = services.decide(row.pk, lead, "utterance_type", "draft", 0, note="she discloses before she asks")
     assert gold.content["utterance_type"] == "disclosure" and gold.decisions["utterance_type"]["same_as"] == ["ann2", "draft"]
+    assert gold.decisions["utterance_type"]["source"] == "draft"
     gold = services.decide(row.pk, lead, "utterance_type", "gold", gold.version, note="the draft was right")
     assert gold.decisions["utterance_type"]["source"] == "draft" and gold.decisions["utterance_type"]["note"] == "the draft was right"
     assert gold.content["utterance_type"] == "disclosure"
@@ -158,7 +164,7 @@ def test_editing_the_gold_records_an_edit_decision_for_changed_fields_only(clip,
 
 def test_an_invalid_gold_edit_is_refused_with_field_paths(clip, lead):
     state = state_of(clip, 1)
-    content = {**selectors.gold_document(state)["suggestion"]["content"], "target": ["Maya"]}
+    content = {**selectors.gold_document(state)["suggestion"]["content"], "utterance_type": "request", "target": ["Maya"]}
     with pytest.raises(InvalidDocument) as exc:
         services.save_gold(state.row.pk, lead, content, 0)
     assert [(i.path, i.code) for i in exc.value.issues] == [("target[0]", "self_target")]
@@ -213,7 +219,7 @@ def test_mark_adjudicated_needs_gold_on_every_row_and_no_open_disagreement(clip,
     with pytest.raises(ServiceError, match="3 row\\(s\\) have no gold"):
         services.mark_adjudicated(clip, lead)
     services.accept_unanimous(clip, lead)
-    services.save_gold(state_of(clip, 1).row.pk, lead, {**selectors.gold_document(state_of(clip, 1))["suggestion"]["content"], "tone_of_voice": "x"}, 0)
+    services.decide(state_of(clip, 1).row.pk, lead, "tone_of_voice", "gold", 0, note="the words hold")
     with pytest.raises(ServiceError, match="not decided yet \\(rows 1\\)"):
         services.mark_adjudicated(clip, lead)
     services.decide(state_of(clip, 1).row.pk, lead, "utterance_type", "ann1", 1)
@@ -235,8 +241,40 @@ def test_mark_adjudicated_refuses_gold_that_does_not_validate(clip, lead):
 
 def test_mark_adjudicated_waits_for_every_coder(project, tmp_path, annotator, other_annotator, lead):
     clip = reviewed_clip(project, tmp_path, [annotator, other_annotator], submit=False)
-    with pytest.raises(ServiceError, match="waiting for ann1, ann2"):
+    with pytest.raises(ServiceError, match="0 of 2 required coders submitted; waiting for 2 more \\(ann1, ann2\\)"):
         services.mark_adjudicated(clip, lead)
+
+
+def test_no_gold_is_decided_before_the_coders_the_project_requires_have_submitted(project, tmp_path, annotator, other_annotator, lead):
+    clip = reviewed_clip(project, tmp_path, [annotator, other_annotator], submit=False)
+    row = state_of(clip, 1).row
+    for write in (
+        lambda: services.decide(row.pk, lead, "utterance_type", "ann1", 0),
+        lambda: services.accept_suggestion(row.pk, lead, 0),
+        lambda: services.accept_unanimous(clip, lead),
+        lambda: services.save_gold(row.pk, lead, state_of(clip, 1).base()[0], 0),
+    ):
+        with pytest.raises(ServiceError, match="cannot be adjudicated yet"):
+            write()
+    assert not Gold.objects.filter(row__clip=clip).exists()
+    # One coder of two submitted, and the project needs one: ann1's work is the only coded work.
+    submit_assignment(Assignment.objects.get(clip=clip, annotator=annotator), annotator)
+    project.adjudication_min_coders = 1
+    project.save()
+    clip.refresh_from_db()
+    state = state_of(clip, 1)
+    assert list(state.revisions) == ["ann1"] and list(state.uncoded) == ["ann2"]
+    assert state.uncoded["ann2"].words == "not coded yet (not submitted)"
+    assert state.disputes == {} and state.suggestions()["utterance_type"].kind == "single"
+    with pytest.raises(ServiceError, match="not coded yet \\(not submitted\\): it is not a source of gold"):
+        services.decide(row.pk, lead, "utterance_type", "ann2", 0)
+    services.accept_suggestion(row.pk, lead, 0)
+    assert gold_of(clip, 1).content["utterance_type"] == "request"
+    # The clip closes in review: the project needs one coder, and ann2 still works on theirs.
+    services.accept_unanimous(clip, lead)
+    services.mark_adjudicated(clip, lead)
+    clip.refresh_from_db()
+    assert clip.state == ClipState.ADJUDICATED
 
 
 def test_accepting_a_discard_proposal_keeps_its_reason(clip, lead, annotator):
@@ -307,23 +345,26 @@ def test_no_gold_until_a_decision_and_the_suggestion_says_where_it_comes_from(pr
     assert first["content"] is None and first["decisions"] == {} and first["version"] == 0
     assert first["suggestion"]["fields"]["utterance_type"] == {"kind": "majority", "source": "ann1", "agree": ["ann1", "ann3"]}
     assert first["suggestion"]["content"]["utterance_type"] == "request"
-    assert second["suggestion"]["fields"]["tone_of_voice"] == {"kind": "draft", "source": "draft", "agree": []}, "three ways apart: the draft"
+    assert "tone_of_voice" not in second["suggestion"]["fields"], "three ways apart: no suggestion, the draft never decides"
+    assert second["suggestion"]["content"]["tone_of_voice"] == "", "the open field is empty, not the draft's value"
     assert third_row["suggestion"]["fields"]["target"]["kind"] == "unanimous"
     assert not Gold.objects.filter(row__clip=clip).exists()
 
 
-def test_accepting_a_suggestion_decides_the_open_fields_and_refuses_when_nothing_is_left(clip, lead):
-    row = state_of(clip, 2).row  # ann1 "calm", ann2 "warm": no majority, the draft is suggested
+def test_accepting_a_suggestion_never_takes_the_draft_where_the_coders_split(clip, lead):
+    row = state_of(clip, 2).row  # ann1 "calm", ann2 "warm": no majority, so no suggestion
     gold = services.accept_suggestion(row.pk, lead, 0)
-    assert gold.content["tone_of_voice"] == state_of(clip, 2).draft.content["tone_of_voice"] == "quiet, tired"
-    assert gold.decisions["tone_of_voice"]["source"] == "draft" and gold.decisions["target"]["source"] == "unanimous"
-    assert state_of(clip, 2).adjudicated
+    assert "tone_of_voice" not in gold.decisions and gold.decisions["target"]["source"] == "unanimous"
+    assert gold.content["tone_of_voice"] == "" != state_of(clip, 2).draft.content["tone_of_voice"]
+    assert not state_of(clip, 2).adjudicated, "the split field stays open for the lead"
     with pytest.raises(ServiceError, match="nothing to accept on row 2"):
         services.accept_suggestion(row.pk, lead, gold.version)
     with pytest.raises(services.GoldConflict):
         services.accept_suggestion(state_of(clip, 1).row.pk, lead, 3)
-    one = services.accept_suggestion(state_of(clip, 1).row.pk, lead, 0, ["utterance_type"])
-    assert one.decisions["utterance_type"]["source"] == "draft" and one.decisions["utterance_type"]["same_as"] == ["ann2", "draft"]
+    with pytest.raises(ServiceError, match="nothing to accept on row 1"):
+        services.accept_suggestion(state_of(clip, 1).row.pk, lead, 0, ["utterance_type"])
+    taken = services.decide(row.pk, lead, "tone_of_voice", "ann2", gold.version)
+    assert taken.decisions["tone_of_voice"]["source"] == "ann2" and state_of(clip, 2).adjudicated
 
 
 # --- the schema's completeness rules at adjudication ----------------------------------
@@ -331,7 +372,7 @@ def test_accepting_a_suggestion_decides_the_open_fields_and_refuses_when_nothing
 
 def test_gold_is_held_to_a_persons_rules_at_every_entry_point(project, tmp_path, lead, annotator, other_annotator):
     # Both coders' row 3 has a relation pattern without its reason (as revisions imported from elsewhere may).
-    clip = reviewed_clip(project, tmp_path, [annotator, other_annotator], edits={}, submit=False)
+    clip = reviewed_clip(project, tmp_path, [annotator, other_annotator], edits={})
     for revision in Revision.objects.filter(row__clip=clip, row__row_index=3):
         Revision.objects.filter(pk=revision.pk).update(content={**revision.content, "relation_pattern_reason": ""})
     result = services.accept_unanimous(clip, lead)
@@ -344,8 +385,6 @@ def test_gold_is_held_to_a_persons_rules_at_every_entry_point(project, tmp_path,
     # Accepted anyway (a suggestion is taken as it is), the gold keeps the issue and the clip cannot close on it.
     services.accept_suggestion(state.row.pk, lead, 0)
     assert [w["code"] for w in gold_of(clip, 3).warnings] == ["relation_reason_missing"]
-    for assignment in clip.assignments.all():
-        submit_assignment(assignment, assignment.annotator)
     with pytest.raises(ServiceError, match="gold that does not validate \\(rows 3\\)"):
         services.mark_adjudicated(clip, lead)
 

@@ -134,6 +134,13 @@ def test_discard_reasons_stay_with_the_leads(clip, annotator, other_annotator, l
 
 
 def test_decision_notes_stay_with_the_leads(clip, annotator, other_annotator, lead):
+    from annotation.models import Assignment, Revision
+    from annotation.workspace.services import set_reviewed, submit_assignment
+
+    for coder in (annotator, other_annotator):  # the coders hand their work in: only then is there gold to decide
+        for revision in Revision.objects.filter(row__clip=clip, annotator=coder):
+            set_reviewed(revision.pk, coder, revision.version)
+        submit_assignment(Assignment.objects.get(clip=clip, annotator=coder), coder)
     row = clip.rows.get(row_index=1)
     decide(row.pk, lead, "tone_of_voice", "draft", 0, note="sided with the second coder here")
     client = client_for(annotator)

@@ -193,7 +193,7 @@ def test_flash_messages_say_their_kind(client, lead, annotator, project, two_cli
     client.force_login(lead)
     every = [c.sample_id for c in two_clips]
     done = client.post(f"/projects/{project.slug}/assignments/", {"per_clip": 1, "clips": every, "seed": 0}, follow=True)
-    assert '<li class="message message-success" role="status">2 assignments created, 0 clips skipped.</li>' in done.content.decode()
+    assert '<li class="message message-success" role="status">2 assignments created, 0 clips skipped; 0 of them start empty (coded from empty, to measure the draft&#x27;s pull).</li>' in done.content.decode()
     first = Assignment.objects.first()
     refused = client.post(f"/assignments/{first.pk}/reassign/", {"annotator": "nobody"}, follow=True)
     assert '<li class="message message-error" role="alert">Choose an active annotator to hand the clip to.</li>' in refused.content.decode()

@@ -87,6 +87,9 @@ POLICY = {
     "codebook-guidance": LEAD,
     "api-guidance": (MEMBER, LEAD),
     "api-guidance-version": MEMBER,
+    # the study design: leads only
+    "study-design": LEAD,
+    "api-study-design": LEAD,
 }
 # Everything a lead runs: ingest, pre-annotation, assignment, adjudication, agreement, releases.
 LEAD_PREFIXES = ("ingest-", "preannotate-", "api-preannotate-", "adjudication-", "api-adjudication-", "assignment-",

@@ -233,7 +233,7 @@ def test_imported_drafts_and_unsubmitted_assignments_are_stated_as_such(tmp_path
     docs = three_clips()
     drafts = write_jsonl(tmp_path / "drafts.jsonl", docs)
     import_rescue(drafts, project, as_source="draft")
-    assign_clips(project, users=[annotator, other_annotator], per_clip=2, actor=lead)
+    assign_clips(project, users=[annotator, other_annotator], per_clip=2, calibration=0, actor=lead)
     gold = write_jsonl(tmp_path / "gold.jsonl", docs)
     import_rescue(gold, project)
     for clip in project.clips.all():  # a lead closes them although nobody submitted

@@ -277,7 +277,7 @@ class AssignSerializer(serializers.Serializer):
     per_clip = serializers.IntegerField(min_value=1, max_value=50, required=False, help_text="annotators per clip (default: the project's setting)")
     annotators = serializers.ListField(child=serializers.CharField(), required=False, help_text="usernames (default: every active annotator)")
     clips = serializers.ListField(child=serializers.CharField(), required=False, help_text="sample ids (default: every assignable clip)")
-    calibration = serializers.IntegerField(min_value=0, required=False, help_text="number of clips (chosen with seed) whose assignments start empty")
+    calibration = serializers.IntegerField(min_value=0, required=False, help_text="number of clips (chosen with seed) whose assignments start empty; without calibration or calibration_clips, the study design's from-empty share decides")
     calibration_clips = serializers.ListField(child=serializers.CharField(), required=False, help_text="sample ids whose assignments start empty")
     seed = serializers.IntegerField(required=False, default=0)
 
@@ -326,7 +326,7 @@ class ProjectAssignments(LeadView):
         return Response(
             {
                 "summary": plan.summary,
-                "created": [{"id": a.pk, "sample_id": a.clip.sample_id, "annotator": a.annotator.username, "mode": a.mode} for a in plan.created],
+                "created": [{"id": a.pk, "sample_id": a.clip.sample_id, "annotator": a.annotator.username, "mode": a.mode, "design": a.design} for a in plan.created],
                 "skipped": plan.skipped,
             },
             status=status.HTTP_201_CREATED,

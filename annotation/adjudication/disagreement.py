@@ -42,6 +42,7 @@ from django.conf import settings
 from .. import jobs
 from ..agreement.embeddings import cached_vectors, current_provider, text_sha256
 from ..agreement.fields import MEASURES_BY_KEY
+from ..agreement.scope import LEFT_OUT_FIELD, with_left_out
 from ..agreement.textfields import EMPTY, TEXT_FIELDS, coder_texts
 from ..models import Clip, Draft, Job, JobState, Revision, Row
 from ..schema import REQUIRED_ENTRY_TEXT
@@ -271,16 +272,18 @@ def agreeing_rows(states, vectors: Vectors, threshold: float) -> list[dict]:
 
 
 def clip_scores(project) -> dict[int, dict]:
-    """Per clip id: the mean score of its rows with two or more coders, and how many rows that is.
+    """Per clip id: the mean score of its rows with two or more coders whose work counts, and how many rows that is.
 
-    Texts are compared through the embedding cache only; ``texts_missing`` says when some could not be.
+    Only coded work is compared (the project's work scope, as on the clip page). Texts are compared through the
+    embedding cache only; ``texts_missing`` says when some could not be.
     """
     from itertools import groupby
 
     speakers = dict(Row.objects.filter(clip__project=project).values_list("id", "primary_speaker"))
     clip_of = dict(Row.objects.filter(clip__project=project).values_list("id", "clip_id"))
     revisions = (
-        Revision.objects.filter(row__clip__project=project)
+        with_left_out(Revision.objects.filter(row__clip__project=project), project.work_scope)
+        .filter(**{f"{LEFT_OUT_FIELD}__isnull": True})
         .order_by("row_id", "annotator__username")
         .values_list("row_id", "annotator__username", "content")
     )

@@ -38,6 +38,12 @@ class AssignForm(forms.Form):
         self.fields["clips"].choices = self.fields["calibration_clips"].choices = [(i, i) for i in ids]
         if project is not None and not self.is_bound:
             self.fields["per_clip"].initial = project.annotators_per_clip
+        if project is not None:
+            self.fields["calibration"].help_text = (
+                "Or draw this many of the ticked clips with the seed. Calibration assignments start empty instead of from the "
+                f"LLM draft. With neither, the study design reserves {float(project.from_empty_share):.0%} of the clips of each "
+                "scenario (counted over every clip assigned so far) to start empty, drawn with the seed."
+            )
 
     def clean(self):
         data = super().clean()

@@ -15,7 +15,9 @@ from django.http import Http404
 from django.urls import reverse
 
 from .. import selectors as scoped
-from ..models import Assignment, Clip, ClipState, Comment, CommentKind, Draft, Gold, Project, Revision, Row
+from ..agreement.scope import LEFT_OUT, LEFT_OUT_FIELD, with_left_out
+from ..assignment import empty_content
+from ..models import Assignment, AssignmentState, Clip, ClipState, Comment, CommentKind, Draft, Gold, Project, Revision, Row
 from ..workspace.selectors import clip_header, editor_config
 from ..workspace.services import relation_keys
 from .fields import (
@@ -45,15 +47,80 @@ def adjudication_clip(user, clip_id: int) -> Clip:
         raise Http404("no such clip") from None
 
 
+# --- who counts: coded work, and when a clip may be adjudicated ------------------------------
+
+
+@dataclass(frozen=True)
+class Readiness:
+    """Whether enough coders have submitted for the clip's gold to be decided (the project's setting).
+
+    ``required``: the project's ``adjudication_min_coders`` (every assigned coder when unset), never
+    more than the coders assigned; ``submitted`` and ``waiting`` name the assigned coders by state.
+    """
+
+    required: int
+    submitted: tuple[str, ...]
+    waiting: tuple[str, ...]
+
+    @property
+    def ready(self) -> bool:
+        return len(self.submitted) >= self.required
+
+    def refusal(self, clip: Clip) -> str:
+        """Why the clip's gold cannot be decided yet ("" when it can)."""
+        if self.ready:
+            return ""
+        if not self.submitted and not self.waiting:
+            return f"no coder is assigned to {clip.sample_id}: there is no coded work to adjudicate"
+        need = self.required - len(self.submitted)
+        return (
+            f"{clip.sample_id} cannot be adjudicated yet: {len(self.submitted)} of {self.required} required coder"
+            f"{'s' if self.required != 1 else ''} submitted; waiting for {need} more "
+            f"({', '.join(self.waiting)}). The project's setting says how many must submit first."
+        )
+
+    def as_dict(self) -> dict:
+        return {"ready": self.ready, "required": self.required, "submitted": list(self.submitted), "waiting": list(self.waiting)}
+
+
+def readiness(clip: Clip, assignments: list[Assignment] | None = None) -> Readiness:
+    """How many of the clip's coders have submitted against how many the project requires."""
+    if assignments is None:
+        assignments = list(Assignment.objects.filter(clip=clip).select_related("annotator"))
+    names = sorted((a.annotator.username, a.state == AssignmentState.SUBMITTED) for a in assignments)
+    submitted = tuple(n for n, done in names if done)
+    waiting = tuple(n for n, done in names if not done)
+    return Readiness(required_coders(clip.project, len(names)), submitted, waiting)
+
+
+def required_coders(project: Project, assigned: int) -> int:
+    """How many of ``assigned`` coders must submit before a clip's gold can be decided: the project's
+    ``adjudication_min_coders`` (every assigned coder when unset), at most ``assigned``, at least one."""
+    setting = project.adjudication_min_coders
+    return max(1, assigned if setting is None else min(setting, assigned))
+
+
+@dataclass(frozen=True)
+class Uncoded:
+    """A coder's revision that is not coded work (``agreement.scope``): shown greyed, never a vote."""
+
+    revision: Revision
+    reason: str  # agreement.scope.LEFT_OUT key
+
+    @property
+    def words(self) -> str:
+        return f"not coded yet ({LEFT_OUT[self.reason][0]})"
+
+
 @dataclass(frozen=True)
 class Suggestion:
     """The value a lead may accept for a field, and where it comes from.
 
-    ``kind``: ``unanimous`` (every coder gave it), ``majority`` (a strict
-    majority of the coders) or ``draft`` (the coders split with no majority:
-    the LLM draft everyone started from). ``source`` is what accepting it
-    takes the value from: a coder's username or ``draft``; ``agree`` the coders
-    who gave this value.
+    ``kind``: ``unanimous`` (every coder whose work counts gave it; with one
+    such coder, ``single``) or ``majority`` (a strict majority of them).
+    ``source`` is the coder accepting takes the value from; ``agree`` the coders
+    who gave this value. When the coders split there is no suggestion: the LLM
+    draft never decides (``base`` leaves the field empty).
     """
 
     kind: str
@@ -71,9 +138,11 @@ class RowState:
 
     row: Row
     draft: Draft | None
-    revisions: dict[str, Revision]  # by annotator username, sorted
+    revisions: dict[str, Revision]  # the coded work only, by annotator username, sorted
     gold: Gold | None
     disputes: dict[str, FieldComparison] = field(default_factory=dict)
+    # Revisions that are not coded work (not submitted, not reviewed...): shown, never compared.
+    uncoded: dict[str, Uncoded] = field(default_factory=dict)
 
     @property
     def coder_contents(self) -> dict[str, dict]:
@@ -120,18 +189,15 @@ class RowState:
         return [s for s in sources if same_value(name, self.source_value(s, name), value)]
 
     def suggestions(self) -> dict[str, Suggestion]:
-        """Per field, the value a lead may accept (no entry: the coders split and there is no draft)."""
+        """Per field, the value a lead may accept; no entry where the coders split (or nobody's work counts)."""
         coders = list(self.revisions)
         out = {}
         for name in FIELDS:
             dispute = self.disputes.get(name)
             agree = [c for c in coders if c not in dispute.outliers] if dispute else coders
             if agree:
-                kind = "majority" if dispute else "unanimous"
+                kind = "majority" if dispute else ("unanimous" if len(coders) > 1 else "single")
                 out[name] = Suggestion(kind, agree[0], field_value(self.revisions[agree[0]].content, name), tuple(agree))
-            elif self.draft is not None:
-                value = field_value(self.draft.content, name)
-                out[name] = Suggestion("draft", DRAFT, value, tuple(c for c in coders if same_value(name, self.source_value(c, name), value)))
         return out
 
     def base(self) -> tuple[dict, dict]:
@@ -139,20 +205,26 @@ class RowState:
 
         Nothing in it is decided: the page shows it as a suggestion, and a
         field becomes gold only when the lead takes, accepts or edits it.
-        Fields without a suggestion hold the first coder's value.
+        A field without a suggestion (the coders split) is empty, never the
+        draft's value: the lead decides it.
         """
         coders = list(self.revisions.values())
-        start = self.draft or (coders[0] if coders else None)
+        start = coders[0] if coders else self.draft
         if start is None:
             return {}, {}
-        content = dict(coders[0].content if coders else start.content)
+        content = empty_content(start.content, self.row.primary_speaker)
         for name, suggestion in self.suggestions().items():
             content = with_field(content, name, suggestion.value)
         return content, dict(start.layout or {})
 
 
 def row_states(clip: Clip, rows=None) -> list[RowState]:
-    """Every row of the clip (or the given rows) with its sources: four queries."""
+    """Every row of the clip (or the given rows) with its sources: four queries.
+
+    Only coded work (the project's work scope, ``agreement.scope``: the rule
+    the agreement report follows) is compared, suggested and voted on; the
+    other revisions are kept apart as ``uncoded``.
+    """
     if rows is None:
         rows, scope = list(Row.objects.filter(clip=clip).order_by("row_index")), {"row__clip": clip}
     else:
@@ -161,11 +233,17 @@ def row_states(clip: Clip, rows=None) -> list[RowState]:
     drafts = {d.row_id: d for d in Draft.objects.filter(**scope)}
     golds = {g.row_id: g for g in Gold.objects.filter(**scope)}
     revisions: dict[int, dict[str, Revision]] = defaultdict(dict)
-    for revision in Revision.objects.filter(**scope).select_related("annotator").order_by("annotator__username"):
-        revisions[revision.row_id][revision.annotator.username] = revision
+    uncoded: dict[int, dict[str, Uncoded]] = defaultdict(dict)
+    read = with_left_out(Revision.objects.filter(**scope), clip.project.work_scope)
+    for revision in read.select_related("annotator").order_by("annotator__username"):
+        reason = getattr(revision, LEFT_OUT_FIELD)
+        if reason is None:
+            revisions[revision.row_id][revision.annotator.username] = revision
+        else:
+            uncoded[revision.row_id][revision.annotator.username] = Uncoded(revision, reason)
     states = []
     for row in rows:
-        state = RowState(row, drafts.get(row.pk), revisions.get(row.pk, {}), golds.get(row.pk))
+        state = RowState(row, drafts.get(row.pk), revisions.get(row.pk, {}), golds.get(row.pk), uncoded=uncoded.get(row.pk, {}))
         state.disputes = compare_row(state.coder_contents)
         states.append(state)
     return states
@@ -267,6 +345,8 @@ def row_payload(state: RowState, commented: set[int]) -> dict:
         "gold": gold_document(state),
         "draft": {"content": state.draft.content, "warnings": state.draft.warnings, "source": state.draft.source} if state.draft else None,
         "coders": {name: {"content": r.content, "status": r.status, "version": r.version} for name, r in state.revisions.items()},
+        # Revisions that are not coded work: the page shows them greyed as "not coded yet", without their values.
+        "uncoded": {name: {"status": u.revision.status, "reason": u.reason, "words": u.words} for name, u in state.uncoded.items()},
         "disputed": list(state.disputes),
         "outliers": {name: c.outliers for name, c in state.disputes.items()},
         "labels": sorted(state.labels()),
@@ -285,6 +365,9 @@ def clip_summary(states: list[RowState]) -> dict:
         "undecided_fields": sum(len(s.undecided) for s in states),
         "unanimous_without_gold": sum(1 for s in states if s.unanimous and s.gold is None),
         "gold_with_issues": sum(1 for s in states if s.gold is not None and s.gold.warnings),
+        # The revisions compared (coded work) and those shown as not coded yet: the agreement report's counts.
+        "coded_revisions": sum(len(s.revisions) for s in states),
+        "uncoded_revisions": sum(len(s.uncoded) for s in states),
     }
 
 
@@ -293,11 +376,21 @@ def _row_endpoint(name: str) -> str:
     return reverse(name, args=[0]).replace("/0/", "/{row}/")
 
 
-def coders_of(clip: Clip) -> list[dict]:
+def coders_of(clip: Clip, assignments: list[Assignment] | None = None, states: list[RowState] | None = None) -> list[dict]:
+    """The clip's assigned coders; ``coded_rows``: the rows whose revision counts as coded work (with ``states``)."""
+    if assignments is None:
+        assignments = list(Assignment.objects.filter(clip=clip).select_related("annotator").order_by("annotator__username"))
+    coded = defaultdict(int)
+    for state in states or []:
+        for name in state.revisions:
+            coded[name] += 1
     return [
-        {"username": a.annotator.username, "mode": a.mode, "state": a.state, "state_words": a.get_state_display().lower(), "assignment": a.pk}
-        for a in Assignment.objects.filter(clip=clip).select_related("annotator").order_by("annotator__username")
-    ]
+        {
+            "username": a.annotator.username, "mode": a.mode, "state": a.state, "state_words": a.get_state_display().lower(),
+            "assignment": a.pk, "coded_rows": coded[a.annotator.username], "coded": coded[a.annotator.username] > 0,
+        }
+        for a in sorted(assignments, key=lambda a: a.annotator.username)
+    ]  # fmt: skip
 
 
 def adjudication_payload(clip: Clip, row_filter: RowFilter | None = None) -> dict:
@@ -317,9 +410,14 @@ def adjudication_payload(clip: Clip, row_filter: RowFilter | None = None) -> dic
         for c in comments
     ]
     commented = {c["row"] for c in comment_list if c["row"] is not None}
-    coders = coders_of(clip)
+    assignments = list(Assignment.objects.filter(clip=clip).select_related("annotator"))
+    coders = coders_of(clip, assignments, states)
+    ready = readiness(clip, assignments)
     return {
-        "clip": {**clip_header(clip), "editable": clip.state in EDITABLE_STATES},
+        "clip": {**clip_header(clip), "editable": clip.state in EDITABLE_STATES and ready.ready},
+        # Whether enough coders submitted for the gold to be decided, and which work counts (the agreement's rule).
+        "readiness": {**ready.as_dict(), "reason": ready.refusal(clip)},
+        "work_scope": {"key": clip.project.work_scope, "label": clip.project.get_work_scope_display()},
         # What the shared row editor (static/workspace/editor.js) edits here.
         "document": "gold",
         "document_title": "gold",
@@ -384,20 +482,26 @@ def label_choices(config: dict) -> list[dict]:
 def project_progress(project: Project) -> dict:
     """Clips and rows adjudicated, and the disagreements left per field.
 
-    Streams the project's revisions row by row (one query per table, however
-    large the project): a row is adjudicated when it has gold and every
-    disputed field has a decision, or when its clip is adjudicated or
-    released (gold imported or generated elsewhere carries no decisions).
-    Discarded clips leave the benchmark and are not counted.
+    Streams the project's coded revisions row by row (one query per table,
+    however large the project): only coded work (the project's work scope, the
+    agreement report's rule) is compared, so a clip nobody submitted has no
+    disagreement and no open decision. A row is adjudicated when it has gold
+    and every disputed field has a decision, or when its clip is adjudicated
+    or released (gold imported or generated elsewhere carries no decisions).
+    Discarded clips leave the benchmark and are not counted. Per clip also:
+    the coders assigned and submitted, and whether enough submitted for its
+    gold to be decided (``readiness``).
     """
-    clips = {c["id"]: {**c, "rows": 0, "disputed_rows": 0, "adjudicated_rows": 0, "gold_rows": 0, "undecided_fields": 0, "coders": 0}
+    clips = {c["id"]: {**c, "rows": 0, "disputed_rows": 0, "adjudicated_rows": 0, "gold_rows": 0, "undecided_fields": 0, "coders": 0,
+                       "assigned": 0, "submitted": 0, "ready": False}
              for c in project.clips.values("id", "sample_id", "state", "scenario").order_by("sample_id")}
     row_clip = dict(Row.objects.filter(clip__project=project).values_list("id", "clip_id"))
     decisions = dict(Gold.objects.filter(row__clip__project=project).values_list("row_id", "decisions"))
     left = {name: 0 for name in FIELDS}
     coders = defaultdict(set)
     revisions = (
-        Revision.objects.filter(row__clip__project=project)
+        with_left_out(Revision.objects.filter(row__clip__project=project), project.work_scope)
+        .filter(**{f"{LEFT_OUT_FIELD}__isnull": True})
         .order_by("row_id", "annotator__username")
         .values_list("row_id", "annotator__username", "content")
         .iterator(chunk_size=2000)
@@ -407,6 +511,11 @@ def project_progress(project: Project) -> dict:
         contents = {name: content for _, name, content in group}
         coders[row_clip[row_id]].update(contents)
         disputes_by_row[row_id] = list(compare_row(contents))
+    for clip_id, state in Assignment.objects.filter(clip__project=project).values_list("clip_id", "state"):
+        clips[clip_id]["assigned"] += 1
+        clips[clip_id]["submitted"] += state == AssignmentState.SUBMITTED
+    for clip in clips.values():
+        clip["ready"] = clip["submitted"] >= required_coders(project, clip["assigned"])
     for row_id, clip_id in row_clip.items():
         clip = clips[clip_id]
         clip["rows"] += 1
@@ -428,6 +537,7 @@ def project_progress(project: Project) -> dict:
         "clips": len(counted),
         "clips_adjudicated": sum(1 for c in counted if c["state"] in CLOSED_STATES),
         "clips_discarded": len(clips) - len(counted),
+        "clips_ready": sum(1 for c in counted if c["ready"] and c["state"] in EDITABLE_STATES),
         "rows": sum(c["rows"] for c in counted),
         "rows_adjudicated": sum(c["adjudicated_rows"] for c in counted),
         "disagreements_left": left,

@@ -24,7 +24,7 @@ from ..schema import Issue
 from ..services import ServiceError, comment_addressee, transition
 from ..workspace.services import InvalidDocument, clip_context, mirror_relation, validate_content
 from .fields import DRAFT, FIELD_TITLES, FIELDS, field_value, same_value, with_field
-from .selectors import EDITABLE_STATES, RowState, row_state, row_states
+from .selectors import EDITABLE_STATES, RowState, readiness, row_state, row_states
 
 # Sources a decision can record besides a coder's username and "draft".
 EDIT = "edit"  # typed in the gold editor
@@ -53,10 +53,13 @@ def _lock_row(row_id: int) -> Row:
 
 
 def ensure_gold_editable(clip: Clip) -> None:
-    if clip.state in EDITABLE_STATES:
-        return
-    hint = " (request a re-review to reopen it)" if clip.state == ClipState.ADJUDICATED else ""
-    raise ServiceError(f"clip {clip.sample_id} is {clip.state}: its gold can change only while it is in review or reviewed{hint}")
+    """Refuse a gold write unless the clip is in review or reviewed and enough of its coders submitted."""
+    if clip.state not in EDITABLE_STATES:
+        hint = " (request a re-review to reopen it)" if clip.state == ClipState.ADJUDICATED else ""
+        raise ServiceError(f"clip {clip.sample_id} is {clip.state}: its gold can change only while it is in review or reviewed{hint}")
+    refusal = readiness(clip).refusal(clip)
+    if refusal:
+        raise ServiceError(refusal)
 
 
 def _note(note) -> str:
@@ -104,8 +107,10 @@ def _store(gold: Gold, user, reason: str, ctx=None) -> Gold:
 def decide(row_id: int, user, field_name: str, source: str, expected_version: int, *, note: str | None = None) -> Gold:
     """Decide one field of a row's gold.
 
-    ``source`` is a coder's username or ``draft`` (take that value) or ``gold``
-    (keep the current value; on a decided field this only updates the note).
+    ``source`` is a coder's username (take their value), ``draft`` (take the LLM
+    draft's value: never a suggestion, so the lead must say why in ``note``) or
+    ``gold`` (keep the current value; on a decided field this only updates the note).
+    A coder whose work does not count yet (``selectors.Uncoded``) is no source.
     """
     if field_name not in FIELD_TITLES:
         raise ServiceError(f"unknown field {field_name!r} (choose from {', '.join(FIELDS)})")
@@ -125,6 +130,10 @@ def decide(row_id: int, user, field_name: str, source: str, expected_version: in
             entry = _decision(CONFIRMED, user, _note(note), [])
             reason = f"{field_name}: kept as it was"
     else:
+        if source in state.uncoded:
+            raise ServiceError(f"{source}'s revision of row {row.row_index} is {state.uncoded[source].words}: it is not a source of gold")
+        if source == DRAFT and not _note(note):
+            raise ServiceError("taking the LLM draft's value needs a reason: say in the note why the draft is right where the coders are not")
         try:
             value = copy.deepcopy(state.source_value(source, field_name))
         except KeyError:
@@ -180,10 +189,10 @@ def save_gold(row_id: int, user, content: dict, expected_version: int, *, notes:
 @transaction.atomic
 def accept_suggestion(row_id: int, user, expected_version: int, fields: list[str] | None = None) -> Gold:
     """Decide the row's fields that have no decision yet (or only ``fields``) by
-    accepting their suggestion: the coders' unanimous or majority value, else the draft's.
+    accepting their suggestion: the value every coder gave, or a strict majority of them.
 
-    A field without a suggestion (the coders split, no draft) stays open.
-    Refused when nothing would be decided.
+    A field without a suggestion (the coders split) stays open: the lead takes
+    a value for it. Refused when nothing would be decided.
     """
     unknown = sorted(set(fields or ()) - set(FIELDS))
     if unknown:
@@ -196,6 +205,7 @@ def accept_suggestion(row_id: int, user, expected_version: int, fields: list[str
     gold = state.gold or _new_gold(state, user)
     decisions = dict(gold.decisions or {})
     suggestions = state.suggestions()
+    taken = []
     for name in fields or [n for n in FIELDS if n not in decisions]:
         suggestion = suggestions.get(name)
         if suggestion is None:
@@ -204,9 +214,11 @@ def accept_suggestion(row_id: int, user, expected_version: int, fields: list[str
         gold.content = with_field(gold.content, name, value)
         source = UNANIMOUS if suggestion.kind == "unanimous" else suggestion.source
         decisions[name] = _decision(source, user, "", state.same_as(name, value))
-    accepted = [name for name in FIELDS if name in decisions and (name not in before or name in (fields or ()))]
+        taken.append(name)
+    # The fields asked for that got a suggestion's value; without ``fields``, also those a new gold decided as unanimous.
+    accepted = taken if fields else [name for name in FIELDS if name in decisions and name not in before]
     if not accepted:
-        raise ServiceError(f"nothing to accept on row {row.row_index}: every field is decided, or the coders split with no draft to suggest")
+        raise ServiceError(f"nothing to accept on row {row.row_index}: every field is decided, or the coders split and the lead must take a value")
     gold.decisions = decisions
     return _store(gold, user, f"accepted the suggestion: {', '.join(accepted)}")
 
@@ -273,12 +285,15 @@ def accept_unanimous(clip: Clip, user) -> UnanimousResult:
 
 @transaction.atomic
 def mark_adjudicated(clip: Clip, user) -> Clip:
-    """Close a reviewed clip once every row has gold that passes strict validation and no disagreement is left open."""
+    """Close a clip once enough coders submitted (``selectors.readiness``), every row has gold that passes
+    strict validation and no disagreement is left open. A clip may close in review when the project needs
+    fewer coders than it assigned: the coder still working then does so on a clip whose gold is decided."""
     clip = Clip.objects.select_for_update().select_related("project").get(pk=clip.pk)
-    if clip.state != ClipState.REVIEWED:
-        waiting = list(clip.assignments.exclude(state=AssignmentState.SUBMITTED).values_list("annotator__username", flat=True))
-        why = f"; waiting for {', '.join(sorted(waiting))} to submit" if waiting and clip.state == ClipState.IN_REVIEW else ""
-        raise ServiceError(f"only a reviewed clip can be marked adjudicated; {clip.sample_id} is {clip.state}{why}")
+    if clip.state not in EDITABLE_STATES:
+        raise ServiceError(f"only a clip in review or reviewed can be marked adjudicated; {clip.sample_id} is {clip.state}")
+    refusal = readiness(clip).refusal(clip)
+    if refusal:
+        raise ServiceError(refusal)
     states = row_states(clip)
     ctx = clip_context(clip, len(states))
     problems = []

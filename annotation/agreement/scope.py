@@ -29,9 +29,9 @@ from __future__ import annotations
 
 from django.db.models import Case, CharField, Expression, F, FilteredRelation, Q, QuerySet, Value, When
 
-from ..models import AssignmentState, Clip, ClipState, Revision, RevisionStatus
+from ..models import AssignmentState, Clip, ClipState, Revision, RevisionStatus, WorkScope
 
-SUBMITTED, REVIEWED = "submitted", "reviewed"
+SUBMITTED, REVIEWED = WorkScope.SUBMITTED.value, WorkScope.REVIEWED.value
 DEFAULT_WORK_SCOPE = SUBMITTED
 # Work scope -> (short label for pages and tables, the rule in a sentence).
 WORK_SCOPES: dict[str, tuple[str, str]] = {

@@ -4,9 +4,12 @@
  * (static/workspace/row-editor.js) editing the row's gold.
  *
  * Gold is empty until the lead decides: a field without a decision shows the
- * suggestion (the coders' unanimous or majority value, else the LLM draft),
- * styled as a suggestion, with "accept" beside it; `a` (or the button) accepts
- * every suggestion of the row and opens the next one. */
+ * suggestion (the value every coder gave, or a strict majority's), styled as a
+ * suggestion, with "accept" beside it; `a` (or the button) accepts every
+ * suggestion of the row and opens the next one. Only coded work counts (the
+ * agreement report's rule): a coder who has not submitted is shown greyed as
+ * "not coded yet" and never votes. The LLM draft never decides: where the
+ * coders split there is no suggestion, and taking the draft's value asks why. */
 import { useState } from "preact/hooks";
 import { api, cls, csrf, html, readData, same, stable, useStore } from "../workspace/lib.js";
 import { confirmStep } from "../workspace/dialog.js";
@@ -20,6 +23,7 @@ import { stateWords, valueView } from "../workspace/words.js";
 const data = readData();
 const FIELDS = data.fields; // [{name, title, keys}]
 const CODERS = data.coders.map((c) => c.username);
+const READY = data.readiness || { ready: true };
 const filters = { ...data.filters };
 const pendingNotes = {}; // row_id -> {field: note}, sent with the next decision on that field
 const ALL_FIELDS_KEY = "rescue:adj:all-fields";
@@ -121,7 +125,20 @@ const s = new EditorSession(data, {
 new Player(s, data.settings);
 
 async function take(r, f, source) {
-  const note = (pendingNotes[r.row_id] || {})[f.name];
+  let note = (pendingNotes[r.row_id] || {})[f.name];
+  if (source === "draft") {
+    // The draft is the model's reading, not a coder's: taking it is a decision the lead must explain.
+    const why = await confirmStep({
+      title: `Take the LLM draft's ${f.title.toLowerCase()} for row ${r.row_index}?`,
+      lines: [
+        "The draft is the model's reading, not a coder's. Taking it records the draft as the source of this gold value, with your reason; the release counts such values apart.",
+      ],
+      confirmLabel: "Take the draft's value",
+      reason: { label: "Why is the draft right here where the coders are not?", placeholder: "e.g. the words are a disclosure before the request; both coders read only the request" },
+    });
+    if (!why) return;
+    note = why;
+  }
   const res = await api("POST", url("decide", r), { field: f.name, source, version: r.gold.version, note: note === undefined ? null : note });
   if (res.status === 200) {
     if (pendingNotes[r.row_id]) delete pendingNotes[r.row_id][f.name];
@@ -168,7 +185,7 @@ function decisionText(d) {
   const also = (d.same_as || []).filter((x) => x !== d.source);
   return `${source}${also.length ? ` (= ${also.join(", ")})` : ""} · ${d.by}`;
 }
-const SUGGESTION_WORDS = { unanimous: "every coder", majority: "majority", draft: "LLM draft (coders split)" };
+const SUGGESTION_WORDS = { unanimous: "every coder", majority: "majority", single: "the only coder whose work counts" };
 
 function relationView(r, v) {
   const [labelKey, reasonKey, evidenceKey] = r.relation_keys;
@@ -205,7 +222,7 @@ function GoldCell({ r, f, disputed }) {
             <div class="val">${shown(f, fieldValue(r.gold.suggestion.content, f), r)}</div>
             ${editable ? html`<button type="button" class="accept" data-field=${f.name} onClick=${() => acceptSuggestion(r, [f.name])}>accept</button>` : null}
           </div>`
-        : html`<div class="none">not decided: the coders split; take a value</div>`}
+        : html`<div class="none open-field">open: the coders split; take a coder's value or edit it below</div>`}
     ${wantsNote
       ? html`<input type="text" class="decision-note" placeholder=${d ? "note…" : "note (goes with the decision)"} aria-label=${`note on ${f.title}`}
           value=${typed !== null ? typed : note} disabled=${!editable} data-field=${f.name}
@@ -229,11 +246,13 @@ function CompareTable({ r }) {
   const disputed = new Set(r.disputed);
   const open = new Set(undecided(r));
   const rowsShown = FIELDS.filter((f) => showAll || disputed.has(f.name));
-  const sources = [...(r.draft ? [["draft", "LLM draft", r.draft.content]] : []), ...CODERS.filter((c) => r.coders[c]).map((c) => [c, c, r.coders[c].content])];
+  const coded = CODERS.filter((c) => r.coders[c]);
+  const uncoded = CODERS.filter((c) => (r.uncoded || {})[c]);
+  const sources = [...coded.map((c) => [c, c, r.coders[c].content]), ...(r.draft ? [["draft", "LLM draft", r.draft.content]] : [])];
   const headline = !CODERS.length
-    ? "No coder has worked on this clip yet."
-    : !Object.keys(r.coders).length
-      ? "No coder has a revision of this row."
+    ? "No coder is assigned to this clip."
+    : !coded.length
+      ? "No coder's work on this row counts yet: nothing is compared until they submit."
       : disputed.size
         ? `${disputed.size} disputed field${disputed.size > 1 ? "s" : ""}, ${open.size} still open`
         : "Every coder gave the same annotation.";
@@ -251,7 +270,12 @@ function CompareTable({ r }) {
     </div>
     ${rowsShown.length
       ? html`<div class="compare-wrap"><table class="compare-table">
-          <thead><tr><th class="f">Field</th>${sources.map(([id, title]) => html`<th key=${id} class=${id === "draft" ? "draft" : ""} title=${title}>${breakable(title)}</th>`)}<th class="gold">Gold</th></tr></thead>
+          <thead><tr><th class="f">Field</th>${sources.map(([id, title]) =>
+            id === "draft"
+              ? html`<th key=${id} class="draft" title="The LLM's pre-annotation: shown for comparison, never a vote or a suggestion">${title}<small class="draft-note">the model's, not a coder</small></th>`
+              : html`<th key=${id} title=${title}>${breakable(title)}</th>`)}
+            ${uncoded.map((c) => html`<th key=${`u-${c}`} class="uncoded" title=${`${c}: ${r.uncoded[c].words}; their values are not compared or counted`}>${breakable(c)}<small class="draft-note">${r.uncoded[c].words}</small></th>`)}
+            <th class="gold">Gold</th></tr></thead>
           <tbody>
             ${rowsShown.map((f) => {
               const d = decisions(r)[f.name];
@@ -270,13 +294,14 @@ function CompareTable({ r }) {
                   return html`<td key=${id} class=${cls("src", id === "draft" && "draft", chosen && "chosen", outvoted && "outvoted")} data-source=${id}>
                     <div class="val">${shown(f, value, r)}</div>
                     ${offer
-                      ? html`<button type="button" class="take" title=${`Use ${id === "draft" ? "the LLM draft" : id}'s value as the gold`} data-field=${f.name} data-source=${id}
-                          onClick=${() => take(r, f, id)}>take</button>`
+                      ? html`<button type="button" class="take" title=${id === "draft" ? "Take the LLM draft's value as the gold (you will be asked why)" : `Use ${id}'s value as the gold`} data-field=${f.name} data-source=${id}
+                          onClick=${() => take(r, f, id)}>${id === "draft" ? "take…" : "take"}</button>`
                       : null}
                   </td>`;
                 })}
+                ${uncoded.map((c) => html`<td key=${`u-${c}`} class="src uncoded" data-uncoded=${c}><span class="none">not coded yet</span></td>`)}
                 <${GoldCell} r=${r} f=${f} disputed=${disputed.has(f.name)} />
-              </tr>${disputed.has(f.name) ? html`<${SimilarityRow} r=${r} f=${f} span=${sources.length + 2} />` : null}`;
+              </tr>${disputed.has(f.name) ? html`<${SimilarityRow} r=${r} f=${f} span=${sources.length + uncoded.length + 2} />` : null}`;
             })}
           </tbody>
         </table></div>`
@@ -430,8 +455,9 @@ function Header() {
       <h1>${clip.sample_id}</h1>
       <p class="muted">${clip.scenario === "family" ? "Family" : "Couple"} · ${clip.participants.join(", ")} · <span class=${`state state-${clip.state}`} id="clip-state">${stateWords(clip.state)}</span>
         · coders: ${data.coders.length
-          ? data.coders.map((c, i) => html`<span key=${c.username}>${i ? ", " : ""}<span class="coder">${c.username}</span> <small>(${c.state_words}${c.mode === "from_empty" ? ", calibration" : ""})</small></span>`)
-          : "none"}</p>
+          ? data.coders.map((c, i) => html`<span key=${c.username} class=${c.coded ? "" : "uncoded-coder"}>${i ? ", " : ""}<span class="coder">${c.username}</span> <small>(${c.state_words}${c.mode === "from_empty" ? ", from empty" : ""}${c.coded ? "" : ", not coded yet"})</small></span>`)
+          : "none"}
+        · <span id="coded-count" title=${`Only ${data.work_scope ? data.work_scope.label : "submitted work"} counts here, as in the agreement report`}>${data.summary.coded_revisions} coded revision${data.summary.coded_revisions === 1 ? "" : "s"}${data.summary.uncoded_revisions ? `, ${data.summary.uncoded_revisions} not coded yet` : ""}</span></p>
     </div>
     <div class="ws-head-actions">
       <span id="progress" class="muted">${done} / ${s.rows.length} rows adjudicated · ${left} open decision${left === 1 ? "" : "s"}</span>
@@ -559,19 +585,23 @@ const KEYS = [
   [html`<kbd>p</kbd> / <kbd>r</kbd>`, "play / pause; replay the row's span"],
   [html`<kbd>Esc</kbd>`, "leave a field / close this sheet"],
 ];
-const INTRO = html`<p>The table compares the LLM draft and every coder, field by field; disputed fields are marked. Nothing is gold until you decide:
-  <b>take</b> copies one source's value into the gold (the note beside it travels with the decision), <b>accept</b> takes the suggestion
-  (every coder's value, else the majority's, else the draft's), and saving the gold editor below records an <i>edit</i> decision for every field you changed.</p>`;
+const INTRO = html`<p>The table compares every coder whose work counts (submitted work), field by field, with the LLM draft beside them for
+  comparison; disputed fields are marked, and coders who have not submitted are greyed as <i>not coded yet</i>. Nothing is gold until you decide:
+  <b>take</b> copies one coder's value into the gold (the note beside it travels with the decision), <b>accept</b> takes the suggestion
+  (every coder's value, else a strict majority's; where the coders split there is none), and saving the gold editor below records an
+  <i>edit</i> decision for every field you changed. The draft never decides: taking its value asks for your reason, and the release counts such values apart.</p>`;
 
 function App() {
   useStore(s);
   const clip = data.clip;
   const fixed = clip.editable
     ? null
-    : {
-        kind: "info",
-        text: `This clip is ${stateWords(clip.state)}: its gold can be read here but not changed.${clip.state === "adjudicated" ? " Request a re-review to reopen it." : ""}${clip.state === "discarded" && data.discard_reason ? ` Reason: ${data.discard_reason}` : ""}`,
-      };
+    : !READY.ready && ["in_review", "reviewed"].includes(clip.state)
+      ? { kind: "info", text: `Not ready for adjudication: ${READY.reason.replace(/^.*?cannot be adjudicated yet: /, "")}` }
+      : {
+          kind: "info",
+          text: `This clip is ${stateWords(clip.state)}: its gold can be read here but not changed.${clip.state === "adjudicated" ? " Request a re-review to reopen it." : ""}${clip.state === "discarded" && data.discard_reason ? ` Reason: ${data.discard_reason}` : ""}`,
+        };
   const r = s.rows.length ? s.row() : null;
   const shownAny = s.rows.some(rowVisible);
   return html`<div class=${`ws adj${s.readOnly ? " read-only" : ""}`} id="workspace">
