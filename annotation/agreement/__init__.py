@@ -20,7 +20,8 @@ def compute_project_report(
 
 
 def compute_release_reports(project, *, clips, resamples: int = 1000, seed: int = 0) -> tuple[dict, dict | Exception]:
-    """The label report and the free-text (semantic) report of ``clips``, submitted work only: what a release ships.
+    """The label report and the free-text (semantic) report of ``clips``, the coded work of the project's study
+    design (submitted work unless the lead chose otherwise): what a release ships.
 
     Each is the stored report when current for this data (and embedding model), else both are computed from one
     reading of the data and stored (``services.reports_for``). The free-text report is the exception that kept it
@@ -28,7 +29,7 @@ def compute_release_reports(project, *, clips, resamples: int = 1000, seed: int 
     """
     from .services import LABELS, TEXTS, Params, reports_for
 
-    params = Params(clips=tuple(sorted(clips)), resamples=resamples, seed=seed)
+    params = Params(clips=tuple(sorted(clips)), resamples=resamples, seed=seed, work_scope=project.work_scope)
     reports = reports_for(project, params, (LABELS, TEXTS))
     if isinstance(reports[LABELS], Exception):
         raise reports[LABELS]

@@ -110,7 +110,7 @@ class _AgreementBase(APIView):
     def project_and_params(self, request, slug):
         project = get_object_or_404(selectors.visible_projects(request.user), slug=slug)
         try:
-            return project, services.Params.from_query(request.query_params)
+            return project, services.Params.from_query(request.query_params, project.work_scope)
         except ValueError as exc:
             raise ValidationError({"detail": str(exc)}) from None
 

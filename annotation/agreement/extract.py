@@ -23,15 +23,19 @@ from itertools import islice
 
 import numpy as np
 from django.db import NotSupportedError
-from django.db.models import BooleanField, Count, ExpressionWrapper, F, Func, Q, QuerySet, TextField
+from django.db.models import BooleanField, Count, ExpressionWrapper, F, Func, Q, QuerySet, TextField, Window
+from django.db.models.functions import Lag
 
 from ..models import Assignment, AssignmentMode, Clip, ClipState, Draft, Project, Revision, Row
+from ..releases.groups import ClipInfo, relationship_groups
 from ..schema import SPARSE_LIST_FIELDS
 from ..taxonomy import SCENARIOS
 from .fields import SOURCES, Measure
 from .scope import DEFAULT_WORK_SCOPE, LEFT_OUT_FIELD, UNASSIGNED, reasons, with_left_out
 
 LLM_CODER = "LLM draft"  # has a space, so it can never be a username
+# A gap longer than this between two of a coder's saves in a clip is a break, not time spent on the row.
+BREAK_SECONDS = 600
 NOT_CODED, ANCHORED, CALIBRATION, LLM, IMPORTED = 0, 1, 2, 3, 4
 MODE_CODES = {AssignmentMode.FROM_DRAFT: ANCHORED, AssignmentMode.FROM_EMPTY: CALIBRATION, AssignmentMode.IMPORTED: IMPORTED}
 
@@ -69,6 +73,11 @@ class Extraction:
     unit_modality: np.ndarray | None = None
     # The free-text parts read in the same pass, when asked for (``extract(..., text_parts=...)``).
     text_columns: TextColumns | None = None
+    # Per clip (index into sample_ids): its relationship group (index into group_names, ``releases.groups``).
+    clip_group: np.ndarray | None = None
+    group_names: list[str] = field(default_factory=list)
+    # How the coders worked, per counted revision (``Pace``): what the draft-pull figures read.
+    pace: Pace | None = None
 
     @property
     def humans(self) -> list[int]:
@@ -81,6 +90,23 @@ class Extraction:
     @property
     def units(self) -> int:
         return len(self.unit_speaker)
+
+
+@dataclass
+class Pace:
+    """How each counted revision was worked, from the audit trail (one entry per counted revision).
+
+    ``unchanged``: the revision's document equals its row's draft (JSON equality; False without a draft).
+    ``seconds``: the time the coder spent on the row, as the sum of the gaps before each of their own saves
+    of it, each gap measured from their previous save in the same clip; a gap over ``BREAK_SECONDS`` (a
+    break) and the first save of a sitting count nothing, and a row none of whose saves had a measured gap
+    is NaN (not measured).
+    """
+
+    coder: np.ndarray
+    unit: np.ndarray
+    unchanged: np.ndarray
+    seconds: np.ndarray
 
 
 def candidate_clips(project: Project, *, scenario: str | None = None, clips=None) -> QuerySet[Clip]:
@@ -330,7 +356,7 @@ def extract(
     (``Extraction.text_columns``; ``textfields.extract_with_texts``).
     """
     in_scope = clips.exclude(state=ClipState.DISCARDED)
-    clip_rows = sorted(in_scope.values_list("id", "sample_id", "scenario"), key=lambda c: c[1])
+    clip_rows = sorted(in_scope.values_list("id", "sample_id", "scenario", "participants"), key=lambda c: c[1])
     sample_ids = [c[1] for c in clip_rows]
     clip_pos = {c[0]: i for i, c in enumerate(clip_rows)}
     scenario_of = {c[0]: c[2] for c in clip_rows}
@@ -356,9 +382,12 @@ def extract(
     # numbered in order of first appearance, which must not depend on a query plan.
     revisions = with_left_out(Revision.objects.filter(row__clip__in=clips), work_scope)
     reader = DocumentParts(text_parts)
+    same_as_draft = ExpressionWrapper(Q(content=F("row__draft__content")), output_field=BooleanField())
     counted = reader.read(
-        revisions.filter(**{f"{LEFT_OUT_FIELD}__isnull": True}).order_by("row_id", "annotator__username"),
-        "row_id", "annotator_id", "status",
+        revisions.filter(**{f"{LEFT_OUT_FIELD}__isnull": True})
+        .annotate(agreement_same_as_draft=same_as_draft)
+        .order_by("row_id", "annotator__username"),
+        "row_id", "annotator_id", "status", "id", "agreement_same_as_draft",
     )  # fmt: skip
     drafts = reader.read(Draft.objects.filter(row__clip__in=in_scope).order_by("row_id"), "row_id", "modality")
     left_out: Counter = Counter()
@@ -423,7 +452,18 @@ def extract(
         "drafts": n_drafts,
         "rows_without_draft": n_units - n_drafts,
     }
+    groups = _clip_groups(clip_rows, rows)
+    seconds = _seconds_on_rows(clips, counted["id"])
+    pace = Pace(
+        coder=doc_coder[:n_revisions].copy(),
+        unit=doc_unit[:n_revisions].copy(),
+        unchanged=np.fromiter((bool(x) for x in counted["agreement_same_as_draft"]), dtype=bool, count=n_revisions),
+        seconds=np.fromiter((seconds.get(r, np.nan) for r in counted["id"]), dtype=float, count=n_revisions),
+    )
     return Extraction(
+        clip_group=groups[0],
+        group_names=groups[1],
+        pace=pace,
         coders=coders,
         sample_ids=sample_ids,
         unit_clip=np.asarray([clip_pos[c] for c in clip_of_unit], dtype=np.int32),
@@ -442,6 +482,40 @@ def extract(
             else None
         ),
     )
+
+
+def _clip_groups(clip_rows: list[tuple], rows: list[tuple]) -> tuple[np.ndarray, list[str]]:
+    """Each clip's relationship group (the splits' rule, ``releases.groups``), as an index into the group names."""
+    row_count = Counter(r[1] for r in rows)
+    infos = [ClipInfo(sample_id, scenario, row_count[pk], tuple(participants or ())) for pk, sample_id, scenario, participants in clip_rows]
+    _, group_of = relationship_groups(infos)
+    names = sorted(set(group_of.values()))
+    position = {name: i for i, name in enumerate(names)}
+    return np.asarray([position[group_of[c[1]]] for c in clip_rows], dtype=np.int64), names
+
+
+def _seconds_on_rows(clips: QuerySet[Clip], revision_ids: list[int]) -> dict[int, float]:
+    """Per revision id: the seconds its coder spent on the row (``Pace.seconds``), where measured.
+
+    Read from the coders' own saves in the audit trail; the gap before each save comes from the database
+    (a window over each coder's saves in each clip, in time order), so only one number per save comes back.
+    """
+    if not revision_ids:
+        return {}
+    saves = (
+        Revision.history.filter(row__clip__in=clips, history_type="~", history_user_id=F("annotator_id"))
+        .annotate(previous=Window(Lag("history_date"), partition_by=[F("annotator_id"), F("row__clip_id")], order_by=[F("history_date").asc(), F("history_id").asc()]))
+        .values_list("id", "history_date", "previous")
+    )
+    wanted = set(revision_ids)
+    out: dict[int, float] = {}
+    for revision, at, previous in saves.iterator(chunk_size=5000):
+        if revision not in wanted or previous is None:
+            continue
+        gap = (at - previous).total_seconds()
+        if gap <= BREAK_SECONDS:
+            out[revision] = out.get(revision, 0.0) + gap
+    return out
 
 
 def _unit_modality(n_units: int, units: list[int], modalities: list[str]) -> np.ndarray:

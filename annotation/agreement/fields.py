@@ -23,6 +23,7 @@ from ..taxonomy import THERAPIST
 NO_STRATEGY = "(no strategy)"
 NO_CLEAR_PATTERN = "(no clear pattern)"
 PRESENT, ABSENT = "present", "absent"
+MARKED, UNMARKED = "marked", "not marked"
 
 # Which rows are units of a measure.
 EVERY_ROW, THERAPIST_ROWS, CLIENT_ROWS = "row", "therapist row", "client row"
@@ -35,6 +36,11 @@ def _relation_pattern(content: dict, speaker: str):
     if label is None:
         return None
     return label or NO_CLEAR_PATTERN
+
+
+def _relation_marked(content: dict, speaker: str) -> str:
+    # A coder who coded the row and left its pattern unset has said "no pattern marked here": a value, not missing.
+    return MARKED if relation_label({**content, "primary_speaker": speaker}) is not None else UNMARKED
 
 
 def _strategy_type(content: dict, speaker: str):
@@ -187,6 +193,16 @@ MEASURES: tuple[Measure, ...] = (
         "units are client rows on which every coder of the row recorded an emotion for the speaker",
         ("internal_emotion",),
         every_coder=True,
+    ),
+    Measure(
+        "relation_pattern_presence",
+        "Relation pattern marked here or not",
+        EVERY_ROW,
+        "nominal",
+        "relation_pattern_presence",
+        _relation_marked,
+        'never missing: a label or "" (no clear pattern) is "marked", an unset pattern (null) is "not marked"',
+        ("relation_pattern", "relation_cycle_state"),
     ),
     *(
         Measure(

@@ -31,6 +31,7 @@ import numpy as np
 
 from ..models import Modality
 from ..taxonomy import THERAPIST
+from . import draft_pull
 from .alpha import Alpha, Pairable, compute_alpha, distance_matrix, pairable
 from .bootstrap import METHOD as BOOTSTRAP_METHOD
 from .bootstrap import bootstrap_alpha
@@ -52,7 +53,9 @@ from .scope import DEFAULT_WORK_SCOPE, LEFT_OUT, WORK_SCOPES, check_work_scope, 
 # 2: only coded work counts (work scope), left-out revisions per slice, "coded_work" and "empty_reason".
 # 3: the label pairs coders confuse most per nominal measure ("confused_pairs"), and the LLM-vs-human
 #    figures per draft modality ("llm_by_modality").
-REPORT_VERSION = 3
+# 4: relation-pattern presence ("relation_pattern_presence"), and the draft's pull ("draft_pull": the anchoring
+#    effect with a relationship-group interval, and how coders confirmed the draft).
+REPORT_VERSION = 4
 NO_CODED_WORK = "no coded work yet"
 MIN_RESAMPLES, MAX_RESAMPLES = 1000, 100_000
 CONFIDENCE = 0.95
@@ -117,8 +120,9 @@ def build_report(
     extraction = extract(candidate_clips(project, scenario=scenario, clips=clips), work_scope)
     scope = report_scope(scenario, clips, work_scope)
     return report_from_extraction(
-        extraction, project=project.slug, scope=scope, resamples=resamples, seed=seed, progress=progress
-    )
+        extraction, project=project.slug, scope=scope, resamples=resamples, seed=seed, progress=progress,
+        quick_seconds=project.quick_confirm_seconds,
+    )  # fmt: skip
 
 
 # --- slices and figures -----------------------------------------------------------------
@@ -158,11 +162,15 @@ class _Computer:
             codes = codes[:, ((codes >= 0) | ~avail).all(axis=0)]
         return codes
 
-    def delta(self, measure: Measure, present: np.ndarray) -> np.ndarray:
+    def domain_delta(self, measure: Measure) -> np.ndarray:
+        """Distances between every two values of the measure's whole domain (computed once per source and level)."""
         key = (measure.source, measure.level)
         if key not in self.distances:
             self.distances[key] = distance_matrix(measure.level, self.ex.values[measure.source].domain)
-        return self.distances[key][np.ix_(present, present)]
+        return self.distances[key]
+
+    def delta(self, measure: Measure, present: np.ndarray) -> np.ndarray:
+        return self.domain_delta(measure)[np.ix_(present, present)]
 
     def figure(
         self, measure: Measure, available: np.ndarray, coders: list[int], *, coincidences: bool = False
@@ -394,9 +402,17 @@ def prepared_matrices(ex: Extraction) -> list[tuple[Measure, np.ndarray]]:
 
 
 def report_from_extraction(
-    ex: Extraction, *, project: str, scope: dict, resamples: int = 1000, seed: int = 0, progress: Progress | None = None
+    ex: Extraction,
+    *,
+    project: str,
+    scope: dict,
+    resamples: int = 1000,
+    seed: int = 0,
+    progress: Progress | None = None,
+    quick_seconds: int = 3,
 ) -> dict:
-    """The report dict from extracted matrices (no database access)."""
+    """The report dict from extracted matrices (no database access); ``quick_seconds``: the project's
+    quick-confirmation time (``draft_pull.confirming``)."""
     check_resamples(resamples)
     computer = _Computer(ex, resamples, seed)
     scenarios = sorted(set(ex.unit_scenario.tolist()))
@@ -457,9 +473,16 @@ def report_from_extraction(
         same_values[selection] = (entry["measures"], entry["edit_rates"])
         out_slices.append(entry)
 
+    by_condition = {"anchored": _availability(ex, Slice("anchored", "all")), "from_empty": _availability(ex, Slice("calibration", "all"))}
+    pull = {
+        "method": draft_pull.METHOD,
+        "anchoring": draft_pull.anchoring_effect(ex, by_condition, computer.rows_of, computer.domain_delta, seed=seed),
+        "confirming": draft_pull.confirming(ex, quick_seconds),
+    }
     return {
         "report_version": REPORT_VERSION,
         **report_head(ex, project, scope, out_slices[0]),
+        "draft_pull": pull,
         "parameters": {"resamples": resamples, "seed": seed, "confidence": CONFIDENCE, "thresholds": list(THRESHOLDS)},
         "method": METHOD_NOTES | {"krippendorff_package": version("krippendorff")},
         "measures": [

@@ -74,9 +74,10 @@ class Params:
         )
 
     @classmethod
-    def from_query(cls, query) -> Params:
-        """From request parameters (``scope``, ``scenario``, ``resamples``, ``seed``); ValueError with a message."""
-        work_scope = check_work_scope((query.get("scope") or "").strip() or DEFAULT_WORK_SCOPE)
+    def from_query(cls, query, default_scope: str = DEFAULT_WORK_SCOPE) -> Params:
+        """From request parameters (``scope``, ``scenario``, ``resamples``, ``seed``); ValueError with a message.
+        Without ``scope``, ``default_scope`` (the project's study design)."""
+        work_scope = check_work_scope((query.get("scope") or "").strip() or default_scope)
         scenario = (query.get("scenario") or "").strip() or None
         if scenario is not None and scenario not in SCENARIOS:
             raise ValueError(f"scenario must be one of {', '.join(SCENARIOS)}, got {scenario!r}")
@@ -145,7 +146,7 @@ class ReportKind:
         scope = report_scope(params.scenario, params.clips, params.work_scope)
         return report_from_extraction(
             extraction, project=project.slug, scope=scope, resamples=params.resamples, seed=params.seed,
-            progress=progress,
+            progress=progress, quick_seconds=project.quick_confirm_seconds,
         ), {}  # fmt: skip
 
 
@@ -254,9 +255,10 @@ def data_digest(project: Project, params: Params) -> str:
     digest = hashlib.sha256()
     _feed(
         digest,
-        [(project.slug, params.scenario, scope_sample_ids(params.clips), params.resamples, params.seed, params.work_scope)],
+        [(project.slug, params.scenario, scope_sample_ids(params.clips), params.resamples, params.seed, params.work_scope, project.quick_confirm_seconds)],
     )
-    _feed(digest, clips.order_by("id").values_list("id", "sample_id", "scenario", "state"))
+    # Participants decide the relationship groups the anchoring effect resamples.
+    _feed(digest, clips.order_by("id").values_list("id", "sample_id", "scenario", "state", "participants"))
     _feed_table(digest, Row.objects.filter(clip__in=clips), ("id", "clip_id", "row_index", "primary_speaker"))
     _feed_table(
         digest,

@@ -108,7 +108,7 @@ def dashboard(request, slug: str):
     project = lead_project(request, slug)
     query = request.POST if request.method == "POST" else request.GET
     try:
-        params = services.Params.from_query(query)
+        params = services.Params.from_query(query, project.work_scope)
     except ValueError as exc:
         return render(request, "agreement/dashboard.html", {"project": project, "error": str(exc)}, status=400)
     if request.method == "POST":  # "compute again" after a failed job

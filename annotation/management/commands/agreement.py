@@ -132,10 +132,10 @@ class Command(AuditedCommand):
         parser.add_argument(
             "--scope",
             choices=list(WORK_SCOPES),
-            default=DEFAULT_WORK_SCOPE,
+            default=None,
             help="which work counts: "
             + "; ".join(f"{key}: {rule}" for key, (_label, rule) in WORK_SCOPES.items())
-            + f" (default {DEFAULT_WORK_SCOPE})",
+            + f" (default: the project's study design, {DEFAULT_WORK_SCOPE} unless changed)",
         )
         parser.add_argument("--scenario", choices=SCENARIOS, help="only clips of this scenario")
         parser.add_argument(
@@ -162,7 +162,7 @@ class Command(AuditedCommand):
             clips = tuple(sorted({c.strip() for arg in options["clips"] for c in arg.split(",") if c.strip()}))
         if options["seed"] < 0:
             raise CommandError("--seed must be 0 or more")
-        params = services.Params(options["scenario"], clips, options["resamples"], options["seed"], options["scope"])
+        params = services.Params(options["scenario"], clips, options["resamples"], options["seed"], options["scope"] or project.work_scope)
         try:
             state = services.report_state(project, params, sync=True)
         except (ScopeError, ValueError) as exc:
