@@ -54,6 +54,7 @@ from ..services import ServiceError, transition_many
 from .agreement_report import agreement_file
 from .card import LICENCE_TEXT, CardInputs, render_card
 from .croissant import build_croissant, row_record_files
+from .drafting_model import drafting_predictions, prediction_files, read_drafts
 from .figures import FIGURE_STYLE, FIGURE_STYLES, release_figures
 from .manifest import FORMAT, MANIFEST, Digests, Verification, dumps_json, file_entries, remove_tree, sha256, write_tree
 from .provenance import collect_provenance, rai_provenance
@@ -265,6 +266,14 @@ def _build(project, complete, skipped, plan: SplitPlan, *, version, seed, group_
     for task in ALL_TASKS:
         for split in SPLITS:
             files[f"tasks/{task}/{split}.jsonl"] = writer.jsonl(i for i in instances[task] if i.split == split)
+    # The drafting model as one more system: its drafts' answers to the same instances, scored in stats.json.
+    draft_clips, drafting_system = read_drafts(complete, clips)
+    drafting = None
+    if drafting_system["rows_drafted"]:
+        predictions = drafting_predictions(instances, draft_clips, taxonomy_version=project.taxonomy_version, seed=seed, params=params)
+        files.update(prediction_files(instances, predictions))
+        drafting = {"system": drafting_system, "predictions": predictions}
+    del draft_clips
     stage("tasks")
 
     data_date, provenance = _database_facts(project, [c.pk for c in complete], data_as_of, provenance)
@@ -294,7 +303,11 @@ def _build(project, complete, skipped, plan: SplitPlan, *, version, seed, group_
     guidance_record, guidance_shipped = release_guidance(project, [c.pk for c in complete], guidance)
     if guidance_record is not None:  # releases frozen before guidance was recorded have none
         inputs["guidance"] = guidance_record
-    stats = compute_stats(clips, splits, instances, groups=plan.group_of, taxonomy_version=project.taxonomy_version, provenance=provenance)
+    stats = compute_stats(
+        clips, splits, instances, groups=plan.group_of, taxonomy_version=project.taxonomy_version, provenance=provenance,
+        drafting_model=drafting,
+    )  # fmt: skip
+    del drafting
     files["stats.json"] = dumps_json(stats)
     stage("stats")
 

@@ -20,6 +20,7 @@ from collections import Counter, defaultdict
 from django.contrib.auth import get_user_model
 from django.db.models import Count, Q
 
+from ..adjudication.gold_sources import gold_sources
 from ..models import Assignment, AssignmentMode, AssignmentState, Clip, Draft, DraftSource, Gold, ImportKind, ImportRecord, Project
 from ..roles import LEAD
 from ..taxonomy import SCENARIOS, load_taxonomy
@@ -78,6 +79,8 @@ def collect_provenance(project: Project, clip_pks: list[int]) -> dict:
         "drafts": _drafts(clip_pks, latest, rows_of),
         "coders": _coders(clip_pks, latest, synthetic),
         "gold": _gold(clip_pks, by_pk, latest, synthetic),
+        # How much of the gold is human: each gold value against the coded work and the draft (adjudication.gold_sources).
+        "gold_sources": gold_sources(clip_pks, project.work_scope),
         "corrections": _corrections(records, released_ids),
         "project_clips_not_released": dict(project.clips.exclude(pk__in=clip_pks).values_list("state").annotate(n=Count("id")).order_by("state")),
         "taxonomy": _taxonomy_sizes(project.taxonomy_version, {c.scenario for c in clips}),

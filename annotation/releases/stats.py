@@ -15,6 +15,7 @@ import numpy as np
 
 from tasks import bootstrap
 from tasks.baselines import rule_matrix, trivial_rules
+from tasks.draft_system import NOT_APPLICABLE
 from tasks.instances import Instance
 from tasks.metrics import PRIMARY_REASONS, scorer_for
 from tasks.rules import ALL_TASKS
@@ -223,22 +224,38 @@ def _scoring_view(inst: Instance, clip: dict) -> dict:
     return {**inst.head(), "context": _Context(clip["rows"], inst.context_end), **inst.tail()}
 
 
-def baseline_table(instances: dict[str, list[Instance]], clips_by_id: dict[str, dict], groups: dict[str, str], taxonomy_version: str) -> dict:
-    """Every trivial rule of each task (``tasks.baselines``, fitted on train) on each split,
-    overall and per scenario; the strongest by the task's headline metric, with its 95%
-    interval over relationship groups (or why there is none)."""
-    out = {}
+def baseline_table(
+    instances: dict[str, list[Instance]],
+    clips_by_id: dict[str, dict],
+    groups: dict[str, str],
+    taxonomy_version: str,
+    draft_predictions: dict[str, dict] | None = None,
+) -> tuple[dict, dict]:
+    """(every trivial rule of each task (``tasks.baselines``, fitted on train) on each split, overall and per
+    scenario, the strongest by the task's headline metric with its 95% interval over relationship groups (or
+    why there is none); the drafting model's scores on the same instances (``drafting_model_scores``)).
+
+    ``draft_predictions``: per task, the drafting model's prediction per instance id (``tasks.draft_system``);
+    None when the release has no draft to read (then the second table is empty)."""
+    out, drafting = {}, {}
     for task, items in instances.items():
         scorer = scorer_for(task, taxonomy_version)
         views = [_scoring_view(i, clips_by_id[i.clip_id]) for i in items]
         rules = trivial_rules(task, [v for v in views if v["split"] == "train"])
         matrices = {rule.name: rule_matrix(rule, scorer, views) for rule in rules}
-        per_split = {}
+        draft = None
+        if draft_predictions is not None and task not in NOT_APPLICABLE:
+            answers = draft_predictions.get(task, {})
+            draft = (scorer.matrix(views, [answers.get(i.id) for i in items]), np.array([i.id in answers for i in items], dtype=bool))
+        per_split, draft_split = {}, {}
         for split in SPLITS:
-            per_split[split] = {}
+            per_split[split], draft_split[split] = {}, {}
             for scope in [*scenarios_of(views), ALL]:
                 rows = [k for k, v in enumerate(views) if v["split"] == split and scope in (v["scenario"], ALL)]
-                per_split[split][scope] = _rule_scores(scorer, matrices, rows, [groups[views[k]["clip_id"]] for k in rows])
+                cluster = [groups[views[k]["clip_id"]] for k in rows]
+                per_split[split][scope] = cell = _rule_scores(scorer, matrices, rows, cluster)
+                if draft is not None:
+                    draft_split[split][scope] = _draft_scores(scorer, draft, matrices, cell, rows, cluster)
         out[task] = {
             "primary_metric": scorer.primary,
             "primary_metric_reason": PRIMARY_REASONS[task],
@@ -248,7 +265,13 @@ def baseline_table(instances: dict[str, list[Instance]], clips_by_id: dict[str, 
             "interval": {"method": bootstrap.METHOD, "resamples": BASELINE_RESAMPLES, "seed": BASELINE_SEED},
             "splits": per_split,
         }
-    return out
+        if draft_predictions is not None:
+            drafting[task] = (
+                {"applicable": False, "reason": NOT_APPLICABLE[task]}
+                if task in NOT_APPLICABLE
+                else {"applicable": True, "headline_metric": scorer.headline, "splits": draft_split}
+            )
+    return out, drafting
 
 
 def _rule_scores(scorer, matrices: dict, rows: list[int], groups: list[str]) -> dict:
@@ -262,9 +285,36 @@ def _rule_scores(scorer, matrices: dict, rows: list[int], groups: list[str]) -> 
     weights = bootstrap.resample_weights(len(sums), BASELINE_RESAMPLES, BASELINE_SEED)
     figure = bootstrap.metric_intervals(scorer, sums, weights)[scorer.headline]
     entry["best_rule"] = best
-    entry["best_interval"] = (
-        {"unreliable": figure["unreliable"]} if figure.get("unreliable") else {"ci_low": _round(figure["ci_low"]), "ci_high": _round(figure["ci_high"])}
-    )
+    entry["best_interval"] = _interval_entry(figure)
+    return entry
+
+
+def _interval_entry(figure: dict) -> dict:
+    if figure.get("unreliable"):
+        return {"unreliable": figure["unreliable"]}
+    return {"ci_low": _round(figure["ci_low"]), "ci_high": _round(figure["ci_high"])}
+
+
+def _draft_scores(scorer, draft: tuple[np.ndarray, np.ndarray], matrices: dict, cell: dict, rows: list[int], groups: list[str]) -> dict:
+    """The drafting model on ``rows``: every metric, the headline's 95% interval, how many instances it answered,
+    and a paired bootstrap against the strongest trivial rule there (the same resampled groups)."""
+    matrix, answered = draft
+    entry: dict = {"instances": len(rows), "answered": int(answered[rows].sum()) if rows else 0, "groups": len(set(groups))}
+    if not rows:
+        return {**entry, "scores": None, "interval": None, "against_best_rule": None}
+    entry["scores"] = _rounded(scorer.values(matrix[rows]))
+    sums = bootstrap.cluster_sums(matrix[rows], groups)
+    weights = bootstrap.resample_weights(len(sums), BASELINE_RESAMPLES, BASELINE_SEED)
+    entry["interval"] = _interval_entry(bootstrap.metric_intervals(scorer, sums, weights)[scorer.headline])
+    best = cell["best_rule"]
+    test = bootstrap.paired_test(scorer, sums, bootstrap.cluster_sums(matrices[best][rows], groups), weights)[scorer.headline]
+    entry["against_best_rule"] = {
+        "rule": best,
+        "difference": _round(test["difference"]),
+        **({"unreliable": test["unreliable"]} if test.get("unreliable") else {
+            "ci_low": _round(test["ci_low"]), "ci_high": _round(test["ci_high"]), "p": test["p"],
+        }),
+    }  # fmt: skip
     return entry
 
 
@@ -280,17 +330,36 @@ def compute_stats(
     groups: dict[str, str],
     taxonomy_version: str,
     provenance: dict,
+    drafting_model: dict | None = None,
 ) -> dict:
-    """Everything of ``stats.json``; ``groups`` gives each clip's relationship group."""
+    """Everything of ``stats.json``; ``groups`` gives each clip's relationship group.
+
+    ``drafting_model``: {"system": who drafted (model, provider, prompt version), "predictions": {task: {id:
+    prediction}}} when the released rows have drafts (``drafting_model`` of ``stats.json`` then scores them)."""
     clips_by_id = {c["sample_id"]: c for c in clips}
     ordered = {t: instances[t] for t in ALL_TASKS if t in instances}
-    return {
+    baselines, drafting = baseline_table(
+        ordered, clips_by_id, groups, taxonomy_version, drafting_model["predictions"] if drafting_model else None
+    )
+    out = {
         "corpus": corpus_table(clips, splits, groups),
         "label_fields": LABEL_FIELDS,
         "label_distributions": label_distributions(clips, splits, taxonomy_version),
         "relation_pattern_transitions": transition_matrices(clips, taxonomy_version),
         "tasks": task_counts(ordered, clips),
-        "baselines": baseline_table(ordered, clips_by_id, groups, taxonomy_version),
-        "provenance": provenance,
+        "baselines": baselines,
     }
+    if drafting_model:
+        out["drafting_model"] = {"system": drafting_model["system"], "method": DRAFTING_METHOD, "tasks": drafting}
+    out["provenance"] = provenance
+    return out
+
+
+DRAFTING_METHOD = (
+    "The stored LLM drafts of the released rows read as one more system's predictions: for each instance, the "
+    "task's builder applied to the draft's version of the same row (sampling caps lifted) gives the draft's answer, "
+    "a one-item ranking where the task asks for a top 3; a row the draft leaves without an answer is scored as "
+    "wrong. Same metrics, group-bootstrap intervals and paired tests as the trivial rules; the predictions are in "
+    "predictions/drafting_model/."
+)
 
