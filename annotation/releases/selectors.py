@@ -5,6 +5,7 @@ endpoints turn that into 403 (a project they can see) or 404 (one they cannot).
 """
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from django.db.models import QuerySet
@@ -13,6 +14,7 @@ from django.http import Http404
 from ..models import Job, Project, Release
 from ..roles import is_lead
 from ..selectors import lead_project  # noqa: F401 (the releases API and pages ask here)
+from .human_work import release_human_work
 from .manifest import read_manifest
 
 FREEZE_JOB = "freeze_release"
@@ -50,3 +52,15 @@ def recorded_release_for(folder: Path) -> Release | None:
         return Release.objects.filter(project__slug=named["project"], version=named["version"]).select_related("project").first()
     except (OSError, ValueError, KeyError, TypeError):
         return None
+
+
+def human_work_of(release: Release) -> dict | None:
+    """How much of the release's gold is human (``human_work``), read from its folder's stats.json and
+    agreement.json; None when they cannot be read (the page says the folder does not match its manifest)."""
+    folder = Path(release.path)
+    try:
+        stats = json.loads((folder / "stats.json").read_text(encoding="utf-8"))
+        agreement = json.loads((folder / "agreement.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return release_human_work(stats, agreement)

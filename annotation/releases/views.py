@@ -160,6 +160,7 @@ def release_detail(request, slug: str, version: str):
         "file_list": sorted(manifest.get("files", {}).items()),
         "verification": verify(release.path, expected_manifest=manifest),
         "card": readme.read_text(encoding="utf-8") if readme.is_file() else "",
+        "human": selectors.human_work_of(release),
         "others": [r.version for r in selectors.visible_releases(request.user, project) if r.pk != release.pk],
     }
     return render(request, "releases/detail.html", context)
