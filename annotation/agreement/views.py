@@ -20,6 +20,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 from .. import selectors
 from ..codebook import selectors as codebook
 from ..models import AgreementReport
+from ..releases.human_work import anchoring_facts
 from . import plots, services
 from .scope import LEFT_OUT, WORK_SCOPES
 
@@ -139,6 +140,7 @@ def dashboard(request, slug: str):
         context.update(
             report=report,
             stored=state.report,
+            pull=anchoring_facts({"report": report}),
             slices=slices,
             entry=entry,
             entry_name=slice_name(entry),

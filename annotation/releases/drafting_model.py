@@ -61,6 +61,7 @@ def drafting_system(runs: Counter) -> dict:
         "name": SYSTEM,
         "rows_drafted": sum(runs.values()),
         "source": main["source"] if main else None,
+        "source_label": DraftSource(main["source"]).label if main and main["source"] in DraftSource.values else None,
         "llm": bool(main and main["source"] == DraftSource.LLM),
         **{k: main[k] if main else None for k in IDENTITY_KEYS},
         "runs": listed,

@@ -189,3 +189,75 @@ def test_lead_assigns_clips_in_bulk_from_the_page(login, live_server, project, l
     page.locator(".assignee details summary").first.click()
     screenshot(page, "assignments")
     assert page.errors == []
+
+
+def test_uncoded_work_is_greyed_no_split_field_is_suggested_and_the_draft_needs_a_reason(login, live_server, project, tmp_path, annotator, other_annotator, lead):
+    """Two coders submitted and split on row 1; a third never opened the clip. The lead sees the third as "not
+    coded yet", no suggestion on the split field, and takes the draft's value only with a reason."""
+    from annotation.assignment import start_assignment
+    from annotation.models import Revision
+    from annotation.releases.freeze import freeze
+    from annotation.study.services import update_design
+
+    from .conftest import SCREENSHOTS
+
+    third = create_user("ann3", "annotator", password="ann-pass-789")[0]
+    edits = {"ann1": {1: {"utterance_type": "request"}, 2: {"tone_of_voice": "calm"}}, "ann2": {2: {"tone_of_voice": "warm"}}}
+    clip = reviewed_clip(project, tmp_path, [annotator, other_annotator], edits)
+    start_assignment(clip, third)  # assigned after the others submitted; never opened
+    update_design(project, lead, adjudication_min_coders=2)
+    page = login("lead1", "lead-pass-123")
+    page.goto(f"{live_server.url}/projects/{project.slug}/adjudication/")
+    assert "2 of 3" in page.inner_text("#adjudication-clips td.submitted")
+    page.click(f"text={clip.sample_id}")
+    page.wait_for_selector("#compare")
+    assert "ann3" in page.inner_text(".uncoded-coder") and "not coded yet" in page.inner_text(".uncoded-coder")
+    assert "4 coded revisions" not in page.inner_text("#coded-count") and "6 coded revisions, 3 not coded yet" in page.inner_text("#coded-count")
+
+    page.locator("#row-2").click()  # with the mouse
+    page.wait_for_selector("#editor h2:has-text('Row 2')")
+    tone = page.locator('#compare tr[data-field="tone_of_voice"]')
+    assert "not coded yet" in page.inner_text("#compare thead th.uncoded")
+    assert tone.locator("td.uncoded").inner_text() == "not coded yet"
+    gold_cell = tone.locator("td.gold")
+    assert "suggested" not in gold_cell.inner_text().lower() and "the coders split" in gold_cell.inner_text()
+    assert gold_cell.locator("button.accept").count() == 0
+    assert "the model's, not a coder" in page.inner_text("#compare thead th.draft")
+    for size in ((1440, 900), (1280, 800)):
+        page.set_viewport_size({"width": size[0], "height": size[1]})
+        screenshot(page, f"adjudication-uncoded-{size[0]}")
+    page.set_viewport_size({"width": 1440, "height": 900})
+
+    # The draft's value: only with a reason, typed in the dialog.
+    tone.locator('button.take[data-source="draft"]').click()
+    dialog = page.locator("#confirm-dialog")
+    assert "not a coder's" in dialog.inner_text()
+    assert page.is_disabled("#confirm-yes"), "no reason, no take"
+    page.locator("#confirm-reason").click()
+    page.keyboard.type("both coders heard a tone the recording does not carry")
+    page.click("#confirm-yes")
+    page.wait_for_selector('#compare tr[data-field="tone_of_voice"] .chip-decided')
+    decided = gold(clip, 2)
+    assert decided.content["tone_of_voice"] == "quiet, tired"
+    assert decided.decisions["tone_of_voice"]["source"] == "draft" and decided.decisions["tone_of_voice"]["note"].startswith("both coders heard")
+    assert "taken from the draft" in tone.locator("td.gold .decision").inner_text()
+    assert page.errors == []
+
+    # The lead finishes, freezes, and reads on the release page how much of the gold is human.
+    from annotation.adjudication import services as gold_services
+
+    gold_services.accept_unanimous(clip, lead)
+    gold_services.decide(clip.rows.get(row_index=1).pk, lead, "utterance_type", "ann1", 0)
+    gold_services.mark_adjudicated(clip, lead)
+    freeze(project, version="1.0.0", seed=0, out_dir=tmp_path / "release", user=lead, accept_incomplete=["couple"])
+    page.goto(f"{live_server.url}/projects/{project.slug}/releases/1.0.0/")
+    section = page.locator("#human-work")
+    assert "How much of the gold is human" in section.inner_text()
+    assert section.locator('#gold-sources tr[data-source="equal_draft_no_coder"] td.num').first.inner_text() == "1"
+    assert section.locator('#drafting-model tr[data-task="itp"]').inner_text().count("not applicable") == 1
+    for size in ((1440, 900), (1280, 800)):
+        page.set_viewport_size({"width": size[0], "height": size[1]})
+        section.scroll_into_view_if_needed()
+        screenshot(page, f"release-human-work-{size[0]}")
+    assert Revision.objects.filter(row__clip=clip, annotator=third, status="untouched").count() == clip.rows.count()
+    assert SCREENSHOTS.exists() and page.errors == []
