@@ -7,6 +7,8 @@ Writes to these models are kept in the audit trail (django-simple-history).
 """
 from __future__ import annotations
 
+from decimal import Decimal
+
 from django.conf import settings
 from django.db import models
 from simple_history.models import HistoricalRecords
@@ -46,7 +48,7 @@ class Project(models.Model):
         null=True, blank=True, help_text="Coders who must have submitted before a clip's gold can be decided; empty: every assigned coder"
     )
     from_empty_share = models.DecimalField(
-        max_digits=3, decimal_places=2, default=0.20,
+        max_digits=3, decimal_places=2, default=Decimal("0.20"),
         help_text="Share of clips (and so of assignments) reserved to be coded from empty, chosen at assignment by a seed",
     )  # fmt: skip
     quick_confirm_seconds = models.PositiveSmallIntegerField(
