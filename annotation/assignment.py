@@ -120,7 +120,7 @@ def assign_clips(
     for a in Assignment.objects.filter(clip__in=clips):
         existing[a.clip_id].append(a)
     open_clips = [c for c in clips if c.state in ASSIGNABLE_STATES and c.pk not in existing]
-    modes = _design(project, open_clips, calibration, seed)
+    modes = _design(project, open_clips, calibration, seed, selection=clips)
     load = _load(project, users)
     empty_load = _load(project, users, mode=AssignmentMode.FROM_EMPTY)
     by_pk = {u.pk: u for u in users}
@@ -166,7 +166,7 @@ def _round(x: Decimal) -> int:
     return int(x.quantize(Decimal(1), rounding=ROUND_HALF_UP))
 
 
-def _design(project: Project, clips: list[Clip], calibration, seed: int) -> dict[str, tuple[str, dict]]:
+def _design(project: Project, clips: list[Clip], calibration, seed: int, selection: list[Clip] | None = None) -> dict[str, tuple[str, dict]]:
     """Per sample id of ``clips`` (clips nobody is assigned to yet): the mode their assignments start in, and why.
 
     The lead's ``calibration`` (a number or a list of sample ids) decides when given. Otherwise, per scenario,
@@ -174,6 +174,9 @@ def _design(project: Project, clips: list[Clip], calibration, seed: int) -> dict
     empty, are drawn from these by ``seed``: the share holds however the clips are assigned in batches.
     """
     if calibration is not None:
+        if not isinstance(calibration, int):  # named clips must be in the selection, assigned already or not
+            _calibration_ids(selection if selection is not None else clips, calibration, seed)
+            calibration = [c for c in calibration if c in {clip.sample_id for clip in clips}]
         chosen = _calibration_ids(clips, calibration, seed)
         lead = {"by": "lead"}
         return {c.sample_id: (AssignmentMode.FROM_EMPTY if c.sample_id in chosen else AssignmentMode.FROM_DRAFT, lead) for c in clips}

@@ -100,6 +100,8 @@ def test_no_clip_is_reserved_when_the_share_is_zero(project, tmp_path, team, lea
         ({"work_scope": "everything"}, "work scope must be one of submitted, reviewed"),
         ({"adjudication_min_coders": 0}, "whole number from 1"),
         ({"adjudication_min_coders": "two"}, "whole number from 1"),
+        ({"adjudication_min_coders": 40_000}, "whole number from 1 to 50"),
+        ({"from_empty_share": float("nan")}, "from 0 to 1"),
         ({"from_empty_share": 1.5}, "from 0 to 1"),
         ({"from_empty_share": "lots"}, "must be a number from 0 to 1"),
         ({"quick_confirm_seconds": 0}, "from 1 to 60"),

@@ -25,7 +25,7 @@ class IsStudyLead(IsLead):
 
 class DesignSerializer(serializers.Serializer):
     work_scope = serializers.ChoiceField(choices=WorkScope.values, required=False)
-    adjudication_min_coders = serializers.IntegerField(required=False, allow_null=True, min_value=1, help_text="null: every assigned coder")
+    adjudication_min_coders = serializers.IntegerField(required=False, allow_null=True, min_value=1, max_value=services.MAX_MIN_CODERS, help_text="null: every assigned coder")
     from_empty_share = serializers.FloatField(required=False, min_value=0, max_value=1, help_text="0.2 reserves 20% of clips")
     quick_confirm_seconds = serializers.IntegerField(required=False, min_value=1, max_value=services.MAX_QUICK_SECONDS)
     reason = serializers.CharField(required=False, allow_blank=True, max_length=200)

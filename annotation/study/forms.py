@@ -4,7 +4,7 @@ from __future__ import annotations
 from django import forms
 
 from ..models import WorkScope
-from .services import MAX_QUICK_SECONDS
+from .services import MAX_MIN_CODERS, MAX_QUICK_SECONDS
 
 
 class StudyDesignForm(forms.Form):
@@ -13,7 +13,7 @@ class StudyDesignForm(forms.Form):
         help_text="Which coders' values count in adjudication, agreement, edit rates and the card.",
     )  # fmt: skip
     adjudication_min_coders = forms.IntegerField(
-        required=False, min_value=1, label="Coders who must submit before adjudication",
+        required=False, min_value=1, max_value=MAX_MIN_CODERS, label="Coders who must submit before adjudication",
         help_text="Empty: every coder assigned to the clip.",
     )  # fmt: skip
     from_empty_share = forms.IntegerField(

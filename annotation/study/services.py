@@ -9,6 +9,7 @@ from ..models import Project, WorkScope
 from ..services import ServiceError
 
 MAX_QUICK_SECONDS = 60
+MAX_MIN_CODERS = 50  # as many coders as a clip can be given (the assign form's limit)
 UNSET = object()
 
 
@@ -17,7 +18,7 @@ def _share(value) -> Decimal:
         share = Decimal(str(value)).quantize(Decimal("0.01"))
     except (InvalidOperation, ValueError):
         raise ServiceError(f"the from-empty share must be a number from 0 to 1 (0.2 is 20%), got {value!r}") from None
-    if not Decimal(0) <= share <= Decimal(1):
+    if not share.is_finite() or not Decimal(0) <= share <= Decimal(1):
         raise ServiceError(f"the from-empty share must be from 0 to 1 (0.2 is 20%), got {value}")
     return share
 
@@ -48,8 +49,11 @@ def update_design(
         project.work_scope = work_scope
     if adjudication_min_coders is not UNSET:
         if adjudication_min_coders is not None:
-            if isinstance(adjudication_min_coders, bool) or not isinstance(adjudication_min_coders, int) or adjudication_min_coders < 1:
-                raise ServiceError(f"the coders who must submit before adjudication must be a whole number from 1 (or empty: every coder), got {adjudication_min_coders!r}")
+            if isinstance(adjudication_min_coders, bool) or not isinstance(adjudication_min_coders, int) or not 1 <= adjudication_min_coders <= MAX_MIN_CODERS:
+                raise ServiceError(
+                    f"the coders who must submit before adjudication must be a whole number from 1 to {MAX_MIN_CODERS} "
+                    f"(or empty: every coder), got {adjudication_min_coders!r}"
+                )
         changed += ["coders before adjudication"] if project.adjudication_min_coders != adjudication_min_coders else []
         project.adjudication_min_coders = adjudication_min_coders
     if from_empty_share is not UNSET:

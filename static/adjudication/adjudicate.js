@@ -617,7 +617,8 @@ function App() {
       </section>
       <${EditorPane} s=${s} label="Coders side by side and the gold editor" bar=${html`<${ActionBar} />`}>
         ${r && shownAny
-          ? html`<${RowEditor} key=${r.row_index} s=${s} decorate=${decorate} before=${html`<${CompareTable} r=${r} />`} />`
+          ? html`<${RowEditor} key=${r.row_index} s=${s} decorate=${decorate} keepOpen=${undecided(r).flatMap((name) => FIELDS.find((f) => f.name === name).keys)}
+              before=${html`<${CompareTable} r=${r} />`} />`
           : html`<p class="empty">${s.rows.length ? "No row matches these filters." : "This clip has no rows."}</p>`}
       <//>
     </div>

@@ -96,7 +96,16 @@ function Neighbour({ row, where, onOpen }) {
  * s: the session; decorate(keys) -> {className, badges} for page-specific marks
  * (changed from the draft, disputed, suggested); before: a vnode drawn above the dimensions.
  */
-export function RowEditor({ s, decorate, before }) {
+// The document keys each foldable dimension holds (a page may keep a dimension open for one of them: ``keepOpen``).
+const DIMENSION_KEYS = {
+  verbal: ["background_dialogue", "utterance_type"],
+  cues: ["tone_of_voice", "body_posture", "facial_expressions", "self_directed_behavior", "internal_emotion"],
+  stance: ["interaction_behavior", "viewpoints_attitudes"],
+  strategy: ["support_strategy"],
+};
+
+/** `keepOpen`: document keys whose dimension never folds (on the adjudication page, the fields still open). */
+export function RowEditor({ s, decorate, before, keepOpen = [] }) {
   const r = s.row();
   const w = s.working;
   const cfg = s.cfg;
@@ -150,7 +159,8 @@ export function RowEditor({ s, decorate, before }) {
   // A dimension folds only if it was already empty when the row opened: one the person empties while typing stays
   // open (folding it would remove the field under their cursor and send their next keys to the page).
   if (!s.openedWith || s.openedWith.row !== r) s.openedWith = { row: r, dims: new Set(Object.keys(empty).filter((id) => !empty[id])) };
-  const collapsed = (id) => !!empty[id] && !s.expanded.has(id) && !placed.dims.has(id) && !s.openedWith.dims.has(id);
+  const held = (id) => keepOpen.some((k) => (id === "relation" ? [relKey, reasonKey, evidenceKey] : DIMENSION_KEYS[id] || []).includes(k));
+  const collapsed = (id) => !!empty[id] && !s.expanded.has(id) && !placed.dims.has(id) && !s.openedWith.dims.has(id) && !held(id);
   const open = (id) => s.expandDimension(id);
 
   const sections = {

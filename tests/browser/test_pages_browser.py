@@ -96,7 +96,7 @@ def test_a_lead_ticks_clips_by_filter_assigns_them_and_reads_states_in_words(log
     screenshot(page, "assign-ticked")
     page.click("#assign-form button[type=submit]")
     message = page.wait_for_selector(".message-success")
-    assert message.inner_text() == "4 assignments created, 0 clips skipped."
+    assert message.inner_text() == "4 assignments created, 0 clips skipped; 2 of them start empty (coded from empty, to measure the draft's pull)."
     colour = page.eval_on_selector(".message-success", "el => getComputedStyle(el).backgroundColor")
     assert colour == "rgb(232, 245, 236)"  # the success colour of app.css, not an unstyled line
     assert sorted(Assignment.objects.values_list("clip__sample_id", "mode")) == [
