@@ -41,7 +41,8 @@ INSTALLED_APPS = [
     "whitenoise.runserver_nostatic",
     "django.contrib.staticfiles",
     "rest_framework",
-    "rest_framework.authtoken",
+    # API tokens: hashed, expiring, scoped (annotation/tokens.py).
+    "knox",
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "simple_history",
@@ -236,7 +237,7 @@ GEMINI_PRICE_OUT_PER_MTOK = env.float("GEMINI_PRICE_OUT_PER_MTOK", default=2.50)
 REST_FRAMEWORK = {
     # Token first: an unauthenticated API call then gets 401 with a WWW-Authenticate header.
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.TokenAuthentication",
+        "annotation.tokens.ScopedTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
@@ -250,6 +251,19 @@ REST_FRAMEWORK = {
     "DEFAULT_THROTTLE_CLASSES": ["annotation.api.throttles.AnonymousRate", "annotation.api.throttles.UserRate"],
     # The anonymous rate's client address: REMOTE_ADDR, or X-Forwarded-For behind trusted proxies.
     "NUM_PROXIES": TRUSTED_PROXY_COUNT,
+}
+
+# API tokens (annotation/tokens.py, django-rest-knox): only a SHA-512 digest of each key is stored; a token expires
+# API_TOKEN_DAYS after it was made and dies with a password change; its scope is read or read-write.
+API_TOKEN_DAYS = env.int("API_TOKEN_DAYS", default=90)
+KNOX_TOKEN_MODEL = "annotation.ApiToken"
+# knox's own token table is never made: its migrations would create it although annotation.ApiToken replaces it.
+MIGRATION_MODULES = {"knox": None}
+REST_KNOX = {
+    "TOKEN_MODEL": KNOX_TOKEN_MODEL,
+    "TOKEN_TTL": timedelta(days=API_TOKEN_DAYS),
+    "AUTO_REFRESH": False,  # a token lives its days from when it was made, however often it is used
+    "AUTH_HEADER_PREFIX": "Token",
 }
 
 

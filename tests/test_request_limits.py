@@ -208,10 +208,20 @@ def test_a_good_login_from_the_address_does_not_reset_its_count_of_guesses(clien
     assert login(Client(), "someone9", "guess").status_code == 429, "the four guesses before the good login still count"
 
 
-def test_a_username_is_locked_from_every_address_after_its_own_limit(client, people):
+def test_nobody_can_lock_a_lead_out_from_afar(client, people):
+    """Wrong passwords for a lead's username from other addresses lock those addresses, not the lead's own."""
+    lead = create_user("lead9", "lead", password="lead-nine-pass-123")[0]
     for i in range(5):
-        login(client, "coder1", "wrong", address=f"192.0.2.{i + 1}")
-    assert login(Client(), "coder1", "coder-pass-1-long", address="198.51.100.9").status_code == 429
+        assert login(Client(), lead.username, "wrong", address=f"192.0.2.{i + 1}").status_code in (200, 429)
+    assert login(Client(), lead.username, "lead-nine-pass-123", address="198.51.100.9").status_code == 302, (
+        "the lead, from an address that sent no wrong password, still signs in"
+    )
+    for i in range(5):
+        assert login(Client(), lead.username, "lead-nine-pass-123", address=f"192.0.2.{i + 1}").status_code == 429, (
+            "every address that guessed stays locked, even with the right password"
+        )
+    assert login(Client(), lead.username, "guess", address="203.0.113.99").status_code == 429, "a new address gets one guess"
+    assert login(Client(), lead.username, "lead-nine-pass-123", address="203.0.113.99").status_code == 429
 
 
 def test_one_user_locked_behind_a_shared_address_does_not_lock_the_others(client, people):
