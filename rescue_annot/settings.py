@@ -27,6 +27,8 @@ if PRODUCTION and (SECRET_KEY == _DEV_SECRET or len(SECRET_KEY) < 50):
     raise ImproperlyConfigured("DJANGO_ENV=production needs SECRET_KEY set to a random string of 50+ characters.")
 
 DEBUG = env.bool("DEBUG", default=not PRODUCTION)
+# With DEBUG on, Django's debug 500 page only for staff; everyone else gets the ordinary one.
+DEFAULT_EXCEPTION_REPORTER = "annotation.middleware.StaffOnlyDebugReporter"
 ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=[] if PRODUCTION else ["127.0.0.1", "localhost", "testserver"])
 CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
 

@@ -315,6 +315,31 @@ def test_a_superuser_still_gets_djangos_debug_404_in_the_demo(client, settings):
     assert "URLconf" in client.get("/no/such/page/").content.decode()
 
 
+@pytest.mark.parametrize("who", ["anonymous", "annotator", "lead"])
+def test_the_debug_demo_shows_the_ordinary_500_page_to_everyone_but_staff(annotator, lead, settings, who):
+    settings.DEBUG = True
+    settings.ROOT_URLCONF = "tests.urls_server_error"
+    client = Client(raise_request_exception=False)
+    if who != "anonymous":
+        client.force_login(annotator if who == "annotator" else lead)
+    for accept in ("text/html", "application/json"):
+        response = client.get("/fail/", HTTP_ACCEPT=accept)
+        page = response.content.decode()
+        assert response.status_code == 500
+        assert "SECRET_SETTING_VALUE" not in page and "Traceback" not in page and "settings" not in page.lower(), (who, accept)
+    assert "Something went wrong" in client.get("/fail/").content.decode()
+
+
+def test_staff_still_get_djangos_debug_500_page_in_the_demo(settings):
+    from annotation.services import create_user
+
+    settings.DEBUG = True
+    settings.ROOT_URLCONF = "tests.urls_server_error"
+    client = Client(raise_request_exception=False)
+    client.force_login(create_user("root", "admin", password="root-pass-12345")[0])  # pragma: allowlist secret
+    assert "SECRET_SETTING_VALUE" in client.get("/fail/").content.decode()
+
+
 def test_plain_text_tokens_of_an_earlier_version_become_hashed_tokens_and_are_deleted(client, lead, settings):
     """Upgrading: DRF's authtoken table held keys in plain text. The migration keeps each script working (a
     read-write token that expires API_TOKEN_DAYS after the upgrade) and deletes the plain-text keys."""
