@@ -197,7 +197,7 @@ def test_a_json_body_in_a_charset_json_does_not_allow_is_refused_with_415_and_ne
 @pytest.mark.parametrize("declared", ["utf-8", "UTF-8", "utf8", None])
 def test_a_json_body_declared_as_utf8_or_undeclared_is_read_as_usual(world, annotator, declared):
     content_type = "application/json" + (f"; charset={declared}" if declared else "")
-    body = '{"replay_speed": "0.75", "pre_roll": 1.5}'.encode()
+    body = b'{"replay_speed": "0.75", "pre_roll": 1.5}'
     response = client_for(annotator).put("/api/v1/me/workspace-settings/", body, content_type=content_type)
     assert response.status_code == 200, response.content[:300]
     deep = client_for(annotator).put("/api/v1/me/workspace-settings/", DEEP.encode(), content_type=content_type)
