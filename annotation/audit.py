@@ -88,3 +88,27 @@ def protect_history() -> None:
     for model in historical_models():
         pre_save.connect(_refuse_change, sender=model, dispatch_uid=f"audit-append-only-save:{model._meta.label}")
         pre_delete.connect(_refuse_delete, sender=model, dispatch_uid=f"audit-append-only-delete:{model._meta.label}")
+
+
+# --- change reasons fit their column ------------------------------------------------------------
+
+
+def _fit_change_reason(sender, history_instance, **kwargs) -> None:
+    """Cut a change reason to its column (simple-history's, 100 characters) instead of failing the write.
+
+    Reasons quote what people typed or uploaded ("ingested from <file name>",
+    a discard reason); a long one made PostgreSQL refuse the whole write (a
+    ``DataError``, answered 500). The full text stays where it belongs (the
+    clip's ``source_file``, its ``discard_reason``): the reason is a label.
+    """
+    reason = history_instance.history_change_reason
+    limit = type(history_instance)._meta.get_field("history_change_reason").max_length
+    if reason and limit and len(reason) > limit:
+        history_instance.history_change_reason = reason[: limit - 1] + "…"
+
+
+def fit_change_reasons() -> None:
+    """Connect ``_fit_change_reason`` for every historical model (called from AppConfig.ready)."""
+    from simple_history.signals import pre_create_historical_record
+
+    pre_create_historical_record.connect(_fit_change_reason, dispatch_uid="audit-fit-change-reason")

@@ -11,6 +11,7 @@ from decimal import Decimal
 
 from django.conf import settings
 from django.db import models
+from knox.models import AbstractAuthToken
 from simple_history.models import HistoricalRecords
 
 from .audit import HistorySource
@@ -542,3 +543,25 @@ class GuidanceVersion(models.Model):
 
     def delete(self, *args, **kwargs):
         raise GuidanceImmutable("guidance versions are never deleted: revisions and releases name them")
+
+
+class TokenScope(models.TextChoices):
+    READ = "read", "read-only"
+    READ_WRITE = "read-write", "read-write"
+
+
+class ApiToken(AbstractAuthToken):
+    """An API token for scripts (django-rest-knox's token with a scope): annotation/tokens.py.
+
+    Only a SHA-512 digest of the key is stored (knox), the key itself is shown
+    once when it is made; it expires (``API_TOKEN_DAYS``), dies with a password
+    change, and a ``read`` token may only read.
+    """
+
+    scope = models.CharField(max_length=12, choices=TokenScope.choices, default=TokenScope.READ_WRITE)
+
+    class Meta:
+        ordering = ["user", "created"]
+
+    def __str__(self) -> str:
+        return f"{self.user} {self.scope} token {self.token_key}…"

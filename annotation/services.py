@@ -1,7 +1,6 @@
 """Writes that are not tied to one capability: projects, users and roles, clip states."""
 from __future__ import annotations
 
-import re
 import secrets
 
 from django.contrib.auth import get_user_model, password_validation
@@ -10,6 +9,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
+from .addressees import names_in
 from .models import Assignment, Clip, ClipState, Project
 from .roles import ADMIN, GROUP_ROLES, ROLES, is_lead
 from .taxonomy import DEFAULT_VERSION, available_versions
@@ -99,13 +99,23 @@ def comment_addressee(clip: Clip, author, body: str, addressee=None):
     A message that names a coder of the clip is for that coder: shown to the
     others it would tell them who else codes the clip (and what a lead told
     them). So a lead's comment naming exactly one coder is addressed to them,
-    and one naming several is refused: write to each of them. An annotator's
-    comments are only ever read by their author and the leads.
+    and one naming several is refused: write to each of them; one naming a
+    coder of the project who is not on the clip is refused too. A name counts
+    in every way it is written (``ann1``, ``@ann1``, ``ANN1:``; the matcher is
+    ``addressees.names_in``). An annotator's comments are only ever read by
+    their author and the leads.
     """
     if not is_lead(author):
         return addressee
-    coders = Assignment.objects.filter(clip=clip).exclude(annotator=author).values_list("annotator__username", flat=True)
-    named = sorted(name for name in coders if re.search(rf"(?<![\w.@+-]){re.escape(name)}(?![\w.@+-])", body, re.IGNORECASE))
+    assigned = Assignment.objects.filter(clip__project=clip.project_id).exclude(annotator=author)
+    on_clip = set(assigned.filter(clip=clip).values_list("annotator__username", flat=True))
+    named = names_in(body, assigned.values_list("annotator__username", flat=True).distinct())
+    elsewhere = [name for name in named if name not in on_clip]
+    if elsewhere:
+        raise ServiceError(
+            f"this message names coders of the project who do not code clip {clip.sample_id} ({', '.join(elsewhere)}); "
+            "the clip's coders must not learn who else codes: write it without their names"
+        )
     if addressee is not None:
         others = [name for name in named if name != addressee.username]
         if others:

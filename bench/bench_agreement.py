@@ -261,7 +261,7 @@ def bench_page(project) -> bool:
     from django.conf import settings
     from django.db import connection
     from django.test import Client
-    from rest_framework.authtoken.models import Token
+    from annotation.tokens import issue_token
 
     from annotation.agreement.services import JOB_KIND
     from annotation.models import AgreementReport, Assignment, AssignmentState, Job
@@ -272,7 +272,7 @@ def bench_page(project) -> bool:
         print("page                skipped: needs PostgreSQL (DATABASE_URL) and CELERY_BROKER_URL for a real worker")
         return True
     lead = create_user(f"bench-agreement-lead-{uuid.uuid4().hex[:8]}", "lead")[0]
-    token = Token.objects.create(user=lead)
+    token = issue_token(lead, scope="read")[1]
     browser = Client()
     browser.force_login(lead)  # a session in the database, which gunicorn's workers read
     cookie = f"{settings.SESSION_COOKIE_NAME}={browser.cookies[settings.SESSION_COOKIE_NAME].value}"
@@ -287,7 +287,7 @@ def bench_page(project) -> bool:
     worker, embedder = _Worker(), _Worker(settings.EMBEDDINGS_QUEUE)
     server = Gunicorn(workers=2, worker_class="sync", threads=1)
     try:
-        server.wait_ready(token.key)
+        server.wait_ready(token)
         port = server.port
         floor = statistics.median(_request(port, "/healthz", "")[0] for _ in range(30))
         # Each gunicorn worker compiles the page's template on its first render: the refused-parameter page

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 from django.db import transaction
-from rest_framework.authtoken.models import Token
+from annotation.tokens import issue_token
 from simple_history.utils import bulk_create_with_history
 
 from annotation import synthetic
@@ -60,7 +60,7 @@ def make_annotators(project: Project, n: int) -> tuple[list, dict]:
         user.save()
         user.groups.add(group)
         users.append(user)
-    tokens = {u.pk: Token.objects.create(user=u).key for u in users}
+    tokens = {u.pk: issue_token(u)[1] for u in users}
     return users, tokens
 
 

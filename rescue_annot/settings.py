@@ -27,6 +27,8 @@ if PRODUCTION and (SECRET_KEY == _DEV_SECRET or len(SECRET_KEY) < 50):
     raise ImproperlyConfigured("DJANGO_ENV=production needs SECRET_KEY set to a random string of 50+ characters.")
 
 DEBUG = env.bool("DEBUG", default=not PRODUCTION)
+# With DEBUG on, Django's debug 500 page only for staff; everyone else gets the ordinary one.
+DEFAULT_EXCEPTION_REPORTER = "annotation.middleware.StaffOnlyDebugReporter"
 ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=[] if PRODUCTION else ["127.0.0.1", "localhost", "testserver"])
 CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
 
@@ -41,7 +43,8 @@ INSTALLED_APPS = [
     "whitenoise.runserver_nostatic",
     "django.contrib.staticfiles",
     "rest_framework",
-    "rest_framework.authtoken",
+    # API tokens: hashed, expiring, scoped (annotation/tokens.py).
+    "knox",
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "simple_history",
@@ -236,7 +239,7 @@ GEMINI_PRICE_OUT_PER_MTOK = env.float("GEMINI_PRICE_OUT_PER_MTOK", default=2.50)
 REST_FRAMEWORK = {
     # Token first: an unauthenticated API call then gets 401 with a WWW-Authenticate header.
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.TokenAuthentication",
+        "annotation.tokens.ScopedTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
@@ -250,6 +253,19 @@ REST_FRAMEWORK = {
     "DEFAULT_THROTTLE_CLASSES": ["annotation.api.throttles.AnonymousRate", "annotation.api.throttles.UserRate"],
     # The anonymous rate's client address: REMOTE_ADDR, or X-Forwarded-For behind trusted proxies.
     "NUM_PROXIES": TRUSTED_PROXY_COUNT,
+}
+
+# API tokens (annotation/tokens.py, django-rest-knox): only a SHA-512 digest of each key is stored; a token expires
+# API_TOKEN_DAYS after it was made and dies with a password change; its scope is read or read-write.
+API_TOKEN_DAYS = env.int("API_TOKEN_DAYS", default=90)
+KNOX_TOKEN_MODEL = "annotation.ApiToken"
+# knox's own token table is never made: its migrations would create it although annotation.ApiToken replaces it.
+MIGRATION_MODULES = {"knox": None}
+REST_KNOX = {
+    "TOKEN_MODEL": KNOX_TOKEN_MODEL,
+    "TOKEN_TTL": timedelta(days=API_TOKEN_DAYS),
+    "AUTO_REFRESH": False,  # a token lives its days from when it was made, however often it is used
+    "AUTH_HEADER_PREFIX": "Token",
 }
 
 

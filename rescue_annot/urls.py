@@ -8,6 +8,7 @@ from annotation.agreement import urls as agreement_urls
 from annotation.audit_trail import urls as audit_trail_urls
 from annotation.codebook import urls as codebook_urls
 from annotation.ingest import urls as ingest_urls
+from annotation.lockout import PasswordChangeView
 from annotation.preannotate import urls as preannotate_urls
 from annotation.releases import urls as releases_urls
 from annotation.study import urls as study_urls
@@ -20,7 +21,8 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
-    path("accounts/password/", auth_views.PasswordChangeView.as_view(), name="password_change"),
+    # Wrong old passwords count as failed logins (annotation/lockout.py).
+    path("accounts/password/", PasswordChangeView.as_view(), name="password_change"),
     path("accounts/password/done/", auth_views.PasswordChangeDoneView.as_view(), name="password_change_done"),
     path("api/v1/", include("annotation.api.urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),

@@ -11,7 +11,7 @@ import os
 import re
 
 import pytest
-from rest_framework.authtoken.models import Token
+from annotation.tokens import issue_token
 
 from annotation.agreement import services
 from annotation.models import AgreementReport, Assignment, AssignmentState, Job, JobState, Revision
@@ -155,8 +155,8 @@ class TestLeads:
 
     def test_token_clients_get_the_report_too(self, client, lead, project):
         _small_project(project)
-        token = Token.objects.create(user=lead)
-        response = client.get(f"/api/v1/projects/{project.slug}/agreement/", HTTP_AUTHORIZATION=f"Token {token.key}")
+        token = issue_token(lead, scope="read")[1]
+        response = client.get(f"/api/v1/projects/{project.slug}/agreement/", HTTP_AUTHORIZATION=f"Token {token}")
         assert response.status_code == 200 and response.json()["status"] == "ready"
 
     def test_report_is_cached_until_a_revision_changes(self, client, lead, project):

@@ -12,12 +12,12 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from rest_framework.authtoken.models import Token
 
 from annotation.assignment import start_assignment
 from annotation.models import Revision
 from annotation.rescue_format.importer import import_rescue
 from annotation.services import create_user
+from annotation.tokens import issue_token
 
 from .conftest import require
 from .factories import couple_clip
@@ -41,7 +41,7 @@ def test_api_answers_within_its_schema_and_never_with_a_server_error(live_server
     clip = project.clips.get()
     if role == "annotator":
         start_assignment(clip, user)
-    token = Token.objects.create(user=user).key
+    token = issue_token(user)[1]
     env = {k: v for k, v in os.environ.items() if k != "SCHEMATHESIS_HOOKS"}
     if bodies == "deep_and_wide":
         revision = Revision.objects.filter(row__clip=clip).order_by("pk").first()

@@ -200,3 +200,104 @@ def test_schema_reports_any_single_field_value_without_crashing(field, value, ro
 def test_schema_reports_any_document_shape_without_crashing(doc):
     clip, report = check_clip(doc)
     assert clip is None or report is not None
+
+
+# --- upload names: any length, any characters, never a 500 ---------------------------------------
+
+_unique = iter(range(10**9))
+
+
+def unique_srt() -> bytes:
+    """A valid transcript that no earlier upload had (so that each one is created, not unchanged)."""
+    return f"1\n00:00:01,000 --> 00:00:03,000\nMaya: take {next(_unique)}.\n\n".encode()
+
+
+def browser_multipart(files: list[tuple[str, bytes]], fields: list[tuple[str, str]]) -> tuple[bytes, str]:
+    """A multipart body as a browser writes it: UTF-8 names, with '"', CR and LF percent-encoded (WHATWG)."""
+    boundary = "namefuzzboundary"
+
+    def quoted(value: str) -> str:
+        return value.replace('"', "%22").replace("\r", "%0D").replace("\n", "%0A")
+
+    out = b""
+    for key, value in fields:
+        out += f'--{boundary}\r\nContent-Disposition: form-data; name="{key}"\r\n\r\n'.encode() + value.encode() + b"\r\n"
+    for name, content in files:
+        out += f'--{boundary}\r\nContent-Disposition: form-data; name="files"; filename="{quoted(name)}"\r\n'.encode()
+        out += b"Content-Type: application/octet-stream\r\n\r\n" + content + b"\r\n"
+    return out + f"--{boundary}--\r\n".encode(), f"multipart/form-data; boundary={boundary}"
+
+
+def history_reasons_fit() -> bool:
+    limit = Clip.history.model._meta.get_field("history_change_reason").max_length
+    return all(len(r or "") <= limit for r in Clip.history.values_list("history_change_reason", flat=True))
+
+
+@pytest.mark.parametrize("length", [87, 100, 200, 250])
+def test_a_long_transcript_name_is_ingested_and_its_records_fit(client, lead, project, length):
+    """The probe's 500: "ingested from <name>" overflowed the history record's 100-character change reason."""
+    client.force_login(lead)
+    name = ("n" * length)[: length - 4] + ".srt"
+    body, content_type = browser_multipart([(name, unique_srt())], [("scenario", "couple"), ("group", "g")])
+    response = client.post(f"/api/v1/projects/{project.slug}/clips/", body, content_type=content_type)
+    assert response.status_code == 201, response.content[:500]
+    clip = Clip.objects.get(pk=response.json()["results"][0]["clip_id"])
+    assert clip.source_file == name, "the whole name is kept where names are kept"
+    assert history_reasons_fit() and clip.history.first().history_change_reason.startswith("ingested from nnn")
+
+
+# Short and long names of any characters (long ones are where the records overflowed), with transcript suffixes or none.
+stems = st.text(max_size=20) | st.text(min_size=80, max_size=300) | st.text(alphabet="abcé -_.'\"%&", min_size=80, max_size=300)
+names = st.builds(lambda stem, suffix: stem + suffix, stems, st.sampled_from([".srt", ".srt", ".vtt", ".SRT", ""]))
+folders = st.just("") | st.text(max_size=30) | st.text(min_size=200, max_size=600)
+
+
+@hsettings(max_examples=60, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(name=names, folder=folders, media_name=st.none() | stems.map(lambda stem: stem + ".mp4"))
+def test_upload_names_of_any_length_and_characters_are_ingested_or_refused_by_name(client, lead, project, name, folder, media_name):
+    """Fuzzed file names and folder paths through the ingest API, as a browser sends them: every answer is one the
+    API documents, each transcript gets one result, a refusal says why, and nothing is half-written."""
+    client.force_login(lead)
+    files = [(name, unique_srt())] + ([(media_name, b"\0" * 64)] if media_name else [])
+    fields = [("scenario", "couple"), ("group", "g")] + ([("relative_paths", f"{folder}/{n}") for n, _ in files] if folder else [])
+    body, content_type = browser_multipart(files, fields)
+    clips_before = Clip.objects.count()
+    response = client.post(f"/api/v1/projects/{project.slug}/clips/", body, content_type=content_type)
+    assert response.status_code in (200, 201, 400, 422), (name, folder, response.status_code, response.content[:300])
+    answer = response.json()
+    if response.status_code == 400:
+        assert answer.get("detail") or answer, "a 400 says why"
+        assert Clip.objects.count() == clips_before
+        return
+    created = [r for r in answer["results"] if r["status"] in ("created", "replaced")]
+    for result in answer["results"]:
+        assert result["message"], result
+        assert len(result["message"]) < 2000
+    assert Clip.objects.count() == clips_before + len(created)
+    assert history_reasons_fit()
+
+
+@hsettings(max_examples=80, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(name=st.text(min_size=1, max_size=700) | st.sampled_from(["caf\udce9/001.srt", "g/\udcff\udcfe.srt", "g/tab\there.srt", "g/nul\x00.srt", "g/" + "é" * 300 + ".srt"]))
+def test_names_read_from_the_disk_are_ingested_or_refused_by_name(project, name):
+    """``manage.py ingest`` reads names from the disk: any length, control characters, bytes that are not UTF-8."""
+    name = name if "/" in name else f"g/{name}"
+    raw = unique_srt()
+    before = counts()
+    (result,) = ingest.ingest_files(project, [ingest.Upload(name=name, size=len(raw), read=lambda: raw)], ingest.IngestOptions(scenario="couple"))
+    assert result.status in ("created", "refused"), result
+    if result.status == "refused":
+        assert result.message and counts() == before
+        json.dumps(result.as_dict()).encode("utf-8")  # the answer can be sent
+    assert history_reasons_fit()
+
+
+def test_a_media_file_name_too_long_for_the_file_system_is_stored_under_a_shorter_one(client, lead, project):
+    client.force_login(lead)
+    stem = "é" * 200  # 400 bytes in UTF-8: more than a file system allows in one name
+    body, content_type = browser_multipart([(f"{stem}.srt", unique_srt()), (f"{stem}.mp4", b"\0" * 64)], [("scenario", "couple"), ("group", "g")])
+    response = client.post(f"/api/v1/projects/{project.slug}/clips/", body, content_type=content_type)
+    assert response.status_code == 201, response.content[:500]
+    clip = Clip.objects.get(pk=response.json()["results"][0]["clip_id"])
+    stored = clip.media.name.rsplit("/", 1)[-1]
+    assert stored.endswith(".mp4") and len(stored.encode()) <= 255 and clip.media.storage.exists(clip.media.name)

@@ -163,3 +163,56 @@ def test_audit_entries_stay_with_the_leads(clip, annotator, other_annotator, lea
     assert admin.status_code == 302 and "/admin/login/" in admin["Location"]
     seen = everything_readable_by(annotator, clip)
     assert "please recheck the targets" not in seen and "cut short" not in seen
+
+
+# --- addressees in every written form -------------------------------------------------------------
+
+
+@pytest.mark.parametrize("body", ["@ann1 please look at row 4", "ann1: please look at row 4", "@ANN1, please look at row 4", "Row 4, (ann1)."])
+def test_a_lead_comment_naming_a_coder_in_any_written_form_is_for_that_coder_alone(clip, annotator, other_annotator, lead, body):
+    response = client_for(lead).post(f"/api/v1/clips/{clip.pk}/comments/", {"body": body}, content_type="application/json")
+    assert response.status_code == 201 and response.json()["to"] == "ann1", response.content
+    assert body not in everything_readable_by(other_annotator, clip)
+    assert body in everything_readable_by(annotator, clip)
+    assert Comment.objects.get().addressee == annotator
+
+
+@pytest.mark.parametrize("body", ["@ann1 and @ann2 disagree on row 3", "@ann1: compare with @Ann2"])
+def test_a_lead_comment_mentioning_two_coders_is_refused(clip, lead, body):
+    response = client_for(lead).post(f"/api/v1/clips/{clip.pk}/comments/", {"body": body}, content_type="application/json")
+    assert response.status_code == 422 and "write to each of them on their own" in response.json()["detail"]
+    assert not Comment.objects.exists()
+
+
+def test_a_re_review_request_that_mentions_another_coder_is_refused_and_writes_nothing(clip, lead):
+    response = client_for(lead).post(
+        f"/api/v1/clips/{clip.pk}/adjudication/rereview/", {"annotator": "ann1", "message": "see what @ann2 chose on row 2"},
+        content_type="application/json",
+    )
+    assert response.status_code in (400, 422), response.content
+    assert "must not name other coders of the clip (ann2)" in response.content.decode()
+    assert not Comment.objects.exists()
+    assert clip.assignments.get(annotator__username="ann1").state != "reopened", "nothing was written"
+
+
+def test_a_lead_comment_naming_a_coder_of_another_clip_is_refused(clip, project, lead):
+    """ann3 codes another clip of the project: the coders of this one must not learn that either."""
+    from annotation.models import Clip
+
+    other_clip = Clip.objects.create(project=project, sample_id="g/other", scenario="couple", participants=["Maya", "Tobias"])
+    start_assignment(other_clip, create_user("ann3", "annotator", password="ann-three-pass-123")[0])  # pragma: allowlist secret
+    response = client_for(lead).post(f"/api/v1/clips/{clip.pk}/comments/", {"body": "as @ann3 did elsewhere"}, content_type="application/json")
+    assert response.status_code == 422 and "who do not code clip" in response.json()["detail"] and "ann3" in response.json()["detail"]
+    assert not Comment.objects.exists()
+
+
+def test_usernames_are_matched_in_every_written_form_and_only_as_whole_names():
+    from annotation.addressees import names_in
+
+    coders = ["ann1", "ann2", "ann1.b"]
+    for text in ("ann1", "@ann1", "ann1:", "ANN1,", "(@Ann1)", "thanks, ann1.", "ann1's rows", "ann1@clinic.org", "@@ann1"):
+        assert names_in(text, coders) == ["ann1"], text
+    for text in ("ann10", "xann1", "ann1_old", "annie", ""):
+        assert names_in(text, coders) == [], text
+    assert names_in("ann1.b said", coders) == ["ann1.b"], "the longer username is the one named"
+    assert names_in("@ann1 and @ann2", coders) == ["ann1", "ann2"] == names_in("ann1/ann2", coders)

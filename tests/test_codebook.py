@@ -267,3 +267,30 @@ def test_family_labels_are_checked_against_the_family_taxonomy(project, lead, tm
     assert version.entries[0]["labels"] == ["track", "boundary"]
     with pytest.raises(GuidanceError, match="'boundary' is not a label of support strategy for couple clips"):
         write_guidance(project, lead, field="support_strategy", labels=["track", "boundary"], scenario="couple", text="t", why="w")
+
+
+# --- guidance names no coder ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("text, why", [
+    ("ann2 chose request here; a request asks for a change.", "coders split"),
+    ("A request asks for a change (see @ANN1: row 4).", "coders split"),
+    ("A request asks for a change.", "ann1 and ann2 split on it"),
+])
+def test_guidance_that_names_a_coder_is_refused_with_a_request_to_write_the_rule_without_names(
+    client, project, lead, annotator, other_annotator, draft_clip, text, why,
+):
+    start_assignment(draft_clip, annotator)  # ann2 codes nothing yet: an annotator all the same
+    url = f"/api/v1/projects/{project.slug}/guidance/"
+    body = {"field": "utterance_type", "labels": ["accusation", "request"], "text": text, "why": why, "based_on": 0}
+    refused = api_for(lead).post(url, body, format="json")
+    assert refused.status_code == 400, refused.content
+    assert "write the rule without coders' names" in refused.json()["detail"]
+    client.force_login(lead)
+    form = {"action": "write", "based_on": "0", "field": "utterance_type", "scenario": "", "labels_utterance_type": ["accusation", "request"], "text": text, "why": why}
+    page = client.post(reverse("codebook-guidance", args=[project.slug]), form)
+    assert page.status_code == 400 and "write the rule without coders&#x27; names" in page.content.decode()
+    with pytest.raises(GuidanceError, match="without coders' names"):
+        write_guidance(project, lead, field="utterance_type", labels=["accusation", "request"], text=text, why=why)
+    assert GuidanceVersion.objects.count() == 0
+    assert api_for(lead).post(url, {**body, "text": "A request asks for a change.", "why": "coders split"}, format="json").status_code == 201

@@ -31,7 +31,7 @@ def seed() -> dict:
     """(Run in a Django process on the throw-away cluster.) An annotator with a token and a
     logged-in session, assigned to a clip of four rows."""
     from django.test import Client
-    from rest_framework.authtoken.models import Token
+    from annotation.tokens import issue_token
 
     from annotation.models import Revision
     from annotation.services import create_project, create_user
@@ -44,7 +44,7 @@ def seed() -> dict:
     browser = Client()
     browser.force_login(annotator)
     return {
-        "token": Token.objects.create(user=annotator).key,
+        "token": issue_token(annotator)[1],
         "session": browser.cookies["sessionid"].value,
         "revisions": list(Revision.objects.filter(annotator=annotator).order_by("row__row_index").values_list("pk", flat=True)),
     }

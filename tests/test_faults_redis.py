@@ -12,7 +12,7 @@ import os
 import re
 
 import pytest
-from rest_framework.authtoken.models import Token
+from annotation.tokens import issue_token
 
 from annotation import jobs
 from annotation.models import ClipState, Draft, Job, JobState, Revision
@@ -63,7 +63,7 @@ def stack(django_db_setup, django_db_blocker, tmp_path_factory):
 
 
 def auth(user) -> dict:
-    return {"Authorization": f"Token {Token.objects.get_or_create(user=user)[0].key}"}
+    return {"Authorization": f"Token {issue_token(user)[1]}"}
 
 
 def save(server, user, revision: Revision, tone: str):

@@ -151,3 +151,99 @@ def test_predictions_nested_too_deep_are_malformed_lines_not_a_crash(tmp_path):
     records = _records(path.read_text(encoding="utf-8"))
     assert records[0] == ("line 1", {"id": "x", "relation_top3": ["a"]})
     assert records[1][0] == "line 2" and isinstance(records[1][1], RecursionError)
+
+
+# --- one decoding path: the declared charset cannot carry a body past the depth check ----------------
+
+# Charsets JSON does not allow. The probe's bodies were read two ways: the depth check scanned the bytes as UTF-8,
+# DRF's parser decoded them with the declared charset. In cp037 (EBCDIC) no bracket is a UTF-8 bracket; in UTF-16
+# and UTF-32, "∀" (U+2200) holds the byte of a UTF-8 quote, so the scan took the nesting after it for a string.
+OTHER_CHARSETS = ["utf-16-le", "utf-16", "utf-32", "cp037", "latin-1"]
+
+
+def read_two_ways(charset: str) -> bytes:
+    """100,000 nested lists in ``charset``, written so that a UTF-8 scan of the bytes sees at most one level."""
+    text = '["\u2200", ' + DEEP + "]"
+    try:
+        return text.encode(charset)
+    except UnicodeEncodeError:  # latin-1 has no "∀" (and a UTF-8 scan reads its brackets right anyway)
+        return DEEP.encode(charset)
+
+
+def settings_snapshot(user):
+    from annotation.workspace.selectors import annotator_settings
+
+    return annotator_settings(user)
+
+
+@pytest.mark.parametrize("charset", OTHER_CHARSETS)
+def test_a_json_body_in_a_charset_json_does_not_allow_is_refused_with_415_and_never_parsed(world, annotator, charset):
+    client = client_for(annotator)
+    before, saved = snapshot(), settings_snapshot(annotator)
+    revision = world["revision"].pk
+    for url, body in (
+        ("/api/v1/me/workspace-settings/", read_two_ways(charset)),
+        ("/api/v1/me/workspace-settings/", '{"replay_speed": "0.75", "pre_roll": 1.5}'.encode(charset)),
+        (f"/api/v1/revisions/{revision}/", ('{"content": ' + DEEP + ', "version": 1}').encode(charset)),
+    ):
+        # PUT: the test client sends the bytes as they are
+        response = client.put(url, body, content_type=f"application/json; charset={charset}")
+        assert response.status_code == 415, (url, charset, response.status_code, response.content[:300])
+        detail = response.json()["detail"]
+        assert f"charset={charset}" in detail and "must be UTF-8" in detail and "RFC 8259" in detail, detail
+    assert snapshot() == before and settings_snapshot(annotator) == saved
+
+
+@pytest.mark.parametrize("declared", ["utf-8", "UTF-8", "utf8", None])
+def test_a_json_body_declared_as_utf8_or_undeclared_is_read_as_usual(world, annotator, declared):
+    content_type = "application/json" + (f"; charset={declared}" if declared else "")
+    body = b'{"replay_speed": "0.75", "pre_roll": 1.5}'
+    response = client_for(annotator).put("/api/v1/me/workspace-settings/", body, content_type=content_type)
+    assert response.status_code == 200, response.content[:300]
+    deep = client_for(annotator).put("/api/v1/me/workspace-settings/", DEEP.encode(), content_type=content_type)
+    assert deep.status_code == 400 and "nested more than 32 levels" in deep.json()["detail"]
+
+
+def test_the_parser_measures_the_text_it_parses_whatever_the_body_declares():
+    """Without the middleware (a view called directly), the parser refuses the charset itself, and bytes that are
+    not UTF-8 are a 400 that says so, not a decoding error or a RecursionError."""
+    from io import BytesIO
+
+    from rest_framework.exceptions import ParseError, UnsupportedMediaType
+
+    from annotation.api.parsers import BoundedJSONParser
+
+    parser = BoundedJSONParser()
+    for charset in OTHER_CHARSETS:
+        with pytest.raises(UnsupportedMediaType, match="must be UTF-8"):
+            parser.parse(BytesIO(read_two_ways(charset)), f"application/json; charset={charset}", {"encoding": charset})
+    with pytest.raises(ParseError, match="not valid UTF-8"):
+        parser.parse(BytesIO('{"a": "Café"}'.encode("latin-1")), "application/json", {})
+    with pytest.raises(ParseError, match="nested more than 32 levels"):
+        parser.parse(BytesIO(DEEP.encode()), "application/json; charset=utf-8", {})
+    assert parser.parse(BytesIO('{"a": "Café"}'.encode()), "application/json", {}) == {"a": "Café"}
+
+
+def test_multipart_json_fields_in_another_charset_are_refused_before_they_are_decoded(world, project, lead):
+    """Django decodes every multipart field with the request's charset: the speaker map's JSON is refused
+    (415) for that charset before any field is decoded, and so is a page's form in another charset."""
+    boundary = "charsetboundary"
+    before = snapshot()
+    for charset in ("utf-16-le", "cp037"):
+        body = b"".join(
+            f'--{boundary}\r\nContent-Disposition: form-data; name="{key}"\r\n\r\n'.encode() + value + b"\r\n"
+            for key, value in (("scenario", b"couple"), ("group", b"g"), ("speaker_map", read_two_ways(charset)))
+        )
+        body += f'--{boundary}\r\nContent-Disposition: form-data; name="files"; filename="a.srt"\r\n\r\n'.encode() + SRT
+        body += f"\r\n--{boundary}--\r\n".encode()
+        response = client_for(lead).generic(  # generic: the bytes are sent as they are
+            "POST", f"/api/v1/projects/{project.slug}/clips/", body, content_type=f"multipart/form-data; boundary={boundary}; charset={charset}"
+        )
+        assert response.status_code == 415, (charset, response.status_code, response.content[:300])
+        assert "must be UTF-8" in response.json()["detail"]
+    page = client_for(lead).generic(
+        "POST", f"/projects/{project.slug}/ingest/", "scenario=couple&group=g".encode("utf-16-le"),
+        content_type="application/x-www-form-urlencoded; charset=utf-16-le",
+    )
+    assert page.status_code == 415 and b"must be UTF-8" in page.content
+    assert snapshot() == before

@@ -1,6 +1,6 @@
 """Pages and API scoped by role: annotators see only what is assigned to them."""
 import pytest
-from rest_framework.authtoken.models import Token
+from annotation.tokens import issue_token
 
 from annotation.models import Assignment
 from annotation.rescue_format.importer import import_rescue
@@ -54,8 +54,8 @@ def test_annotator_sees_only_assigned_clips(client, annotator, other_annotator, 
 
 
 def test_token_auth_works_for_scripts(client, lead, project):
-    token = Token.objects.create(user=lead)
-    response = client.get("/api/v1/projects/", HTTP_AUTHORIZATION=f"Token {token.key}")
+    token = issue_token(lead, scope="read")[1]
+    response = client.get("/api/v1/projects/", HTTP_AUTHORIZATION=f"Token {token}")
     assert response.status_code == 200 and response.json()[0]["slug"] == project.slug
 
 

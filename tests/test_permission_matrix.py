@@ -82,6 +82,7 @@ POLICY = {
     "api-revision-review": ASSIGNED,
     "api-assignment-submit": ASSIGNED,
     "api-my-settings": USER,
+    "api-my-tokens": USER,
     # the project's guidance: every member reads it, leads write it
     "codebook-guide": MEMBER,
     "codebook-guidance": LEAD,

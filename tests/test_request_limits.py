@@ -90,6 +90,102 @@ def test_ingest_uploads_may_be_larger_than_other_requests_up_to_their_own_limit(
     assert Clip.objects.filter(sample_id="g/b").count() == 0
 
 
+class StreamedUpload:
+    """A multipart ingest upload of ``size`` bytes made as it is read (never held in memory), counting what was read.
+
+    The fields are those of a real upload (the CSRF token matching an invented cookie, scenario, group), then one
+    transcript file of filler.
+    """
+
+    CSRF = "A" * 32  # an unmasked CSRF secret: Django accepts it as cookie and token alike
+    BOUNDARY = "streamedboundary"
+
+    def __init__(self, size: int):
+        head = "".join(
+            f'--{self.BOUNDARY}\r\nContent-Disposition: form-data; name="{k}"\r\n\r\n{v}\r\n'
+            for k, v in (("csrfmiddlewaretoken", self.CSRF), ("scenario", "couple"), ("group", "g"))
+        )
+        head += f'--{self.BOUNDARY}\r\nContent-Disposition: form-data; name="files"; filename="huge.srt"\r\nContent-Type: text/plain\r\n\r\n'
+        self.head, self.tail = head.encode(), f"\r\n--{self.BOUNDARY}--\r\n".encode()
+        self.size = size
+        self.filler = size - len(self.head) - len(self.tail)
+        self.position = 0
+        self.bytes_read = 0
+        self.content_type = f"multipart/form-data; boundary={self.BOUNDARY}"
+
+    def _bytes(self, start: int, end: int) -> bytes:
+        out = []
+        for part_start, part in ((0, self.head), (len(self.head) + self.filler, self.tail)):
+            lo, hi = max(start, part_start), min(end, part_start + len(part))
+            if lo < hi:
+                out.append((lo, part[lo - part_start:hi - part_start]))
+        lo, hi = max(start, len(self.head)), min(end, len(self.head) + self.filler)
+        if lo < hi:
+            out.append((lo, b"x" * (hi - lo)))
+        return b"".join(chunk for _, chunk in sorted(out))
+
+    def read(self, size=-1):
+        end = self.size if size is None or size < 0 else min(self.size, self.position + size)
+        chunk = self._bytes(self.position, end)
+        self.position = end
+        self.bytes_read += len(chunk)
+        return chunk
+
+    def readline(self, size=-1):
+        end = self.size if size is None or size < 0 else min(self.size, self.position + size)
+        window = self._bytes(self.position, min(end, self.position + 65536))
+        cut = window.find(b"\n")
+        return self.read(cut + 1 if cut >= 0 else len(window))
+
+
+UPLOAD_BYTES = 300 * 1024 * 1024
+
+
+def send_upload(client: Client, url: str, size: int = UPLOAD_BYTES, **extra) -> tuple[int, int, str]:
+    """POST a streamed upload of ``size`` bytes to ``url`` as a browser would; (status, bytes read, answer)."""
+    stream = StreamedUpload(size)
+    client.cookies["csrftoken"] = StreamedUpload.CSRF
+    response = client.post(
+        # (an empty ``data`` sets neither header: the stream's are given as they would arrive)
+        url, data=b"", content_type="application/octet-stream", CONTENT_TYPE=stream.content_type, CONTENT_LENGTH=str(size),
+        HTTP_ORIGIN="http://testserver", **{"wsgi.input": stream}, **extra,
+    )
+    return response.status_code, stream.bytes_read, response.content.decode(errors="replace")
+
+
+@pytest.mark.parametrize("who, where", [("anonymous", "page"), ("annotator", "page"), ("annotator", "api")])
+def test_a_300_mb_upload_from_a_caller_who_may_not_upload_is_refused_before_it_is_read(project, annotator, who, where):
+    """The probe's requests: 300 MB to the ingest page (anonymously, with an invented CSRF cookie and a matching
+    Origin; or as an annotator) and to the ingest API (an annotator's session). The CSRF check and DRF's session
+    authentication read the body before the role check; now the caller's role decides the limit first."""
+    client = Client(enforce_csrf_checks=True)  # the CSRF check as in production, not the test client's shortcut
+    if who == "annotator":
+        client.force_login(annotator)
+    url = f"/projects/{project.slug}/ingest/" if where == "page" else f"/api/v1/projects/{project.slug}/clips/"
+    status, read, answer = send_upload(client, url)
+    print(f"{who} {where}: {status}, {read:,} bytes read of {UPLOAD_BYTES:,}")
+    assert status == 413, (status, answer)
+    assert read < 1024 * 1024, f"{read:,} bytes of the body were read before the refusal"
+    assert "MAX_REQUEST_BYTES" in answer and "leads" in answer
+    assert Clip.objects.count() == 0
+
+
+def test_a_lead_may_send_an_upload_past_the_ordinary_limit_and_a_read_only_token_may_not(project, lead, settings):
+    from annotation.tokens import issue_token
+
+    settings.MAX_REQUEST_BYTES = 64 * 1024  # so that a small upload is past it
+    url = f"/api/v1/projects/{project.slug}/clips/"
+    browser = Client(enforce_csrf_checks=True)
+    browser.force_login(lead)
+    status, read, answer = send_upload(browser, f"/projects/{project.slug}/ingest/", size=300_000)
+    assert status == 200 and read == 300_000, (status, read, answer)
+    for scope, expected in (("read-write", 422), ("read", 413)):  # 422: the filler is no transcript
+        key = issue_token(lead, scope=scope)[1]
+        status, read, answer = send_upload(Client(), url, size=300_000, HTTP_AUTHORIZATION=f"Token {key}")
+        assert status == expected, (scope, status, answer)
+        assert read == (300_000 if scope == "read-write" else 0)
+
+
 @pytest.fixture
 def disk_sizes(monkeypatch):
     """The largest size each uploaded file's temporary file reached on disk, by file name."""
@@ -208,10 +304,20 @@ def test_a_good_login_from_the_address_does_not_reset_its_count_of_guesses(clien
     assert login(Client(), "someone9", "guess").status_code == 429, "the four guesses before the good login still count"
 
 
-def test_a_username_is_locked_from_every_address_after_its_own_limit(client, people):
+def test_nobody_can_lock_a_lead_out_from_afar(client, people):
+    """Wrong passwords for a lead's username from other addresses lock those addresses, not the lead's own."""
+    lead = create_user("lead9", "lead", password="lead-nine-pass-123")[0]
     for i in range(5):
-        login(client, "coder1", "wrong", address=f"192.0.2.{i + 1}")
-    assert login(Client(), "coder1", "coder-pass-1-long", address="198.51.100.9").status_code == 429
+        assert login(Client(), lead.username, "wrong", address=f"192.0.2.{i + 1}").status_code in (200, 429)
+    assert login(Client(), lead.username, "lead-nine-pass-123", address="198.51.100.9").status_code == 302, (
+        "the lead, from an address that sent no wrong password, still signs in"
+    )
+    for i in range(5):
+        assert login(Client(), lead.username, "lead-nine-pass-123", address=f"192.0.2.{i + 1}").status_code == 429, (
+            "every address that guessed stays locked, even with the right password"
+        )
+    assert login(Client(), lead.username, "guess", address="203.0.113.99").status_code == 429, "a new address gets one guess"
+    assert login(Client(), lead.username, "lead-nine-pass-123", address="203.0.113.99").status_code == 429
 
 
 def test_one_user_locked_behind_a_shared_address_does_not_lock_the_others(client, people):

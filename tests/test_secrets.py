@@ -8,7 +8,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from rest_framework.authtoken.models import Token
+from annotation.tokens import issue_token
 
 from annotation.preannotate.services import start_preannotation
 
@@ -71,7 +71,7 @@ def test_secrets_never_reach_the_logs(client, settings, caplog, project, annotat
         assert any(r.headers.get("x-goog-api-key") == gemini_key for r in fake.generate_requests), "the key was not used"
 
     client.post("/accounts/login/", {"username": annotator.username, "password": password})
-    token = Token.objects.create(user=annotator).key
+    token = issue_token(annotator)[1]
     assert client.get("/api/v1/assignments/", HTTP_AUTHORIZATION=f"Token {token}").status_code == 200
     assert client.get("/api/v1/assignments/", HTTP_AUTHORIZATION=f"Token {token[::-1]}").status_code == 401
 

@@ -1,10 +1,11 @@
 """Security settings that a user relies on without seeing them."""
 import io
+import json
 import re
 
 import pytest
 from django.core.management import call_command
-from rest_framework.authtoken.models import Token
+from django.test import Client
 
 pytestmark = pytest.mark.django_db
 
@@ -44,14 +45,98 @@ def test_a_correct_password_logs_in(client, annotator):
     assert response.status_code == 302 and client.session["_auth_user_id"] == str(annotator.pk)
 
 
-def test_api_tokens_can_be_created_used_and_revoked(client, lead):
+def made_token(*args) -> tuple[str, str]:
+    """Run ``manage.py api_token *args``: (the key it printed, everything it printed)."""
     out = io.StringIO()
-    call_command("api_token", "lead1", stdout=out)
-    key = Token.objects.get(user=lead).key
-    assert key in out.getvalue()
+    call_command("api_token", *args, stdout=out)
+    keys = re.findall(r"\b[0-9a-f]{40,64}$", out.getvalue(), re.MULTILINE)
+    assert len(keys) == 1, out.getvalue()
+    return keys[0], out.getvalue()
+
+
+def test_api_tokens_can_be_created_used_and_revoked(client, lead):
+    key, _ = made_token("lead1")
     assert client.get("/api/v1/projects/", HTTP_AUTHORIZATION=f"Token {key}").status_code == 200
-    call_command("api_token", "lead1", "--revoke", stdout=io.StringIO())
+    out = io.StringIO()
+    call_command("api_token", "lead1", "--revoke", stdout=out)
+    assert "revoked 1 token(s) of lead1" in out.getvalue()
     assert client.get("/api/v1/projects/", HTTP_AUTHORIZATION=f"Token {key}").status_code == 401
+
+
+def test_api_tokens_are_stored_only_as_hashes_and_expire_after_api_token_days(client, lead, settings):
+    import hashlib
+    from datetime import timedelta
+
+    from django.db import connection
+    from django.utils import timezone
+
+    settings.API_TOKEN_DAYS = 90
+    key, printed = made_token("lead1")
+    with connection.cursor() as cursor:  # every text column of every table: the key is nowhere
+        for table in connection.introspection.table_names():
+            columns = [c.name for c in connection.introspection.get_table_description(cursor, table)]
+            cursor.execute(f'SELECT {", ".join(f"CAST({connection.ops.quote_name(c)} AS TEXT)" for c in columns)} FROM {connection.ops.quote_name(table)}')
+            assert not any(key in (value or "") for row in cursor.fetchall() for value in row), f"the key is stored in {table}"
+    assert "token for lead1, expires" in printed and "shown only now" in printed and len(key) == 64
+    from annotation.models import ApiToken
+
+    (token,) = ApiToken.objects.filter(user=lead)
+    assert token.digest == hashlib.sha512(key.encode()).hexdigest(), "a SHA-512 digest (knox) is all that is kept"
+    assert abs(token.expiry - (timezone.now() + timedelta(days=90))) < timedelta(minutes=1)
+    assert client.get("/api/v1/projects/", HTTP_AUTHORIZATION=f"Token {key}").status_code == 200
+    ApiToken.objects.filter(pk=token.pk).update(expiry=timezone.now() - timedelta(seconds=1))
+    assert client.get("/api/v1/projects/", HTTP_AUTHORIZATION=f"Token {key}").status_code == 401, "an expired token is refused"
+    settings.API_TOKEN_DAYS = 7
+    made_token("lead1")
+    assert ApiToken.objects.get(user=lead).expiry < timezone.now() + timedelta(days=7, minutes=1), "the setting sets the days"
+
+
+def test_a_read_only_token_may_read_and_not_write(client, coded_clip, annotator):
+    read_key, printed = made_token("ann1")
+    assert "read-only token" in printed and "--scope read-write to write" in printed, "read-only unless asked"
+    write_key, _ = made_token("ann1", "--scope", "read-write")
+    url = f"/api/v1/clips/{coded_clip.pk}/comments/"
+    assert client.get(url, HTTP_AUTHORIZATION=f"Token {read_key}").status_code == 200
+    refused = client.post(url, {"body": "row 2 again"}, content_type="application/json", HTTP_AUTHORIZATION=f"Token {read_key}")
+    assert refused.status_code == 403 and "read-only" in refused.json()["detail"] and "--scope read-write" in refused.json()["detail"]
+    settings_put = client.put("/api/v1/me/workspace-settings/", {"replay_speed": "0.75", "pre_roll": 1.0}, content_type="application/json",
+                              HTTP_AUTHORIZATION=f"Token {read_key}")
+    assert settings_put.status_code == 403
+    assert coded_clip.comments.count() == 0
+    written = client.post(url, {"body": "row 2 again"}, content_type="application/json", HTTP_AUTHORIZATION=f"Token {write_key}")
+    assert written.status_code == 201
+    mine = client.get("/api/v1/me/tokens/", HTTP_AUTHORIZATION=f"Token {read_key}").json()
+    assert mine["current"]["scope"] == "read" and sorted(t["scope"] for t in mine["tokens"]) == ["read", "read-write"]
+    assert mine["policy"]["days"] == 90 and mine["policy"]["revoked_on_password_change"] is True
+    assert read_key not in json.dumps(mine) and write_key not in json.dumps(mine)
+
+
+def test_a_password_change_revokes_every_api_token_of_the_user(client, annotator, other_annotator):
+    key, _ = made_token("ann1")
+    other_key, _ = made_token("ann2")
+    client.force_login(annotator)
+    changed = client.post("/accounts/password/", {"old_password": "ann-pass-123", "new_password1": "a fresh long passphrase", "new_password2": "a fresh long passphrase"})
+    assert changed.status_code == 302
+    assert Client().get("/api/v1/assignments/", HTTP_AUTHORIZATION=f"Token {key}").status_code == 401
+    assert Client().get("/api/v1/assignments/", HTTP_AUTHORIZATION=f"Token {other_key}").status_code == 200, "only that user's"
+    other_annotator.set_password("another long passphrase")  # the admin's and changepassword's way
+    other_annotator.save()
+    assert Client().get("/api/v1/assignments/", HTTP_AUTHORIZATION=f"Token {other_key}").status_code == 401
+    fresh, _ = made_token("ann2")
+    other_annotator.last_login = None
+    other_annotator.save()  # any other save keeps the tokens
+    assert Client().get("/api/v1/assignments/", HTTP_AUTHORIZATION=f"Token {fresh}").status_code == 200
+
+
+def test_wrong_old_passwords_on_the_password_page_are_throttled_like_failed_logins(client, annotator):
+    client.force_login(annotator)
+    for _ in range(5):
+        wrong = client.post("/accounts/password/", {"old_password": "guess", "new_password1": "a fresh long passphrase", "new_password2": "a fresh long passphrase"})
+        assert wrong.status_code in (200, 429)
+    locked = client.post("/accounts/password/", {"old_password": "ann-pass-123", "new_password1": "a fresh long passphrase", "new_password2": "a fresh long passphrase"})
+    assert locked.status_code == 429 and b"Too many failed logins" in locked.content
+    annotator.refresh_from_db()
+    assert annotator.check_password("ann-pass-123"), "the password was not changed"
 
 
 def test_session_api_writes_need_a_csrf_token(annotator):
@@ -228,3 +313,52 @@ def test_a_superuser_still_gets_djangos_debug_404_in_the_demo(client, settings):
     settings.DEBUG = True
     client.force_login(create_user("root", "admin", password="root-pass-12345")[0])  # pragma: allowlist secret
     assert "URLconf" in client.get("/no/such/page/").content.decode()
+
+
+@pytest.mark.parametrize("who", ["anonymous", "annotator", "lead"])
+def test_the_debug_demo_shows_the_ordinary_500_page_to_everyone_but_staff(annotator, lead, settings, who):
+    settings.DEBUG = True
+    settings.ROOT_URLCONF = "tests.urls_server_error"
+    client = Client(raise_request_exception=False)
+    if who != "anonymous":
+        client.force_login(annotator if who == "annotator" else lead)
+    for accept in ("text/html", "application/json"):
+        response = client.get("/fail/", HTTP_ACCEPT=accept)
+        page = response.content.decode()
+        assert response.status_code == 500
+        assert "SECRET_SETTING_VALUE" not in page and "Traceback" not in page and "settings" not in page.lower(), (who, accept)
+    assert "Something went wrong" in client.get("/fail/").content.decode()
+
+
+def test_staff_still_get_djangos_debug_500_page_in_the_demo(settings):
+    from annotation.services import create_user
+
+    settings.DEBUG = True
+    settings.ROOT_URLCONF = "tests.urls_server_error"
+    client = Client(raise_request_exception=False)
+    client.force_login(create_user("root", "admin", password="root-pass-12345")[0])  # pragma: allowlist secret
+    assert "SECRET_SETTING_VALUE" in client.get("/fail/").content.decode()
+
+
+def test_plain_text_tokens_of_an_earlier_version_become_hashed_tokens_and_are_deleted(client, lead, settings):
+    """Upgrading: DRF's authtoken table held keys in plain text. The migration keeps each script working (a
+    read-write token that expires API_TOKEN_DAYS after the upgrade) and deletes the plain-text keys."""
+    import importlib
+
+    from django.apps import apps
+    from django.db import connection
+
+    migration = importlib.import_module("annotation.migrations.0014_hashed_scoped_api_tokens")
+    key = "0123456789abcdef0123456789abcdef01234567"  # pragma: allowlist secret
+    with connection.cursor() as cursor:
+        cursor.execute("CREATE TABLE authtoken_token (key varchar(40) PRIMARY KEY, created timestamp with time zone, user_id integer)")
+        cursor.execute("INSERT INTO authtoken_token VALUES (%s, CURRENT_TIMESTAMP, %s)", [key, lead.pk])
+    with connection.schema_editor() as editor:
+        migration.hash_plain_text_tokens(apps, editor)
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT count(*) FROM authtoken_token")
+        assert cursor.fetchone()[0] == 0, "no plain-text key is left"
+        cursor.execute("DROP TABLE authtoken_token")
+    response = client.get("/api/v1/projects/", HTTP_AUTHORIZATION=f"Token {key}")
+    assert response.status_code == 200
+    assert client.post("/api/v1/projects/", {}, content_type="application/json", HTTP_AUTHORIZATION=f"Token {key}").status_code != 403

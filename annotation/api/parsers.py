@@ -1,22 +1,32 @@
-"""Request parsers with a bound on JSON nesting.
+"""Request parsers: one decoding path for every body, and a bound on JSON nesting.
 
-Python's ``json`` recurses once per nesting level, so a body of 100,000
-nested lists raises ``RecursionError``, which no parser catches: the API
-answered 500. Every JSON text the platform reads from a request (API bodies,
-JSON held in form and multipart fields such as ingest's ``speaker_map``, the
-ingest page's hidden field) is measured first and refused past
-``MAX_JSON_DEPTH`` levels (setting, default 32; a row document nests 4) with
-a 400 that says so, before anything is parsed or written.
+Request bodies are UTF-8, the only encoding JSON allows between systems (RFC
+8259, section 8.1). A body that declares another charset is refused with 415
+(``RequestSizeLimitMiddleware`` does so before anything reads a body; the
+parsers here refuse it too when a view is called without the middleware). A
+JSON body is decoded exactly once, as UTF-8, and the text the depth check
+measures is the text ``json`` parses: measuring the bytes as UTF-8 while the
+parser decoded them with a declared charset (``utf-16-le``, ``cp037``) let a
+body of 100,000 nested lists reach ``json`` and raise ``RecursionError``.
+
+Python's ``json`` recurses once per nesting level, so every JSON text the
+platform reads from a request (API bodies, JSON held in form and multipart
+fields such as ingest's ``speaker_map``, the ingest page's hidden field) is
+measured first and refused past ``MAX_JSON_DEPTH`` levels (setting, default
+32; a row document nests 4) with a 400 that says so, before anything is parsed
+or written.
 """
 from __future__ import annotations
 
-import io
+import codecs
 import json
 import re
 
 from django.conf import settings
+from django.utils.http import parse_header_parameters
 from rest_framework import parsers
-from rest_framework.exceptions import ParseError
+from rest_framework.exceptions import ParseError, UnsupportedMediaType
+from rest_framework.utils import json as drf_json
 
 # One pass over the text: a JSON string literal (escapes included; brackets inside it do not nest), or a bracket.
 # The closing quote is optional so that an unclosed string is read once, to the end: requiring it made the
@@ -68,14 +78,54 @@ def loads(text: str | bytes, *, where: str = "", **kwargs):
     return json.loads(text, **kwargs)
 
 
+def declared_charset(content_type: str | None) -> str:
+    """The charset a Content-Type header declares (lower case), or "" when it declares none."""
+    if not content_type:
+        return ""
+    return (parse_header_parameters(content_type)[1].get("charset") or "").strip().lower()
+
+
+def charset_refusal(content_type: str | None) -> str:
+    """Why a body of ``content_type`` is refused for its declared charset; "" for UTF-8 or no charset."""
+    charset = declared_charset(content_type)
+    if not charset:
+        return ""
+    try:
+        if codecs.lookup(charset).name == "utf-8":
+            return ""
+    except LookupError:
+        pass
+    return (
+        f"the request declares charset={charset}; request bodies must be UTF-8 (JSON allows no other encoding, "
+        "RFC 8259): send the body encoded as UTF-8 with charset=utf-8 or no charset; nothing was read or saved"
+    )
+
+
+def require_utf8(content_type: str | None) -> None:
+    """Raise 415 for a body that declares a charset other than UTF-8."""
+    problem = charset_refusal(content_type)
+    if problem:
+        raise UnsupportedMediaType(content_type, detail=problem[0].upper() + problem[1:])
+
+
 class BoundedJSONParser(parsers.JSONParser):
-    """DRF's JSON parser, refusing bodies nested deeper than ``MAX_JSON_DEPTH``."""
+    """DRF's JSON parser, decoding the body once as UTF-8 and refusing JSON nested deeper than ``MAX_JSON_DEPTH``."""
 
     def parse(self, stream, media_type=None, parser_context=None):
+        require_utf8(media_type)
         body = stream.read() if stream is not None else b""
-        if exceeds_depth(body):
+        try:
+            text = body.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise ParseError(
+                f"JSON parse error - the body is not valid UTF-8 (byte {exc.start}); JSON is UTF-8 (RFC 8259)"
+            ) from None
+        if exceeds_depth(text):
             raise ParseError(str(TooDeep(max_depth())))
-        return super().parse(io.BytesIO(body), media_type, parser_context)
+        try:
+            return drf_json.loads(text, parse_constant=drf_json.strict_constant if self.strict else None)
+        except ValueError as exc:
+            raise ParseError(f"JSON parse error - {exc}") from None
 
 
 def _check_fields(data, kind: str) -> None:
@@ -88,13 +138,22 @@ def _check_fields(data, kind: str) -> None:
 
 class BoundedFormParser(parsers.FormParser):
     def parse(self, stream, media_type=None, parser_context=None):
+        require_utf8(media_type)
         data = super().parse(stream, media_type, parser_context)
         _check_fields(data, "form")
         return data
 
 
 class BoundedMultiPartParser(parsers.MultiPartParser):
+    """Multipart with its fields decoded as UTF-8 (the only charset accepted) and their JSON bounded.
+
+    Django decodes every field with the request's charset, the one this
+    refuses unless it is UTF-8: so the text measured is the text that a
+    JSON field (``speaker_map``) parses.
+    """
+
     def parse(self, stream, media_type=None, parser_context=None):
+        require_utf8(media_type)
         result = super().parse(stream, media_type, parser_context)
         _check_fields(result.data, "multipart")
         return result

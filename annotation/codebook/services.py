@@ -9,12 +9,15 @@ each other's text unseen. Changes to other entries in between do not conflict.
 """
 from __future__ import annotations
 
+from django.contrib.auth import get_user_model
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
+from ..addressees import names_in
 from ..audit import current_source
 from ..models import GuidanceVersion, Project
-from ..roles import is_lead
+from ..roles import ANNOTATOR, is_lead
 from ..services import ServiceError
 from ..taxonomy import NONE, SCENARIOS
 from .fields import ALL_SCENARIOS, FIELDS, labels_in, labels_title, scenario_title
@@ -82,6 +85,20 @@ def _check_text(text, what: str, limit: int) -> str:
     return text
 
 
+def _check_no_coders(project: Project, text: str, what: str) -> None:
+    """Every annotator reads the guidance and its reasons: they must not learn who codes, or what a coder chose."""
+    coders = (
+        get_user_model().objects.filter(Q(groups__name=ANNOTATOR) | Q(assignments__clip__project=project))
+        .values_list("username", flat=True).distinct()
+    )
+    named = names_in(text, coders)
+    if named:
+        raise GuidanceError(
+            f"{what} names {'a coder' if len(named) == 1 else 'coders'} ({', '.join(named)}), and every annotator "
+            "reads it: write the rule without coders' names (say what the labels mean, not who chose what)"
+        )
+
+
 def _check_based_on(project: Project, current: GuidanceVersion | None, based_on, key) -> None:
     """Refuse when the entry ``key`` changed after version ``based_on`` (None: the caller does not ask)."""
     if based_on is None:
@@ -140,6 +157,8 @@ def write_guidance(project: Project, user, *, field, labels, text, why, scenario
     scenario, field, labels = check_target(project, scenario, field, labels)
     text = _check_text(text, "the guidance text", TEXT_LIMIT)
     why = _check_text(why, "why", REASON_LIMIT)
+    _check_no_coders(project, text, "the guidance text")
+    _check_no_coders(project, why, "why")
     key = (scenario, field, tuple(labels))
     _check_based_on(project, current, based_on, key)
     entries = list(current.entries) if current else []
@@ -167,6 +186,7 @@ def withdraw_guidance(project: Project, user, *, field, labels, why, scenario=AL
     project, current = _locked(project, user)
     scenario, field, labels = check_target(project, scenario, field, labels)
     why = _check_text(why, "why", REASON_LIMIT)
+    _check_no_coders(project, why, "why")
     key = (scenario, field, tuple(labels))
     _check_based_on(project, current, based_on, key)
     entries = list(current.entries) if current else []

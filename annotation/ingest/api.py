@@ -18,6 +18,7 @@ from ..api.parsers import BoundedFormParser, BoundedJSONParser, BoundedMultiPart
 from ..api.permissions import IsLead as SharedIsLead
 from ..api.views import ProjectClipList
 from ..middleware import accepts_uploads
+from ..roles import is_lead
 from ..services import ServiceError
 from ..taxonomy import SCENARIOS, load_taxonomy
 from . import services
@@ -141,7 +142,7 @@ still stand. **400** for parameters that are wrong for every file (unknown scena
             "created": 0, "unchanged": 0, "replaced": 0, "refused": 1})],
     )
 )
-@accepts_uploads
+@accepts_uploads(allowed=is_lead)
 class ProjectClipsView(ProjectClipList):
     """GET: the project's clips the caller may see. POST: ingest transcripts (leads)."""
 

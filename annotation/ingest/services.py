@@ -41,6 +41,48 @@ _SAMPLE_ID = re.compile(r"^[^/\s][^/]*/[^/]*[^/\s]$")
 
 CREATED, UNCHANGED, REPLACED, REFUSED = "created", "unchanged", "replaced", "refused"
 
+# The longest file name (with its folder) a clip records, and a sample id's.
+NAME_LIMIT = Clip._meta.get_field("source_file").max_length
+SAMPLE_ID_LIMIT = Clip._meta.get_field("sample_id").max_length
+# A stored media file's name, in bytes: file systems allow 255 per name, and the storage adds a suffix when taken.
+MEDIA_NAME_BYTES = 120
+
+
+def shown_name(name: str, limit: int = 120) -> str:
+    """A file name as a message may quote it: control characters and undecodable bytes escaped, cut to ``limit``."""
+    shown = "".join(ch if ch.isprintable() else ch.encode("unicode_escape", "backslashreplace").decode("ascii") for ch in name)
+    shown = shown.encode("utf-8", "backslashreplace").decode("utf-8")
+    return shown if len(shown) <= limit else shown[: limit - 1] + "…"
+
+
+def name_problem(name: str) -> str:
+    """Why a file cannot be ingested under ``name`` (its relative path), or "" when it can.
+
+    Any length and any characters a file system allows come here (the CLI
+    reads names from the disk, the page and the API from the browser); the
+    clip records the name, so it must fit ``Clip.source_file`` and be text
+    PostgreSQL can store.
+    """
+    if len(name) > NAME_LIMIT:
+        return f"{shown_name(name)}: the file name is {len(name):,} characters, over the {NAME_LIMIT} a clip records; rename the file or its folder"
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return f"{shown_name(name)}: the file name is not valid UTF-8; rename the file"
+    if any(not ch.isprintable() for ch in name):
+        return f"{shown_name(name)}: the file name holds control characters; rename the file"
+    return ""
+
+
+def storable_media_name(name: str) -> str:
+    """The name a media file is stored under: its own, cut to ``MEDIA_NAME_BYTES`` bytes, suffix kept."""
+    path = PurePosixPath(name)
+    stem, suffix = path.stem, path.suffix
+    budget = MEDIA_NAME_BYTES - len(suffix.encode("utf-8"))
+    while len(stem.encode("utf-8")) > budget:
+        stem = stem[:-1]
+    return f"{stem or 'media'}{suffix}"
+
 
 @dataclass
 class Upload:
@@ -121,10 +163,12 @@ def check_options(options: IngestOptions, transcript_count: int) -> None:
     if options.sample_id is not None:
         if transcript_count > 1:
             raise ServiceError("a sample id can only be given when ingesting a single transcript")
-        if not _SAMPLE_ID.match(options.sample_id) or len(options.sample_id) > 300:
-            raise ServiceError(f"sample id {options.sample_id!r} must look like <group>/<clip>")
-    if options.group is not None and (not options.group.strip() or "/" in options.group):
-        raise ServiceError(f"group {options.group!r} must be one folder name, without '/'")
+        if len(options.sample_id) > SAMPLE_ID_LIMIT:
+            raise ServiceError(f"the sample id is {len(options.sample_id):,} characters, over the {SAMPLE_ID_LIMIT} a sample id may have")
+        if not _SAMPLE_ID.match(options.sample_id) or name_problem(options.sample_id):
+            raise ServiceError(f"sample id {shown_name(options.sample_id)!r} must look like <group>/<clip>")
+    if options.group is not None and (not options.group.strip() or "/" in options.group or name_problem(options.group)):
+        raise ServiceError(f"group {shown_name(options.group)!r} must be one folder name, without '/' or control characters")
     if options.media_url:
         if transcript_count > 1:
             raise ServiceError("a media URL can only be given when ingesting a single transcript")
@@ -188,6 +232,9 @@ def ingest_one(
     upload to their file names, so that two files for one clip (``001.srt``
     and ``001.vtt``) do not replace each other.
     """
+    problem = name_problem(upload.name) or (media is not None and name_problem(media.name))
+    if problem:
+        return FileResult(shown_name(upload.name, NAME_LIMIT), REFUSED, problem)
     if upload.too_large():
         return _refused(upload, upload.too_large())
     raw = upload.read()
@@ -203,8 +250,14 @@ def ingest_one(
     sample_id = options.sample_id or transcript.metadata.get("sample_id") or default_sample_id(upload.name, options.group)
     if sample_id is None:
         return _refused(upload, f"{upload.name}: no folder to take the sample id's group from; give a group or a sample id")
-    if not _SAMPLE_ID.match(sample_id) or len(sample_id) > 300:
-        return _refused(upload, f"{upload.name}: sample id {sample_id!r} must look like <group>/<clip>")
+    if len(sample_id) > SAMPLE_ID_LIMIT:
+        return _refused(upload, f"{upload.name}: the sample id would be {len(sample_id):,} characters, over the {SAMPLE_ID_LIMIT} "
+                        "a sample id may have; give a shorter sample id, group or file name")
+    if not _SAMPLE_ID.match(sample_id) or name_problem(sample_id):
+        return _refused(upload, f"{upload.name}: sample id {shown_name(sample_id)!r} must look like <group>/<clip>")
+    source_file = transcript.metadata.get("source_file")
+    if source_file and name_problem(str(source_file)):
+        return _refused(upload, f"{upload.name}: its source_file {name_problem(str(source_file))}", sample_id=sample_id)
     file_scenario = transcript.metadata.get("scenario")
     if file_scenario and file_scenario != options.scenario:
         return _refused(upload, f"{upload.name}: the file says scenario {file_scenario!r}, the request says {options.scenario!r}", 1, sample_id=sample_id)
@@ -316,7 +369,7 @@ def _report(upload: Upload, raw: bytes, transcript: Transcript, options: IngestO
 
 def _attach_media(clip: Clip, media: Upload | None, media_url: str) -> None:
     if media is not None:
-        clip.media.save(PurePosixPath(media.name).name, media.file, save=False)
+        clip.media.save(storable_media_name(PurePosixPath(media.name).name), media.file, save=False)
     if media_url:
         clip.media_url = media_url
 

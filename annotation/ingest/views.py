@@ -27,7 +27,7 @@ def uploads_from_form(form: UploadForm) -> list[services.Upload]:
     return [services.Upload(name=name, size=f.size, read=f.read, file=f) for name, f in form.named_files()]
 
 
-@accepts_uploads
+@accepts_uploads(allowed=is_lead)
 @login_required
 def upload(request, slug):
     project = _lead_project(request, slug)

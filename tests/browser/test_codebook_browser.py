@@ -175,3 +175,26 @@ def test_lead_sees_guidance_in_the_adjudication_editor_and_the_release_card(logi
     )
     screenshot(page, "codebook-release-card")
     assert not page.errors, page.errors
+
+
+@pytest.mark.parametrize("viewport", [(1440, 900), (1280, 800)])
+def test_guidance_that_names_a_coder_is_refused_on_the_page_with_the_text_kept(login, live_server, lead, annotator, project, draft_clip, viewport):
+    start_assignment(draft_clip, annotator)
+    page = login("lead1", "lead-pass-123", viewport=viewport)
+    page.goto(f"{live_server.url}/projects/{project.slug}/guidance/")
+    page.select_option("#guidance-field", "utterance_type")
+    for label in ("accusation", "request"):
+        page.locator(f'fieldset[data-field="utterance_type"] input[value="{label}"]').click()
+    page.click("#guidance-text")
+    page.keyboard.type("@ANN1 chose request on row 2; a request asks for a change in so many words.")
+    page.click("#guidance-why")
+    page.keyboard.type("coders split")
+    page.click("#guidance-save")
+    error = page.locator("#guidance-error")
+    expect(error).to_contain_text("names a coder (ann1)")
+    expect(error).to_contain_text("write the rule without coders' names")
+    error.scroll_into_view_if_needed()
+    screenshot(page, f"codebook-guidance-names-a-coder-{viewport[0]}")
+    expect(page.locator("#guidance-text")).to_have_value("@ANN1 chose request on row 2; a request asks for a change in so many words.")
+    assert GuidanceVersion.objects.count() == 0
+    assert not page.errors, page.errors
