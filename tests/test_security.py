@@ -348,7 +348,7 @@ def test_plain_text_tokens_of_an_earlier_version_become_hashed_tokens_and_are_de
     from django.apps import apps
     from django.db import connection
 
-    migration = importlib.import_module("annotation.migrations.0014_hashed_scoped_api_tokens")
+    migration = importlib.import_module("annotation.migrations.0015_hashed_scoped_api_tokens")
     key = "0123456789abcdef0123456789abcdef01234567"  # pragma: allowlist secret
     with connection.cursor() as cursor:
         cursor.execute("CREATE TABLE authtoken_token (key varchar(40) PRIMARY KEY, created timestamp with time zone, user_id integer)")

@@ -36,7 +36,7 @@ def hash_plain_text_tokens(apps, schema_editor):
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('annotation', '0013_codebook'),
+        ('annotation', '0014_study_design'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
