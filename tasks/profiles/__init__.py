@@ -67,23 +67,35 @@ def _rescue_uncap(params: rescue_v1.RescueParameters) -> rescue_v1.RescueParamet
 
 
 RESCUE_NOTES = (
-    "Instances, inputs and metrics follow the public RESCUE-BENCH evaluation code (task/*.py of the benchmark's "
-    "repository) with its command-line defaults, text (dialogue) mode.",
-    "The public RPP scorer pads a ranking with the scenario's relation labels in taxonomy order; that order comes "
-    "from a module the public repository does not include (annotate.annotate_relation_cycle_states), so this "
-    "platform's taxonomy order is used: a ranking of fewer than three valid labels may be padded differently.",
-    "RPP reads the relation label under relation_cycle_state only, as the public code does: rows that carry it "
-    "under relation_pattern give no RPP instance.",
-    "The public scripts run one scenario at a time; macro-F1 over several scenarios here averages over every "
-    "label of their taxonomies (per scenario it is exactly the public figure).",
-    "ER and VP are scored by an LLM judge (and ER also by BERTScore) in the public code; this tooling computes "
-    "only the rule-based parts (the intensity match, source and target recovery).",
+    (
+        "Instances, inputs and metrics follow the public RESCUE-BENCH evaluation code (task/*.py of the benchmark's "
+        "repository) with its command-line defaults, text (dialogue) mode."
+    ),
+    (
+        "The public RPP scorer pads a ranking with the scenario's relation labels in taxonomy order; that order comes "
+        "from a module the public repository does not include (annotate.annotate_relation_cycle_states), so this "
+        "platform's taxonomy order is used: a ranking of fewer than three valid labels may be padded differently."
+    ),
+    (
+        "RPP reads the relation label under relation_cycle_state only, as the public code does: rows that carry it "
+        "under relation_pattern give no RPP instance."
+    ),
+    (
+        "The public scripts run one scenario at a time; macro-F1 over several scenarios here averages over every "
+        "label of their taxonomies (per scenario it is exactly the public figure)."
+    ),
+    (
+        "ER and VP are scored by an LLM judge (and ER also by BERTScore) in the public code; this tooling computes "
+        "only the rule-based parts (the intensity match, source and target recovery)."
+    ),
 )
 
 PLATFORM_NOTES = (
-    "Instances were built by this platform's own rules (seeded random picks, the whole history as context, "
-    "macro-F1 over the labels that occur), not by the public benchmark's code: the figures are not comparable "
-    "with the paper's tables.",
+    (
+        "Instances were built by this platform's own rules (seeded random picks, the whole history as context, "
+        "macro-F1 over the labels that occur), not by the public benchmark's code: the figures are not comparable "
+        "with the paper's tables."
+    ),
 )
 
 PROFILES: dict[str, TaskProfile] = {

@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 import random
 import re
+from itertools import pairwise
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -68,7 +69,7 @@ def word_count(text: Any) -> int:
 def parse_intensity(value: Any) -> int | None:
     """``parse_intensity``: the value rounded to a whole number (Python's rounding), if it lies in 0..10."""
     try:
-        intensity = int(round(float(value)))
+        intensity = round(float(value))
     except (TypeError, ValueError, OverflowError):
         return None
     return intensity if 0 <= intensity <= 10 else None
@@ -176,7 +177,7 @@ def build_itp(clip, rng: random.Random, params: RescueParameters):
     picked evenly (``even_sample``) down to the smaller one's size; a clip lacking either gives nothing."""
     rows = clip.rows
     positives, negatives = [], []
-    for current, following in zip(rows, rows[1:]):
+    for current, following in pairwise(rows):
         if is_therapist(current.get("primary_speaker")):
             continue
         (positives if is_therapist(following.get("primary_speaker")) else negatives).append(current["row_index"])
@@ -253,7 +254,7 @@ def early_cutoff(total_rows: int, ratio: float = EARLY_RATIO) -> int:
     ``min(rows − 1, ceil(rows × ratio))`` in floating point (10 rows × 0.3 is 3.0000000000000004: 4 positions)."""
     if total_rows <= 1:
         return 0
-    return min(total_rows - 1, int(math.ceil(total_rows * ratio)))
+    return min(total_rows - 1, math.ceil(total_rows * ratio))
 
 
 def build_er(clip, rng: random.Random, params: RescueParameters):
@@ -331,4 +332,37 @@ BUILDERS = {
     "er": build_er,
     "vp": build_vp,
     "rpp_any_speaker": build_rpp_any_speaker,
+}
+
+
+# One sentence per task saying how ``rescue-v1`` builds its instances (for the dataset card), with the
+# parameters' names as format fields.
+RULES_TEXT = {
+    "itp": (
+        "boundaries after a non-therapist row: `yes` when the therapist speaks next, `no` when another non-therapist "
+        "row follows; per clip both classes are picked evenly (the candidates at positions round(k·(n−1)/(m−1))) down "
+        "to the smaller class's size m; clips lacking either class give none. Context: the {context_rows} rows up to "
+        "and including the decision row."
+    ),
+    "rpp": (
+        "therapist rows whose `relation_cycle_state` is non-empty. Context: every row before the labelled one, "
+        "without it."
+    ),
+    "stp": (
+        "therapist rows whose first support strategy has a type (the rows of SSP); gold: that strategy's target, else "
+        "the row's, the therapist left out; two or more people are the group label. Context: the {context_rows} rows "
+        "before the therapist row."
+    ),
+    "ssp": "as STP, and the strategy is one of the scenario's; the support target is given. Context as STP.",
+    "er": (
+        "client rows of at least {er_min_words} words (runs of letters, digits and apostrophes) with the speaker's "
+        "emotion and an intensity 0–10; rows in the first ceil({er_skip_ratio}·rows) positions of the clip are "
+        "skipped; at most {er_max_per_clip} per clip, picked evenly. Context: the {context_rows} rows before the row, "
+        "then the row."
+    ),
+    "vp": (
+        "client rows with a viewpoint of the speaker's with a target and a text (the gold keeps each viewpoint's "
+        "attitude); at most {vp_max_per_clip} per clip, picked evenly. Context as ER."
+    ),
+    "rpp_any_speaker": "every row with a non-empty `relation_cycle_state` (the public code's `--target-speaker-filter any`). Context as RPP.",
 }
