@@ -14,9 +14,9 @@ from __future__ import annotations
 import math
 import random
 import re
-from itertools import pairwise
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
+from itertools import pairwise
 from typing import Any
 
 from annotation.taxonomy import THERAPIST
