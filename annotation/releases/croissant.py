@@ -249,8 +249,11 @@ def _row_fields(record_set: str, file_id: str, data: bytes) -> list[dict]:
     return [_field(f"{record_set}/{k}", k, a, DESCRIPTIONS[k], _column(file_id, k)) for k, a in keys]
 
 
-def _instance_fields(task: str, record_set: str, file_id: str) -> list[dict]:
-    context_types = {k: Row.model_fields[k].annotation for k in CONTEXT_KEYS}
+def _instance_fields(task: str, record_set: str, file_id: str, data: bytes = b"") -> list[dict]:
+    # The rescue-v1 profile's context rows carry the background dialogue too (tasks.profiles); declared when they do.
+    # No instance key but a context row's is named background_dialogue, so the search is exact here too.
+    keys = (*CONTEXT_KEYS, "background_dialogue") if _carries_key(data, "background_dialogue") else CONTEXT_KEYS
+    context_types = {k: Row.model_fields[k].annotation for k in keys}
     context = {
         "@type": "cr:Field",
         "@id": f"{record_set}/context",
@@ -313,7 +316,7 @@ def _record_set(config: str, split: str, path: str, data: bytes) -> dict:
     elif config == ROW_RECORDS:
         title, fields = "Benchmark rows: one row per record, every key of the six dimensions", _row_fields(record_set, file_id, data)
     else:
-        title, fields = TITLES[config], _instance_fields(config, record_set, file_id)
+        title, fields = TITLES[config], _instance_fields(config, record_set, file_id, data)
     return {"@type": "cr:RecordSet", "@id": record_set, "name": record_set, "description": f"{title} ({split} split).", "field": fields}
 
 
