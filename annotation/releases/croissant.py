@@ -250,15 +250,18 @@ def _row_fields(record_set: str, file_id: str, data: bytes) -> list[dict]:
 
 
 def _instance_fields(task: str, record_set: str, file_id: str, data: bytes = b"") -> list[dict]:
-    # The rescue-v1 profile's context rows carry the background dialogue too (tasks.profiles); declared when they do.
+    context_types = {k: Row.model_fields[k].annotation for k in CONTEXT_KEYS}
+    description = "The rows the model sees, in order: only what is observable (who speaks to whom, when, what is said)."
+    # The rescue-v1 profile's context rows carry the background dialogue too (tasks.profiles): a list of records,
+    # which cannot be declared inside the repeated context (as for the rows record set); the description says so.
     # No instance key but a context row's is named background_dialogue, so the search is exact here too.
-    keys = (*CONTEXT_KEYS, "background_dialogue") if _carries_key(data, "background_dialogue") else CONTEXT_KEYS
-    context_types = {k: Row.model_fields[k].annotation for k in keys}
+    if _carries_key(data, "background_dialogue"):
+        description += " Each row also holds background_dialogue (overlapping speech: {speaker, target, content}), not declared here."
     context = {
         "@type": "cr:Field",
         "@id": f"{record_set}/context",
         "name": "context",
-        "description": "The rows the model sees, in order: only what is observable (who speaks to whom, when, what is said).",
+        "description": description,
         "repeated": True,
         "subField": [
             _field(f"{record_set}/context/{k}", k, a, DESCRIPTIONS[k], _nested(_column(file_id, "context"), k)) for k, a in context_types.items()

@@ -251,7 +251,8 @@ def _emotion(row: dict, speaker: str) -> tuple[str, int] | None:
 
 def early_cutoff(total_rows: int, ratio: float = EARLY_RATIO) -> int:
     """``split_candidates_by_early_cutoff``: how many leading row positions give no checkpoint,
-    ``min(rows − 1, ceil(rows × ratio))`` in floating point (10 rows × 0.3 is 3.0000000000000004: 4 positions)."""
+    ``min(rows − 1, ceil(rows × ratio))``, computed in floating point as there (for 0.3 and clips of
+    fewer than 500 rows it is the exact ceiling)."""
     if total_rows <= 1:
         return 0
     return min(total_rows - 1, math.ceil(total_rows * ratio))
