@@ -364,7 +364,7 @@ def test_a_release_of_the_sample_under_rescue_v1_holds_the_reimplementations_ins
     pred_file = tmp_path / "rpp.jsonl"
     pred_file.write_text("".join(json.dumps({"id": k, "relation_top3": v}) + "\n" for k, v in preds.items()))
     printed = io.StringIO()
-    call_command("evaluate", str(pred_file), "--release", str(out), "--task", "rpp", "--json", "--resamples", "50", stdout=printed)
+    call_command("evaluate", str(pred_file), "--release", str(out), "--task", "rpp", "--json", "--resamples", "100", stdout=printed)
     report = json.loads(printed.getvalue())
     assert report["task_profile"]["name"] == RESCUE_V1
 
@@ -391,7 +391,7 @@ def test_a_release_of_the_sample_under_rescue_v1_holds_the_reimplementations_ins
     assert system["mrr"]["value"] == approx(sum(rr) / len(test))
     assert system["macro_f1"]["value"] == approx(sum(f1s) / len(order))
     text = io.StringIO()
-    call_command("evaluate", str(pred_file), "--release", str(out), "--task", "rpp", "--resamples", "50", stdout=text)
+    call_command("evaluate", str(pred_file), "--release", str(out), "--task", "rpp", "--resamples", "100", stdout=text)
     assert "task profile: rescue-v1" in text.getvalue()
 
     # reproduce() rebuilds with the recorded profile: byte-identical.
