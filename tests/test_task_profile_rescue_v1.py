@@ -276,7 +276,7 @@ def reference_instances(clip: dict) -> dict[str, list[int]]:
     pos = [k for k in range(1, n) if speaker[k] == "Therapist" and speaker[k - 1] != "Therapist"]  # next row k+1 (1-based)
     neg = [k for k in range(1, n) if speaker[k] != "Therapist" and speaker[k - 1] != "Therapist"]
     m = min(len(pos), len(neg))
-    middle = lambda size: size // 2  # noqa: E731
+    middle = lambda size: size // 2
     out["itp"] = sorted(_spread(pos, m, middle) + _spread(neg, m, middle)) if m else []  # decision row = k (1-based)
     out["rpp"] = [i for i, r in enumerate(rows, 1) if speaker[i - 1] == "Therapist" and _t(r.get("relation_cycle_state"))]
     stp, ssp = [], []
@@ -344,7 +344,7 @@ def test_a_release_of_the_sample_under_rescue_v1_holds_the_reimplementations_ins
     settings.RELEASES_ROOT = tmp_path / "releases"
     import_rescue(SAMPLE, project)
     out = tmp_path / "r"
-    release, built_release = freeze(project, version="1.0.0", seed=1, out_dir=out, accept_incomplete=("couple",))
+    release, _ = freeze(project, version="1.0.0", seed=1, out_dir=out, accept_incomplete=("couple",))
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["task_profile"]["name"] == RESCUE_V1 and manifest["task_profile"]["comparable_with_paper"] is True
     assert manifest["task_profile"]["notes"] and manifest["inputs"]["task_profile"] == RESCUE_V1
@@ -409,3 +409,24 @@ def test_the_platform_profile_stays_selectable_and_is_recorded(project, tmp_path
     assert rpp_any == 207  # the platform's any-speaker variant reads both label keys
     _, verification = reproduce(release, tmp_path / "again")
     assert verification.ok, verification.lines()
+
+
+def test_the_profile_is_an_option_of_the_command_and_the_api_and_unknown_names_are_refused(project):
+    from annotation.releases.api import FreezeInputsSerializer
+    from annotation.releases.freeze import FreezeError
+    from annotation.releases.services import start_freeze
+    from annotation.synthetic import generate
+
+    generate(project, clips=6, annotators=2, seed=3)
+    for name in (RESCUE_V1, PLATFORM_V1):
+        printed = io.StringIO()
+        call_command("freeze_release", "--project", project.slug, "--seed", "1", "--dry-run", "--accept-incomplete", "couple,family", "--task-profile", name, stdout=printed)
+        assert f"task instances built and scored by the task profile {name}" in printed.getvalue()
+    printed = io.StringIO()
+    call_command("freeze_release", "--project", project.slug, "--seed", "1", "--dry-run", "--json", "--accept-incomplete", "couple,family", stdout=printed)
+    assert json.loads(printed.getvalue())["task_profile"] == RESCUE_V1  # the default
+    body = FreezeInputsSerializer(data={"seed": 1, "task_profile": PLATFORM_V1})
+    assert body.is_valid() and body.freeze_inputs()["task_profile"] == PLATFORM_V1
+    assert not FreezeInputsSerializer(data={"seed": 1, "task_profile": "rescue-v2"}).is_valid()
+    with pytest.raises(FreezeError, match="unknown task profile 'rescue-v2'"):
+        start_freeze(project, version="1.0.0", seed=1, task_profile="rescue-v2")
