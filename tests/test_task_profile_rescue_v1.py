@@ -430,3 +430,15 @@ def test_the_profile_is_an_option_of_the_command_and_the_api_and_unknown_names_a
     assert not FreezeInputsSerializer(data={"seed": 1, "task_profile": "rescue-v2"}).is_valid()
     with pytest.raises(FreezeError, match="unknown task profile 'rescue-v2'"):
         start_freeze(project, version="1.0.0", seed=1, task_profile="rescue-v2")
+
+
+def test_synthetic_couple_and_family_clips_give_the_reimplementations_instances():
+    from annotation.synthetic import build_clips
+
+    clips = [c.document(c.gold) for c in build_clips(clips=20, annotators=2, seed=4)]
+    assert {c["scenario"] for c in clips} == {"couple", "family"}
+    ours = build_instances(clips, {c["sample_id"]: "test" for c in clips}, seed=0, profile=RESCUE_V1)
+    for task in PUBLIC_COUNTS:
+        assert [i.id for i in ours[task]] == [f"{task}:{c['sample_id']}:{i}" for c in clips for i in reference_instances(c)[task]], task
+    family_targets = {i.gold for i in ours["stp"] if i.scenario == "family"} - {p for c in clips for p in c["participants"]}
+    assert family_targets <= {"Family"}
