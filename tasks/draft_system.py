@@ -22,22 +22,16 @@ draft clip would read the gold's own next speaker.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import replace
 from typing import Any
 
 from .instances import ClipView, Instance, instances_for_clip
-from .rules import DEFAULT_PARAMETERS, PREDICTION_FIELDS, RPP_ANY_SPEAKER, RuleParameters
+from .profiles import TaskProfile, get_profile
+from .rules import PREDICTION_FIELDS, RPP_ANY_SPEAKER
 
 SYSTEM = "drafting_model"
 NOT_APPLICABLE = {
     "itp": "whether the therapist speaks next is not part of a row's annotation: the draft gives no answer to it"
 }
-UNCAPPED = 10**9
-
-
-def _uncapped(params: RuleParameters) -> RuleParameters:
-    """The task rules without their sampling: every row the rules would consider is asked about."""
-    return replace(params, er_skip_earliest=0, er_max_per_clip=UNCAPPED, vp_max_per_clip=UNCAPPED)
 
 
 def _as_prediction(task: str, gold: Any) -> Any:
@@ -47,7 +41,7 @@ def _as_prediction(task: str, gold: Any) -> Any:
     if task == "er":
         return gold["intensity"]
     if task == "vp":
-        return [{"source": v["source"], "target": v["target"], "viewpoint": v["viewpoint"]} for v in gold]
+        return [{"source": v["source"], "target": v["target"], "viewpoint": v["viewpoint"]} for v in gold]  # attitude left out
     raise ValueError(f"the draft gives no answer to task {task!r}")
 
 
@@ -58,7 +52,8 @@ def draft_predictions(
     *,
     taxonomy_version: str,
     seed: int,
-    params: RuleParameters = DEFAULT_PARAMETERS,
+    params=None,
+    profile: TaskProfile | str | None = None,
 ) -> dict[str, Any]:
     """{instance id: the draft's prediction} for the instances whose row the draft answers.
 
@@ -71,13 +66,14 @@ def draft_predictions(
     for inst in instances:
         wanted.setdefault(inst.clip_id, set()).add(inst.row_index)
     out: dict[str, Any] = {}
-    loose = _uncapped(params)
+    profile = profile if isinstance(profile, TaskProfile) else get_profile(profile)
+    loose = profile.uncap(profile.parameters if params is None else params)  # every row the rules would consider is asked about
     for clip_id, rows in wanted.items():
         clip = draft_clips.get(clip_id)
         if clip is None:
             continue
         view = ClipView.of(clip, taxonomy_version)
-        for answer in instances_for_clip(task, view, split="", seed=seed, params=loose):
+        for answer in instances_for_clip(task, view, split="", seed=seed, params=loose, profile=profile):
             if answer.row_index in rows:
                 out[answer.id] = _as_prediction(task, answer.gold)
     return out

@@ -6,9 +6,12 @@ instance carries a stable id (``<task>:<sample_id>:<row_index>``), its clip id,
 row index, scenario, split, the context rows before its decision point (never
 a later row; see ``rules.CONTEXT_INCLUDES_ROW``), task inputs and the gold.
 
-Sampling (ITP balancing, ER and VP caps) draws from a ``random.Random`` seeded
-with ``<seed>/<task>/<sample_id>``: the same clip gives the same instances
-whatever else the release holds.
+Which builders run, and which rows an instance's context holds, is the task
+profile's choice (``tasks.profiles``): ``rescue-v1`` (the public benchmark's
+code, ``tasks.profiles.rescue_v1``) or ``platform-v1``, whose builders are the
+functions below. Sampling in ``platform-v1`` (ITP balancing, ER and VP caps)
+draws from a ``random.Random`` seeded with ``<seed>/<task>/<sample_id>``: the
+same clip gives the same instances whatever else the release holds.
 """
 from __future__ import annotations
 
@@ -21,11 +24,10 @@ from typing import Any
 from annotation.schema import relation_label, relation_label_key
 from annotation.taxonomy import THERAPIST, Taxonomy, load_taxonomy
 
+from .profiles import PLATFORM_V1, PROFILES, TaskProfile, get_profile
 from .rules import (
     ALL_TASKS,
-    CONTEXT_INCLUDES_ROW,
     CONTEXT_KEYS,
-    DEFAULT_PARAMETERS,
     NO,
     RPP_ANY_SPEAKER,
     YES,
@@ -42,9 +44,10 @@ class Instance:
     scenario: str
     split: str
     participants: list[str]
-    context_end: int  # the context is the clip's rows 1..context_end
+    context_end: int  # the context is the clip's rows context_start+1..context_end
     inputs: dict = field(default_factory=dict)  # task inputs besides the context (candidates, target, speaker)
     gold: Any = None
+    context_start: int = 0  # rows before it are outside the profile's context window
 
     def head(self) -> dict:
         return {
@@ -60,13 +63,18 @@ class Instance:
     def tail(self) -> dict:
         return {**self.inputs, "gold": self.gold}
 
-    def as_dict(self, clip: dict) -> dict:
+    def as_dict(self, clip: dict, context_keys: tuple[str, ...] = CONTEXT_KEYS) -> dict:
         """The instance as its JSONL line holds it (``clip`` is its release clip)."""
-        return {**self.head(), "context": [context_row(r) for r in clip["rows"][: self.context_end]], **self.tail()}
+        rows = clip["rows"][: self.context_end][self.context_start :]
+        return {**self.head(), "context": [context_row(r, context_keys) for r in rows], **self.tail()}
 
 
-def context_row(row: dict) -> dict:
-    return {k: row[k] for k in CONTEXT_KEYS}
+# What a context key holds when a row lacks it (rows annotated on the platform may have no background dialogue).
+CONTEXT_DEFAULTS = {"background_dialogue": []}
+
+
+def context_row(row: dict, keys: tuple[str, ...] = CONTEXT_KEYS) -> dict:
+    return {k: row[k] if k in row else CONTEXT_DEFAULTS.get(k) for k in keys}
 
 
 @dataclass(frozen=True)
@@ -146,14 +154,22 @@ def build_rpp_any_speaker(clip: ClipView, rng: random.Random, params: RuleParame
 
 def resolve_target(targets, participants: list[str], group_label: str) -> str | None:
     """One candidate for a target list: a single participant or the group label;
-    a list naming every participant is the whole group. Anything else: None."""
+    a list naming two or more participants (all of them, or two of a family's
+    three) is the group label, as the public evaluation code maps it. Anything else: None."""
     if not isinstance(targets, list) or not targets:
         return None
     if len(targets) == 1 and (targets[0] in participants or targets[0] == group_label):
         return targets[0]
-    if len(targets) > 1 and len(participants) > 1 and sorted(set(targets)) == sorted(participants):
+    if len(targets) > 1 and len(set(targets)) > 1 and set(targets) <= set(participants):
         return group_label
     return None
+
+
+def first_strategy_type(row: dict) -> str | None:
+    """The first support strategy's type, when the row has one."""
+    strategies = row.get("support_strategy") or []
+    first = strategies[0] if strategies and isinstance(strategies[0], dict) else {}
+    return first.get("strategy_type") or None
 
 
 def support_target(row: dict, clip: ClipView) -> str | None:
@@ -165,10 +181,11 @@ def support_target(row: dict, clip: ClipView) -> str | None:
 
 
 def build_stp(clip: ClipView, rng: random.Random, params: RuleParameters):
-    """Therapist rows whose support target resolves to a participant or the group."""
+    """Therapist rows whose first support strategy has a type (the rows of SSP, as the public code
+    builds them) and whose support target resolves to a participant or the group."""
     candidates = [*clip.participants, clip.group_label]
     for row in clip.rows:
-        if row["primary_speaker"] != THERAPIST:
+        if row["primary_speaker"] != THERAPIST or first_strategy_type(row) is None:
             continue
         target = support_target(row, clip)
         if target is not None:
@@ -180,9 +197,9 @@ def build_ssp(clip: ClipView, rng: random.Random, params: RuleParameters):
     labels = clip.taxonomy.strategy_labels
     candidates = [x.label for x in clip.taxonomy.support_strategies]
     for row in clip.rows:
-        if row["primary_speaker"] != THERAPIST or not row.get("support_strategy"):
+        if row["primary_speaker"] != THERAPIST:
             continue
-        strategy = row["support_strategy"][0].get("strategy_type")
+        strategy = first_strategy_type(row)
         target = support_target(row, clip)
         if target is not None and strategy in labels:
             yield row["row_index"], {"target": target, "candidates": candidates}, strategy
@@ -239,24 +256,34 @@ BUILDERS: dict[str, Builder] = {
 }
 
 
-def instances_for_clip(task: str, clip: ClipView, *, split: str, seed: int, params: RuleParameters = DEFAULT_PARAMETERS) -> list[Instance]:
+PROFILES[PLATFORM_V1].builders.update(BUILDERS)
+
+
+def instances_for_clip(task: str, clip: ClipView, *, split: str, seed: int, params=None, profile: TaskProfile | str | None = None) -> list[Instance]:
+    """``task``'s instances of one clip by ``profile``'s rules (the default profile when None) and
+    ``params`` (the profile's defaults when None)."""
+    profile = profile if isinstance(profile, TaskProfile) else get_profile(profile)
+    params = profile.parameters if params is None else params
     rng = random.Random(f"{seed}/{task}/{clip.sample_id}")
-    shift = 0 if CONTEXT_INCLUDES_ROW[task] else 1
-    return [
-        Instance(
-            id=f"{task}:{clip.sample_id}:{index}",
-            task=task,
-            clip_id=clip.sample_id,
-            row_index=index,
-            scenario=clip.scenario,
-            split=split,
-            participants=clip.participants,
-            context_end=index - shift,
-            inputs=inputs,
-            gold=gold,
+    out = []
+    for index, inputs, gold in profile.builders[task](clip, rng, params):
+        start, end = profile.context_span(task, index, params)
+        out.append(
+            Instance(
+                id=f"{task}:{clip.sample_id}:{index}",
+                task=task,
+                clip_id=clip.sample_id,
+                row_index=index,
+                scenario=clip.scenario,
+                split=split,
+                participants=clip.participants,
+                context_end=end,
+                inputs=inputs,
+                gold=gold,
+                context_start=start,
+            )
         )
-        for index, inputs, gold in BUILDERS[task](clip, rng, params)
-    ]
+    return out
 
 
 def build_instances(
@@ -265,13 +292,16 @@ def build_instances(
     *,
     seed: int,
     taxonomy_version: str = "1",
-    params: RuleParameters = DEFAULT_PARAMETERS,
+    params=None,
     tasks: Iterable[str] = ALL_TASKS,
+    profile: TaskProfile | str | None = None,
 ) -> dict[str, list[Instance]]:
-    """Every task's instances over ``clips`` (release dicts), split by ``splits`` (sample id -> split)."""
+    """Every task's instances over ``clips`` (release dicts), split by ``splits`` (sample id -> split),
+    by ``profile``'s rules (``tasks.profiles``; the default profile when None)."""
+    profile = profile if isinstance(profile, TaskProfile) else get_profile(profile)
     views = [ClipView.of(c, taxonomy_version) for c in clips]
     return {
-        task: [inst for view in views for inst in instances_for_clip(task, view, split=splits[view.sample_id], seed=seed, params=params)]
+        task: [inst for view in views for inst in instances_for_clip(task, view, split=splits[view.sample_id], seed=seed, params=params, profile=profile)]
         for task in tasks
     }
 
@@ -305,15 +335,16 @@ class InstanceWriter:
     a whole file is then one ``bytes.join``.
     """
 
-    def __init__(self, clips_by_id: dict[str, dict]):
+    def __init__(self, clips_by_id: dict[str, dict], context_keys: tuple[str, ...] = CONTEXT_KEYS):
         self.clips = clips_by_id
+        self.context_keys = context_keys
         self._contexts: dict[str, tuple[memoryview, list[int]]] = {}
 
     def _context(self, clip_id: str) -> tuple[memoryview, list[int]]:
         """(the clip's context rows as one ``, ``-joined UTF-8 buffer, where its first k rows end)."""
         found = self._contexts.get(clip_id)
         if found is None:
-            encoded = [_encode(context_row(r)).encode("utf-8") for r in self.clips[clip_id]["rows"]]
+            encoded = [_encode(context_row(r, self.context_keys)).encode("utf-8") for r in self.clips[clip_id]["rows"]]
             ends, end = [0], -len(_ITEM_SEPARATOR)
             for row in encoded:
                 end += len(_ITEM_SEPARATOR) + len(row)
@@ -324,9 +355,11 @@ class InstanceWriter:
     def _parts(self, inst: Instance, out: list) -> None:
         """Append the pieces of ``inst``'s line (newline included) to ``out``."""
         joined, ends = self._context(inst.clip_id)
-        count = len(range(len(ends) - 1)[: inst.context_end])  # what ``rows[:context_end]`` would keep
+        positions = range(len(ends) - 1)[: inst.context_end][inst.context_start :]  # what ``as_dict`` keeps
         out.append(_encode(inst.head())[:-1].encode("utf-8") + _CONTEXT_OPEN)
-        out.append(joined[: ends[count]])
+        if positions:
+            first = positions[0]
+            out.append(joined[ends[first] + (len(_ITEM_SEPARATOR) if first else 0) : ends[positions[-1] + 1]])
         out.append(_CONTEXT_CLOSE + _encode(inst.tail())[1:].encode("utf-8") + b"\n")
 
     def line(self, inst: Instance) -> str:

@@ -12,6 +12,16 @@ nothing recovered for VP. It is never left out of the denominator.
 
 Instances are mappings with ``gold``, ``scenario``, ``participants`` and the
 task inputs (``candidates``, ``speaker``, ``target``); 0/0 counts as 0.
+
+The task profile (``tasks.profiles``) decides the scoring details. Under
+``rescue-v1`` the public evaluation code's are followed: an RPP ranking keeps
+its distinct valid labels and is padded to three with the scenario's labels in
+taxonomy order (``normalize_relation_top3``), so its top-1 is the first of them;
+RPP macro-F1 averages over every label of the scenario's taxonomy
+(``compute_macro_metrics``), not only those that occur; STP and SSP rankings
+keep their distinct labels among the candidates (``normalize_target_top3``,
+``normalize_strategy_top3``); a predicted intensity is rounded to a whole
+number (``parse_intensity``).
 """
 from __future__ import annotations
 
@@ -23,6 +33,8 @@ import numpy as np
 
 from annotation.taxonomy import SCENARIOS, THERAPIST, load_taxonomy
 
+from .profiles import get_profile
+from .profiles.rescue_v1 import clean, parse_intensity
 from .rules import NO, RPP_ANY_SPEAKER, YES
 
 
@@ -97,11 +109,18 @@ class RankingScorer(Scorer):
     primary = "mrr"
     metric_names = ("recall@1", "recall@2", "recall@3", "mrr")
 
-    def __init__(self, task: str):
+    def __init__(self, task: str, distinct_candidates: bool = False):
         self.task = task
+        self.distinct_candidates = distinct_candidates
+
+    def ranking(self, inst, pred) -> list:
+        if not self.distinct_candidates:
+            return list(pred or [])[:3]
+        allowed = set(inst["candidates"])
+        return [label for label in dict.fromkeys(clean(v) for v in pred or []) if label and label in allowed][:3]
 
     def stats(self, inst, pred):
-        ranked = list(pred or [])[:3]
+        ranked = self.ranking(inst, pred)
         rank = ranked.index(inst["gold"]) + 1 if inst["gold"] in ranked else None
         if rank is None:
             return [0, 0, 0, 0, 1]
@@ -132,17 +151,35 @@ def relation_label_space(taxonomy_version: str = "1") -> list[str]:
 
 
 class PatternScorer(Scorer):
-    """RPP: top-1 accuracy and macro-F1 over the labels that occur (plus Recall@3)."""
+    """RPP: top-1 accuracy and macro-F1 (plus Recall@3). ``padded``: the ``rescue-v1`` rules
+    (padding, macro-F1 over the whole taxonomy, and the MRR the public scorer reports too);
+    otherwise macro-F1 averages over the labels that occur."""
 
     primary = "accuracy"
-    metric_names = ("accuracy", "macro_f1", "recall@3")
 
-    def __init__(self, task: str = "rpp", taxonomy_version: str = "1"):
+    def __init__(self, task: str = "rpp", taxonomy_version: str = "1", padded: bool = False):
         self.task = task
+        self.padded = padded
         self.labels = relation_label_space(taxonomy_version)
         self.index = {label: i for i, label in enumerate(self.labels)}
-        self.stat_names = ("correct", "hit3", "n", *(f"{kind}:{label}" for kind in ("tp", "fp", "fn") for label in self.labels))
+        cells = [f"{kind}:{label}" for kind in ("tp", "fp", "fn") for label in self.labels]
         self.offsets = {kind: 3 + k * len(self.labels) for k, kind in enumerate(("tp", "fp", "fn"))}
+        if padded:
+            # Which scenarios' taxonomies the macro average spans: the instances' scenarios, counted per scenario.
+            self.scenario_labels = {s: [x.label for x in load_taxonomy(s, taxonomy_version).relation_patterns] for s in SCENARIOS}
+            self.scenario_offset = 3 + len(cells)
+            self.stat_names = ("correct", "hit3", "n", *cells, *(f"n:{s}" for s in SCENARIOS), "rr")
+            self.metric_names = ("accuracy", "macro_f1", "recall@3", "mrr")
+        else:
+            self.stat_names = ("correct", "hit3", "n", *cells)
+            self.metric_names = ("accuracy", "macro_f1", "recall@3")
+
+    def ranking(self, inst, pred) -> list:
+        if not self.padded:
+            return list(pred or [])[:3]
+        labels = list(inst["candidates"])
+        ranked = [label for label in dict.fromkeys(clean(v) for v in pred or []) if label and label in labels]
+        return (ranked + [label for label in labels if label not in ranked])[:3]
 
     def _empty(self) -> list[float]:
         return [0.0] * len(self.stat_names)
@@ -150,18 +187,27 @@ class PatternScorer(Scorer):
     def _cell(self, kind: str, label: str) -> int:
         return self.offsets[kind] + self.index[label]
 
+    def _scenario(self, out: list, inst) -> None:
+        if self.padded and inst["scenario"] in self.scenario_labels:
+            out[self.scenario_offset + SCENARIOS.index(inst["scenario"])] = 1
+
     def stats(self, inst, pred):
         out = self._empty()
         gold = inst["gold"]
-        ranked = list(pred or [])[:3]
+        ranked = self.ranking(inst, pred)
         top = ranked[0] if ranked else None
         out[2] = 1
         out[1] = float(gold in ranked)
-        if top == gold:
+        self._scenario(out, inst)
+        if self.padded and gold in ranked:
+            out[-1] = 1 / (ranked.index(gold) + 1)
+        if top == gold and gold in self.index:
             out[0] = 1
             out[self._cell("tp", gold)] = 1
         else:
-            out[self._cell("fn", gold)] = 1
+            out[0] = float(top == gold)
+            if gold in self.index:  # a gold label outside the taxonomy (rescue-v1 keeps such rows) has no cell
+                out[self._cell("fn", gold)] = 1
             if top in self.index:
                 out[self._cell("fp", top)] = 1
         return out
@@ -171,10 +217,14 @@ class PatternScorer(Scorer):
         gold, candidates = inst["gold"], inst["candidates"]
         p = 1 / len(candidates)
         out[0], out[1], out[2] = p, min(3, len(candidates)) * p, 1
-        out[self._cell("tp", gold)] = p
-        out[self._cell("fn", gold)] = 1 - p
+        self._scenario(out, inst)
+        if self.padded:
+            out[-1] = sum(p / r for r in range(1, min(3, len(candidates)) + 1)) if gold in candidates else 0.0
+        if gold in self.index:
+            out[self._cell("tp", gold)] = p
+            out[self._cell("fn", gold)] = 1 - p
         for label in candidates:
-            if label != gold:
+            if label != gold and label in self.index:
                 out[self._cell("fp", label)] = p
         return out
 
@@ -185,9 +235,20 @@ class PatternScorer(Scorer):
         fp = sums[..., 3 + size : 3 + 2 * size]
         fn = sums[..., 3 + 2 * size : 3 + 3 * size]
         f1 = _ratio(2 * tp, 2 * tp + fp + fn)
-        present = (tp + fp + fn) > 0
+        if self.padded:
+            # Every label of the taxonomies of the scenarios scored, whether it occurs or not.
+            present = np.zeros(f1.shape, dtype=bool)
+            for k, scenario in enumerate(SCENARIOS):
+                scored = sums[..., self.scenario_offset + k] > 0
+                for label in self.scenario_labels[scenario]:
+                    present[..., self.index[label]] |= scored
+        else:
+            present = (tp + fp + fn) > 0
         macro = _ratio((f1 * present).sum(axis=-1), present.sum(axis=-1))
-        return {"accuracy": _ratio(sums[..., 0], n), "macro_f1": macro, "recall@3": _ratio(sums[..., 1], n)}
+        out = {"accuracy": _ratio(sums[..., 0], n), "macro_f1": macro, "recall@3": _ratio(sums[..., 1], n)}
+        if self.padded:
+            out["mrr"] = _ratio(sums[..., -1], n)
+        return out
 
 
 def intensity_match(pred: float, gold: int) -> float:
@@ -195,15 +256,21 @@ def intensity_match(pred: float, gold: int) -> float:
 
 
 class EmotionScorer(Scorer):
-    """ER, rule-based part: intensity match = max(1, 5 − |pred − gold|), a 1–5 score."""
+    """ER, rule-based part: intensity match = max(1, 5 − |pred − gold|), a 1–5 score
+    (``whole``: the prediction rounded to a whole number 0..10 first, as the public scorer reads it)."""
 
     task = "er"
     stat_names = ("score", "exact", "n")
     primary = "intensity_match"
     metric_names = ("intensity_match", "exact_intensity")
 
+    def __init__(self, whole: bool = False):
+        self.whole = whole
+
     def stats(self, inst, pred):
         gold = inst["gold"]["intensity"]
+        if self.whole and pred is not None:
+            pred = parse_intensity(pred)
         if pred is None:
             return [1.0, 0, 1]
         return [intensity_match(pred, gold), float(pred == gold), 1]
@@ -296,15 +363,17 @@ PRIMARY_REASONS = {
 }
 
 
-def scorer_for(task: str, taxonomy_version: str = "1") -> Scorer:
+def scorer_for(task: str, taxonomy_version: str = "1", profile: str | None = None) -> Scorer:
+    """The scorer of ``task`` under ``profile``'s scoring details (the default profile when None)."""
+    rescue = get_profile(profile).rescue_scoring
     if task == "itp":
         return TimingScorer()
     if task in ("rpp", RPP_ANY_SPEAKER):
-        return PatternScorer(task, taxonomy_version)
+        return PatternScorer(task, taxonomy_version, padded=rescue)
     if task in ("stp", "ssp"):
-        return RankingScorer(task)
+        return RankingScorer(task, distinct_candidates=rescue)
     if task == "er":
-        return EmotionScorer()
+        return EmotionScorer(whole=rescue)
     if task == "vp":
         return ViewpointScorer()
     raise ValueError(f"unknown task {task!r}")

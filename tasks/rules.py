@@ -3,13 +3,19 @@
 ``RULE_VERSION`` changes whenever a rule below (or a parameter default)
 changes in a way that changes which instances exist or what they hold; a
 release records it in its manifest, so that instance files from two releases
-are only compared when they were built by the same rules.
+are only compared when they were built by the same rules. Which rules: the
+task profile's (``tasks.profiles``, recorded beside it). Version 2: STP makes
+instances only of therapist rows whose first strategy has a type (SSP's rows)
+and a target naming two or more participants is the group label.
+
+The parameters below are those of the platform's own profile, ``platform-v1``;
+``rescue-v1`` has its own (``tasks.profiles.rescue_v1.RescueParameters``).
 """
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-RULE_VERSION = "1"
+RULE_VERSION = "2"
 
 # The six tasks of the benchmark (spec/TASKS.md), in the order the paper lists them.
 TASKS = ("itp", "rpp", "stp", "ssp", "er", "vp")

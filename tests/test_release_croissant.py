@@ -107,7 +107,7 @@ def test_mlcroissant_yields_every_record_of_every_record_set_equal_to_the_jsonl_
             assert {f["name"] for f in record_set["field"]} == set(seen[f"{task}_{split}"][0]), f"{task}_{split}"
     # The context rows came through, row by row, with their nested target lists.
     stp = seen["stp_test"]
-    assert any(len(i["context"]) > 5 for i in stp)
+    assert any(len(i["context"]) == 3 for i in stp)  # rescue-v1 (the default profile): the 3 rows before the therapist row
     # The row records are the clip rows, one per line.
     clip_rows = [dict(sample_id=c["sample_id"], scenario=c["scenario"], **r) for c in seen["rows_train"] for r in c["rows"]]
     assert clip_rows == seen["row_records_train"]

@@ -90,7 +90,12 @@ def test_the_real_sample_freezes_and_its_data_lines_equal_the_input_lines(sample
     assert {path_group(json.loads(line)["sample_id"]) for line in (out / "data" / "train.jsonl").read_text(encoding="utf-8").splitlines()} in ({"alan_and_evelyn"}, {"alexes_and_casimar"})
     assert set(project.clips.values_list("state", flat=True)) == {ClipState.RELEASED}
     rpp = read_jsonl(out / "tasks" / "rpp" / "train.jsonl") + read_jsonl(out / "tasks" / "rpp" / "test.jsonl")
-    assert rpp and all(i["context"][-1]["primary_speaker"] == "Therapist" for i in rpp)  # relation_cycle_state lives on therapist rows
+    # The default profile, rescue-v1: relation_cycle_state lives on therapist rows, and an RPP instance's context is every
+    # row before the labelled one, without it (the public code's default), background dialogue included.
+    speakers = {(c["sample_id"], r["row_index"]): r["primary_speaker"] for c in map(json.loads, source) for r in c["rows"]}
+    assert rpp and all(speakers[i["clip_id"], i["row_index"]] == "Therapist" for i in rpp)
+    assert all([r["row_index"] for r in i["context"]] == list(range(1, i["row_index"])) and all("background_dialogue" in r for r in i["context"]) for i in rpp)
+    assert json.loads((out / MANIFEST).read_text())["task_profile"]["name"] == "rescue-v1"
 
 
 def test_freeze_writes_the_whole_release_read_only_and_records_it(synthetic, lead, tmp_path):
@@ -109,7 +114,7 @@ def test_freeze_writes_the_whole_release_read_only_and_records_it(synthetic, lea
     for path in out.rglob("*"):
         assert not path.stat().st_mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH), path
     inputs = manifest["inputs"]
-    assert (inputs["project"], inputs["seed"], inputs["split_ratios"], inputs["taxonomy_version"], inputs["rule_version"]) == (synthetic.slug, 1, {"train": 0.7, "validation": 0.1, "test": 0.2}, "2", "1")
+    assert (inputs["project"], inputs["seed"], inputs["split_ratios"], inputs["taxonomy_version"], inputs["rule_version"]) == (synthetic.slug, 1, {"train": 0.7, "validation": 0.1, "test": 0.2}, "2", "2")
     assert len(manifest["clips"]) == 20 and manifest["tasks"]["itp"]["all"]["all"]["instances"] > 0
     assert (release.path, release.manifest, release.created_by, release.seed) == (str(out.resolve()), manifest, lead, 1)
     assert set(synthetic.clips.values_list("state", flat=True)) == {ClipState.RELEASED}
@@ -278,7 +283,8 @@ def test_the_folder_validates_as_croissant_and_loads_with_hugging_face_datasets(
             expected_counts = {s: counts["tasks"][config]["counts"]["all"][s]["instances"] for s in ("train", "validation", "test")}
         assert {s: loaded[s].num_rows for s in loaded} == {s: n for s, n in expected_counts.items() if n}, config
     for sample in datasets.load_dataset(str(out), name="stp", split="test", cache_dir=str(tmp_path / "hf-cache")):
-        assert sample["gold"] in sample["candidates"] and [r["row_index"] for r in sample["context"]] == list(range(1, sample["row_index"]))
+        # rescue-v1 (the default profile): the three rows before the therapist row, not the row itself
+        assert sample["gold"] in sample["candidates"] and [r["row_index"] for r in sample["context"]] == list(range(max(1, sample["row_index"] - 3), sample["row_index"]))
 
 
 def test_a_new_version_takes_released_clips_again_but_not_discarded_or_incomplete_ones(sample, lead, tmp_path):

@@ -1,5 +1,7 @@
 """Task instances are built by the rules of spec/TASKS.md: one hand-built clip per rule,
-with the instances it must give written out."""
+with the instances it must give written out. These are the rules of the platform's own
+profile, ``platform-v1`` (seeded picks, the whole history as context); the public
+benchmark's, ``rescue-v1``, are checked in test_task_profile_rescue_v1.py."""
 import json
 
 import pytest
@@ -12,6 +14,7 @@ from tasks.rules import CONTEXT_KEYS, RuleParameters
 from .factories import client_row, couple_clip, family_clip, therapist_row
 
 SID = "maya_and_tobias/001_opening"
+PLATFORM = "platform-v1"
 
 
 def clip_of(rows, sample_id=SID, scenario="couple"):
@@ -23,7 +26,7 @@ def clip_of(rows, sample_id=SID, scenario="couple"):
 
 def built(task, doc, seed=0, **params):
     view = ClipView.of(doc, "1")
-    return [(i.id, i.row_index, i.context_end, i.inputs, i.gold) for i in instances_for_clip(task, view, split="test", seed=seed, params=RuleParameters(**params))]
+    return [(i.id, i.row_index, i.context_end, i.inputs, i.gold) for i in instances_for_clip(task, view, split="test", seed=seed, params=RuleParameters(**params), profile=PLATFORM)]
 
 
 def maya(i, **kw):
@@ -105,7 +108,7 @@ def test_stp_resolves_the_support_target_to_a_participant_or_the_group():
             tobias(3),
             therapist(4, target=("Couple",), strategy="reframe"),
             therapist(5, target=("Maya", "Tobias"), strategy="evoke"),  # both partners = the couple
-            therapist(6, target=("Tobias",), strategy=None),  # no strategy: the row's own target
+            therapist(6, target=("Tobias",), strategy=None),  # no strategy: no instance (STP has SSP's rows)
         ]
     )
     candidates = {"candidates": ["Maya", "Tobias", "Couple"]}
@@ -113,8 +116,8 @@ def test_stp_resolves_the_support_target_to_a_participant_or_the_group():
         (f"stp:{SID}:2", 2, 1, candidates, "Maya"),
         (f"stp:{SID}:4", 4, 3, candidates, "Couple"),
         (f"stp:{SID}:5", 5, 4, candidates, "Couple"),
-        (f"stp:{SID}:6", 6, 5, candidates, "Tobias"),
     ]
+    assert [i[1] for i in built("stp", doc)] == [i[1] for i in built("ssp", doc)]
 
 
 def test_ssp_needs_a_strategy_and_gives_the_resolved_target_as_input():
@@ -133,7 +136,7 @@ def test_ssp_needs_a_strategy_and_gives_the_resolved_target_as_input():
     ]
 
 
-def test_support_targets_naming_part_of_a_family_cannot_be_resolved():
+def test_support_targets_naming_two_of_a_family_are_the_group_label():
     sid = "okafor_family/002_kitchen"
     rows = [
         client_row(1, speaker="Ada"),
@@ -142,8 +145,9 @@ def test_support_targets_naming_part_of_a_family_cannot_be_resolved():
         therapist_row(4, target=("Family",), strategy="join", relation_cycle_state=None),
     ]
     doc = clip_of(rows, sample_id=sid, scenario="family")
-    assert [(r, g) for _, r, _, _, g in built("stp", doc)] == [(3, "Chidi"), (4, "Family")]
-    assert [(r, i["target"], g) for _, r, _, i, g in built("ssp", doc)] == [(4, "Family", "join")]
+    # Two of three people are the group label, as the public code maps them; row 3 has no strategy: no instance.
+    assert [(r, g) for _, r, _, _, g in built("stp", doc)] == [(2, "Family"), (4, "Family")]
+    assert [(r, i["target"], g) for _, r, _, i, g in built("ssp", doc)] == [(2, "Family", "boundary"), (4, "Family", "join")]
     assert resolve_target(["Ada", "Ben", "Chidi", "Dora"], ["Ada", "Ben", "Chidi", "Dora"], "Family") == "Family"
     assert resolve_target(["Therapist"], ["Ada"], "Family") is None
 
@@ -223,7 +227,7 @@ def synthetic_clips():
 def test_instances_only_look_backwards_and_hold_only_observable_context(synthetic_clips):
     splits = {c["sample_id"]: "test" for c in synthetic_clips}
     by_id = {c["sample_id"]: c for c in synthetic_clips}
-    instances = build_instances(synthetic_clips, splits, seed=1)
+    instances = build_instances(synthetic_clips, splits, seed=1, profile=PLATFORM)
     writer = InstanceWriter(by_id)
     assert all(instances[t] for t in instances)
     for task, items in instances.items():
@@ -249,7 +253,7 @@ def test_instance_files_are_the_plain_json_lines_byte_for_byte():
             therapist(5),
         ]
     )
-    instances = build_instances([doc], {SID: "test"}, seed=3)
+    instances = build_instances([doc], {SID: "test"}, seed=3, profile=PLATFORM)
     writer = InstanceWriter({SID: doc})
     assert any(i.context_end == 0 for i in instances["stp"])
     for task, items in instances.items():
@@ -259,8 +263,8 @@ def test_instance_files_are_the_plain_json_lines_byte_for_byte():
 
 def test_a_clips_instances_do_not_depend_on_the_other_clips(synthetic_clips):
     splits = {c["sample_id"]: "train" for c in synthetic_clips}
-    alone = build_instances(synthetic_clips[:1], splits, seed=9)
-    together = build_instances(synthetic_clips, splits, seed=9)
+    alone = build_instances(synthetic_clips[:1], splits, seed=9, profile=PLATFORM)
+    together = build_instances(synthetic_clips, splits, seed=9, profile=PLATFORM)
     first = synthetic_clips[0]["sample_id"]
     for task in alone:
         assert [i.id for i in alone[task]] == [i.id for i in together[task] if i.clip_id == first]

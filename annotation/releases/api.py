@@ -1,10 +1,10 @@
 """``/api/v1/projects/{slug}/releases/...``: releases for scripts (leads only).
 
 - ``GET releases/``: every release with its manifest; ``POST releases/``
-  (``{"version", "seed", "splits", "groups", "accept_incomplete", "preview_digest"}``;
+  (``{"version", "seed", "splits", "groups", "accept_incomplete", "task_profile", "preview_digest"}``;
   only the first two required) starts a freeze on a worker: 202 with the job
   and the URL to poll.
-- ``POST releases/preview/`` (``{"seed", "splits", "groups", "accept_incomplete"}``):
+- ``POST releases/preview/`` (``{"seed", "splits", "groups", "accept_incomplete", "task_profile"}``):
   what that freeze would release, without freezing (``preview.FreezePreview.as_dict``).
 - ``GET releases/jobs/{id}/``: a freeze job's state and progress.
 - ``GET releases/{version}/``: one release with its manifest; it accepts no
@@ -23,6 +23,8 @@ from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.response import Response
 from rest_framework.reverse import reverse
 from rest_framework.views import APIView
+
+from tasks.profiles import DEFAULT_PROFILE, PROFILES
 
 from ..api.permissions import IsLead as SharedIsLead
 from . import selectors, services
@@ -57,6 +59,9 @@ class FreezeInputsSerializer(serializers.Serializer):
     splits = serializers.JSONField(required=False, help_text='train, validation, test shares: [0.7, 0.1, 0.2] or "0.7,0.1,0.2"')
     groups = serializers.JSONField(required=False, help_text='clip → group map: {"<sample_id>": "<group>"}, or the text of a map file')
     accept_incomplete = serializers.ListField(child=serializers.CharField(), required=False, help_text="scenarios that may lack a split")
+    task_profile = serializers.ChoiceField(
+        choices=sorted(PROFILES), required=False, help_text=f"the rules that build and score the task instances (default {DEFAULT_PROFILE})"
+    )
 
     def validate_groups(self, value) -> dict[str, str]:
         try:
@@ -67,7 +72,8 @@ class FreezeInputsSerializer(serializers.Serializer):
     def freeze_inputs(self) -> dict:
         """The validated inputs as the keyword arguments of a freeze or its preview."""
         data = self.validated_data
-        return {"seed": data["seed"], "ratios": data.get("splits") or "0.7,0.1,0.2", "group_map": data.get("groups"), "accept_incomplete": data.get("accept_incomplete", ())}
+        return {"seed": data["seed"], "ratios": data.get("splits") or "0.7,0.1,0.2", "group_map": data.get("groups"), "accept_incomplete": data.get("accept_incomplete", ()),
+                "task_profile": data.get("task_profile")}
 
 
 class FreezeRequestSerializer(FreezeInputsSerializer):

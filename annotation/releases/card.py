@@ -13,6 +13,8 @@ import json
 from dataclasses import dataclass
 
 from tasks import bootstrap
+from tasks.profiles import PLATFORM_V1
+from tasks.profiles.rescue_v1 import RULES_TEXT as RESCUE_RULES_TEXT
 from tasks.rules import ALL_TASKS, PREDICTION_FIELDS, RPP_ANY_SPEAKER, TASKS
 
 from ..agreement.card import texts_section
@@ -340,8 +342,13 @@ def _task_section(card: CardInputs) -> str:
         "Sampling is seeded by (release seed, task, clip), so a clip yields the same instances whatever else "
         "the release contains.\n\n"
     )
+    # The instances' rules are the task profile's (tasks.profiles; releases without one: platform-v1).
+    profile = card.inputs.get("task_profile", PLATFORM_V1)
+    rules_text = RULES_TEXT if profile == PLATFORM_V1 else RESCUE_RULES_TEXT
+    if profile != PLATFORM_V1:
+        text += f"Task profile `{profile}`: the instances, their context and the metrics follow the public benchmark's evaluation code.\n\n"
     for task in ALL_TASKS:
-        text += f"- **{task.upper() if task in TASKS else task}** — {RULES_TEXT[task].format(**params)}\n"
+        text += f"- **{task.upper() if task in TASKS else task}** — {rules_text[task].format(**params)}\n"
     text += (
         "\nAn instance is one JSON object:\n\n"
         "```json\n"

@@ -39,6 +39,7 @@ def freeze_release_task(self, job_id: int) -> None:
                 accept_incomplete=params.get("accept_incomplete", ()),
                 out_dir=params["out_dir"],
                 confirmed=params.get("confirmed"),
+                task_profile=params.get("task_profile"),  # jobs queued before profiles existed: the default
                 user=job.created_by,
                 progress=lambda step, total, stage: jobs.report_progress(job_id, step, TOTAL_STEPS),
             )

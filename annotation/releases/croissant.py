@@ -249,13 +249,19 @@ def _row_fields(record_set: str, file_id: str, data: bytes) -> list[dict]:
     return [_field(f"{record_set}/{k}", k, a, DESCRIPTIONS[k], _column(file_id, k)) for k, a in keys]
 
 
-def _instance_fields(task: str, record_set: str, file_id: str) -> list[dict]:
+def _instance_fields(task: str, record_set: str, file_id: str, data: bytes = b"") -> list[dict]:
     context_types = {k: Row.model_fields[k].annotation for k in CONTEXT_KEYS}
+    description = "The rows the model sees, in order: only what is observable (who speaks to whom, when, what is said)."
+    # The rescue-v1 profile's context rows carry the background dialogue too (tasks.profiles): a list of records,
+    # which cannot be declared inside the repeated context (as for the rows record set); the description says so.
+    # No instance key but a context row's is named background_dialogue, so the search is exact here too.
+    if _carries_key(data, "background_dialogue"):
+        description += " Each row also holds background_dialogue (overlapping speech: {speaker, target, content}), not declared here."
     context = {
         "@type": "cr:Field",
         "@id": f"{record_set}/context",
         "name": "context",
-        "description": "The rows the model sees, in order: only what is observable (who speaks to whom, when, what is said).",
+        "description": description,
         "repeated": True,
         "subField": [
             _field(f"{record_set}/context/{k}", k, a, DESCRIPTIONS[k], _nested(_column(file_id, "context"), k)) for k, a in context_types.items()
@@ -313,7 +319,7 @@ def _record_set(config: str, split: str, path: str, data: bytes) -> dict:
     elif config == ROW_RECORDS:
         title, fields = "Benchmark rows: one row per record, every key of the six dimensions", _row_fields(record_set, file_id, data)
     else:
-        title, fields = TITLES[config], _instance_fields(config, record_set, file_id)
+        title, fields = TITLES[config], _instance_fields(config, record_set, file_id, data)
     return {"@type": "cr:RecordSet", "@id": record_set, "name": record_set, "description": f"{title} ({split} split).", "field": fields}
 
 

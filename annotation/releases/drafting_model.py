@@ -15,7 +15,7 @@ from collections import Counter
 
 from tasks.draft_system import NOT_APPLICABLE, SYSTEM, draft_predictions, prediction_lines
 from tasks.instances import Instance
-from tasks.rules import ALL_TASKS, RuleParameters
+from tasks.rules import ALL_TASKS
 
 from ..models import Clip, Draft, DraftSource
 from ..rescue_format.exporter import release_clip, release_row
@@ -69,11 +69,11 @@ def drafting_system(runs: Counter) -> dict:
 
 
 def drafting_predictions(
-    instances: dict[str, list[Instance]], draft_clips: dict[str, dict], *, taxonomy_version: str, seed: int, params: RuleParameters
+    instances: dict[str, list[Instance]], draft_clips: dict[str, dict], *, taxonomy_version: str, seed: int, params, profile=None
 ) -> dict[str, dict]:
-    """{task: {instance id: the draft's prediction}} for every task the draft answers."""
+    """{task: {instance id: the draft's prediction}} for every task the draft answers (by ``profile``'s builders)."""
     return {
-        task: draft_predictions(task, instances[task], draft_clips, taxonomy_version=taxonomy_version, seed=seed, params=params)
+        task: draft_predictions(task, instances[task], draft_clips, taxonomy_version=taxonomy_version, seed=seed, params=params, profile=profile)
         for task in ALL_TASKS
         if task in instances and task not in NOT_APPLICABLE
     }

@@ -12,6 +12,10 @@ Every instance of a scored scenario is scored: those without a usable
 prediction count as wrong and are listed in the account. A scenario for
 which the file holds no prediction at all is left out and named, not
 counted as missing: a file made for the family clips is a family result.
+
+The scoring details are those of the task profile the release was built with
+(``tasks.profiles``, read from its manifest: under ``rescue-v1`` the public
+evaluation code's padding and taxonomy-wide macro-F1); the report names it.
 """
 from __future__ import annotations
 
@@ -24,6 +28,7 @@ from tasks import bootstrap
 from tasks.baselines import rule_matrix, trivial_rules
 from tasks.metrics import PRIMARY_REASONS, scorer_for
 from tasks.predictions import PredictionSet, read_predictions
+from tasks.profiles import recorded_profile
 from tasks.rules import ALL_TASKS, PREDICTION_FIELDS, TITLES
 
 from ..taxonomy import SCENARIOS
@@ -93,7 +98,8 @@ def evaluate(
         manifest = {}
     recorded = clip_groups(manifest)
     group_of = {i["clip_id"]: recorded.get(i["clip_id"]) or path_group(i["clip_id"]) for i in instances}
-    scorer = scorer_for(task, manifest.get("inputs", {}).get("taxonomy_version", "1"))
+    profile = recorded_profile(manifest)  # a folder without a manifest, or one frozen before profiles existed: platform-v1
+    scorer = scorer_for(task, manifest.get("inputs", {}).get("taxonomy_version", "1"), profile.name)
 
     def read(source) -> PredictionSet:
         return source if isinstance(source, PredictionSet) else read_predictions(source, task)
@@ -159,6 +165,7 @@ def evaluate(
         "title": TITLES[task],
         "split": split,
         "prediction_field": PREDICTION_FIELDS[task],
+        "task_profile": {k: v for k, v in profile.manifest_entry().items() if k != "notes"},
         "primary_metric": scorer.primary,
         "headline_metric": scorer.headline,
         "primary_metric_reason": PRIMARY_REASONS[task],
@@ -232,6 +239,11 @@ def format_report(report: dict) -> str:
             f"{report['instances']} instances from {report['clips']} clips in {report['groups']} relationship groups"
         ),
     ]
+    profile = report["task_profile"]
+    out.append(
+        f"task profile: {profile['name']} ({profile['title']})"
+        + ("" if profile["comparable_with_paper"] else "; these figures are not comparable with the paper's tables")
+    )
     for scenario, n in report["scenarios_without_predictions"].items():
         out.append(f"not scored: {scenario} ({n} instances): the file has no prediction for any of them, so they are left out, not counted as missing")
     out.append(

@@ -43,7 +43,8 @@ from django.db import transaction
 from django.db.models import Count, Max
 
 from tasks.instances import InstanceWriter, build_instances
-from tasks.rules import ALL_TASKS, DEFAULT_PARAMETERS, RULE_VERSION, RuleParameters
+from tasks.profiles import TaskProfile, UnknownProfile, get_profile, recorded_profile
+from tasks.rules import ALL_TASKS, RULE_VERSION
 
 from ..codebook.selectors import CURRENT as CURRENT_GUIDANCE
 from ..codebook.selectors import NOT_RECORDED as GUIDANCE_NOT_RECORDED
@@ -175,7 +176,8 @@ def build_release(
     accept_incomplete=(),
     clip_ids: list[str] | None = None,
     data_as_of: str | None = None,
-    params: RuleParameters = DEFAULT_PARAMETERS,
+    params=None,
+    task_profile: str | None = None,
     figure_style: int = FIGURE_STYLE,
     progress: Progress | None = None,
     provenance: dict | None = None,
@@ -191,9 +193,12 @@ def build_release(
     date read from the gold and ``provenance`` the facts read from the database
     (both as a release recorded them, to reproduce it); ``guidance`` names the project
     guidance version the card ships (``codebook.selectors.release_guidance``: the one in
-    force, by default).
+    force, by default). ``task_profile`` names the rules that build and score the task instances
+    (``tasks.profiles``: ``rescue-v1`` by default); ``params`` are that profile's parameters (its defaults
+    when None).
     """
     check_version(version)
+    profile = profile_named(task_profile)
     ratios = parse_ratios(ratios)
     started = time.perf_counter()
     complete, skipped, plan = plan_release(project, seed=seed, ratios=ratios, clip_ids=clip_ids, group_map=group_map)
@@ -210,10 +215,18 @@ def build_release(
     accepted = sorted(set(plan.incomplete) & set(accept_incomplete))
     with _gc_paused():
         return _build(
-            project, complete, skipped, plan, version=version, seed=seed, group_map=group_map, accepted=accepted, data_as_of=data_as_of, params=params, figure_style=figure_style, progress=progress, started=started,
+            project, complete, skipped, plan, version=version, seed=seed, group_map=group_map, accepted=accepted, data_as_of=data_as_of,
+            profile=profile, params=profile.parameters if params is None else params, figure_style=figure_style, progress=progress, started=started,
             provenance=provenance,
             guidance=guidance,
         )
+
+
+def profile_named(name: str | None) -> TaskProfile:
+    try:
+        return get_profile(name)
+    except UnknownProfile as exc:
+        raise FreezeError(str(exc)) from None
 
 
 @contextmanager
@@ -235,7 +248,7 @@ def _database_facts(project: Project, clip_pks: list[int], data_as_of: str | Non
     return data_as_of or _data_as_of(clip_pks), provenance if provenance is not None else collect_provenance(project, clip_pks)
 
 
-def _build(project, complete, skipped, plan: SplitPlan, *, version, seed, group_map, accepted, data_as_of, params, figure_style, progress, started, provenance, guidance) -> BuiltRelease:
+def _build(project, complete, skipped, plan: SplitPlan, *, version, seed, group_map, accepted, data_as_of, profile, params, figure_style, progress, started, provenance, guidance) -> BuiltRelease:
     """``build_release`` once the clips and their splits are decided."""
     timings: dict[str, float] = {}
     clock = [started]
@@ -261,8 +274,8 @@ def _build(project, complete, skipped, plan: SplitPlan, *, version, seed, group_
     files.update(row_record_files(clips, splits))
     stage("data")
 
-    instances = build_instances(clips, splits, seed=seed, taxonomy_version=project.taxonomy_version, params=params)
-    writer = InstanceWriter({c["sample_id"]: c for c in clips})
+    instances = build_instances(clips, splits, seed=seed, taxonomy_version=project.taxonomy_version, params=params, profile=profile)
+    writer = InstanceWriter({c["sample_id"]: c for c in clips}, profile.context_keys)
     for task in ALL_TASKS:
         for split in SPLITS:
             files[f"tasks/{task}/{split}.jsonl"] = writer.jsonl(i for i in instances[task] if i.split == split)
@@ -270,7 +283,7 @@ def _build(project, complete, skipped, plan: SplitPlan, *, version, seed, group_
     draft_clips, drafting_system = read_drafts(complete, clips)
     drafting = None
     if drafting_system["rows_drafted"]:
-        predictions = drafting_predictions(instances, draft_clips, taxonomy_version=project.taxonomy_version, seed=seed, params=params)
+        predictions = drafting_predictions(instances, draft_clips, taxonomy_version=project.taxonomy_version, seed=seed, params=params, profile=profile)
         files.update(prediction_files(instances, predictions))
         drafting = {"system": drafting_system, "predictions": predictions}
     del draft_clips
@@ -287,6 +300,7 @@ def _build(project, complete, skipped, plan: SplitPlan, *, version, seed, group_
         ),
         "taxonomy_version": project.taxonomy_version,
         "rule_version": RULE_VERSION,
+        "task_profile": profile.name,
         "rule_parameters": params.as_dict(),
         "source": "gold",
         "clip_selection": "clips in state adjudicated or released (not discarded) with gold on every row",
@@ -305,7 +319,7 @@ def _build(project, complete, skipped, plan: SplitPlan, *, version, seed, group_
         inputs["guidance"] = guidance_record
     stats = compute_stats(
         clips, splits, instances, groups=plan.group_of, taxonomy_version=project.taxonomy_version, provenance=provenance,
-        drafting_model=drafting,
+        drafting_model=drafting, task_profile=profile.name,
     )  # fmt: skip
     del drafting
     files["stats.json"] = dumps_json(stats)
@@ -355,6 +369,7 @@ def _build(project, complete, skipped, plan: SplitPlan, *, version, seed, group_
         "format": FORMAT,
         "release": {"project": project.slug, "name": project.name, "version": version},
         "inputs": inputs,
+        "task_profile": profile.manifest_entry(),
         "clips": [
             {
                 "sample_id": sample_id,
@@ -389,7 +404,8 @@ def freeze(
     user=None,
     group_map: dict[str, str] | None = None,
     accept_incomplete=(),
-    params: RuleParameters = DEFAULT_PARAMETERS,
+    params=None,
+    task_profile: str | None = None,
     progress: Progress | None = None,
     confirmed: str | None = None,
 ) -> tuple[Release, BuiltRelease]:
@@ -402,7 +418,8 @@ def freeze(
     if out_dir.exists():
         raise FreezeError(f"{out_dir} already exists; a release folder is never overwritten")
     built = build_release(
-        project, version=version, seed=seed, ratios=ratios, group_map=group_map, accept_incomplete=accept_incomplete, params=params, progress=progress, confirmed=confirmed
+        project, version=version, seed=seed, ratios=ratios, group_map=group_map, accept_incomplete=accept_incomplete, params=params, task_profile=task_profile,
+        progress=progress, confirmed=confirmed,
     )
     written = False
     started = time.perf_counter()
@@ -471,7 +488,8 @@ def reproduce(release: Release, out_dir: str | Path, *, progress: Progress | Non
     """Rebuild ``release`` from its recorded inputs and clip list into ``out_dir``
     (not recorded), and compare every file with the recorded manifest."""
     inputs = release.manifest["inputs"]
-    params = RuleParameters(**inputs["rule_parameters"])
+    profile = recorded_profile(release.manifest)  # releases frozen before profiles existed: platform-v1
+    params = profile.read_parameters(inputs["rule_parameters"])
     if inputs["taxonomy_version"] != release.project.taxonomy_version:
         raise FreezeError(f"release {release.version} used taxonomy {inputs['taxonomy_version']}; the project now uses {release.project.taxonomy_version}")
     if inputs["rule_version"] != RULE_VERSION:
@@ -487,6 +505,7 @@ def reproduce(release: Release, out_dir: str | Path, *, progress: Progress | Non
         clip_ids=[c["sample_id"] for c in release.manifest["clips"]],
         data_as_of=inputs["data_as_of"],
         params=params,
+        task_profile=profile.name,
         figure_style=recorded_figure_style(inputs),
         progress=progress,
         provenance=provenance,

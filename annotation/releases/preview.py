@@ -24,10 +24,10 @@ from dataclasses import dataclass, field
 from django.db.models import Count, Q
 
 from tasks.instances import build_instances
-from tasks.rules import ALL_TASKS, DEFAULT_PARAMETERS
+from tasks.rules import ALL_TASKS
 
 from ..models import ClipState, Project
-from .freeze import RELEASABLE_STATES, NothingToRelease, plan_release, read_gold
+from .freeze import RELEASABLE_STATES, NothingToRelease, plan_release, profile_named, read_gold
 from .splits import SPLITS, SplitPlan, parse_ratios
 
 ALL = "all"
@@ -59,6 +59,7 @@ class FreezePreview:
     left_out: list[dict] = field(default_factory=list)  # {reason, clips, examples}
     table: dict = field(default_factory=dict)  # {scenario | all: {split | all: {groups, clips, rows, <task>: instances}}}
     refusal: str = ""
+    task_profile: str = ""  # the rules the instance counts follow (tasks.profiles)
 
     @property
     def scenarios(self) -> list[str]:
@@ -104,6 +105,7 @@ class FreezePreview:
             "split_ratios": dict(zip(SPLITS, self.ratios)),
             "group_map": self.group_map,
             "accept_incomplete": self.accepted,
+            "task_profile": self.task_profile,
             "eligible": {"clips": self.clips, "rows": self.rows, "groups": len(self.plan.groups)},
             "moves_to_released": self.moves,
             "left_out": self.left_out,
@@ -126,6 +128,7 @@ class FreezePreview:
         out = [
             f"would release {self.clips} clips ({self.rows:,} rows) in {len(self.plan.groups)} relationship groups of project {self.project}, "
             f"seed {self.seed}, splits {'/'.join(str(r) for r in self.ratios)}; {self.moves} clips would move from adjudicated to released",
+            f"task instances built and scored by the task profile {self.task_profile}",
         ]
         if self.left_out:
             out.append(f"left out: {sum(entry['clips'] for entry in self.left_out)} clips of the project")
@@ -215,8 +218,12 @@ def _table(plan: SplitPlan, clips: list[dict], instances: dict) -> dict:
     }
 
 
-def preview_freeze(project: Project, *, seed: int, ratios=(0.7, 0.1, 0.2), group_map: dict[str, str] | None = None, accept_incomplete=()) -> FreezePreview:
-    """What ``freeze`` would release with these inputs (``FreezeError`` if there is nothing to release)."""
+def preview_freeze(
+    project: Project, *, seed: int, ratios=(0.7, 0.1, 0.2), group_map: dict[str, str] | None = None, accept_incomplete=(), task_profile: str | None = None
+) -> FreezePreview:
+    """What ``freeze`` would release with these inputs (``FreezeError`` if there is nothing to release);
+    the task instances are counted by ``task_profile``'s rules (``tasks.profiles``, the default when None)."""
+    profile = profile_named(task_profile)
     ratios = parse_ratios(ratios)
     group_map = dict(sorted((group_map or {}).items()))
     try:
@@ -226,7 +233,7 @@ def preview_freeze(project: Project, *, seed: int, ratios=(0.7, 0.1, 0.2), group
         why = "; ".join(f"{e['clips']} {e['reason']} (e.g. {', '.join(e['examples'][:3])})" for e in _left_out(project, exc.skipped))
         raise NothingToRelease(f"{exc}. Why the clips are out: {why or 'the project has no clips'}", exc.skipped) from None
     clips = read_gold(complete)
-    instances = build_instances(clips, plan.splits, seed=seed, taxonomy_version=project.taxonomy_version, params=DEFAULT_PARAMETERS)
+    instances = build_instances(clips, plan.splits, seed=seed, taxonomy_version=project.taxonomy_version, profile=profile)
     accepted = sorted(set(plan.incomplete) & set(accept_incomplete))
     return FreezePreview(
         project=project.slug,
@@ -241,4 +248,5 @@ def preview_freeze(project: Project, *, seed: int, ratios=(0.7, 0.1, 0.2), group
         left_out=_left_out(project, skipped),
         table=_table(plan, clips, instances),
         refusal=plan.refusal(accept_incomplete),
+        task_profile=profile.name,
     )

@@ -16,7 +16,7 @@ from django.conf import settings
 
 from .. import jobs
 from ..models import Job, JobState, Project, Release
-from .freeze import FreezeError, check_version, plan_release
+from .freeze import FreezeError, check_version, plan_release, profile_named
 from .preview import decision_digest
 from .selectors import FREEZE_JOB
 from .splits import SplitError, parse_ratios
@@ -37,7 +37,16 @@ def parse_seed(value) -> int:
 
 
 def start_freeze(
-    project: Project, *, version: str, seed, ratios="0.7,0.1,0.2", group_map: dict[str, str] | None = None, accept_incomplete=(), confirmed: str | None = None, user=None
+    project: Project,
+    *,
+    version: str,
+    seed,
+    ratios="0.7,0.1,0.2",
+    group_map: dict[str, str] | None = None,
+    accept_incomplete=(),
+    confirmed: str | None = None,
+    user=None,
+    task_profile: str | None = None,
 ) -> Job:
     """Queue the freeze of ``project`` as ``version``; raises FreezeError with a message for the user.
 
@@ -45,6 +54,7 @@ def start_freeze(
     when given, the freeze goes ahead only while the plan still has that digest.
     """
     check_version(version)
+    profile = profile_named(task_profile)  # an unknown name is refused here, not on the worker
     seed = parse_seed(seed)
     try:
         ratios = parse_ratios(ratios)
@@ -70,7 +80,8 @@ def start_freeze(
         kind=FREEZE_JOB,
         project=project,
         key=key,
-        params={"version": version, "seed": seed, "ratios": list(ratios), "group_map": group_map, "accept_incomplete": accepted, "out_dir": str(out_dir), "confirmed": confirmed},
+        params={"version": version, "seed": seed, "ratios": list(ratios), "group_map": group_map, "accept_incomplete": accepted, "out_dir": str(out_dir), "confirmed": confirmed,
+                "task_profile": profile.name},
         created_by=user if getattr(user, "is_authenticated", False) else None,
     )
     from .celery_tasks import freeze_release_task

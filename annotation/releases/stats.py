@@ -200,28 +200,30 @@ def task_counts(instances: dict[str, list[Instance]], clips: list[dict]) -> dict
 
 
 class _Context(Sequence):
-    """The first ``end`` rows of a clip, as an instance's ``context``, without copying them."""
+    """Rows ``start``..``end - 1`` of a clip, as an instance's ``context``, without copying them."""
 
-    def __init__(self, rows: list[dict], end: int):
-        self.rows, self.end = rows, end
+    def __init__(self, rows: list[dict], end: int, start: int = 0):
+        self.rows, self.start = rows, start
+        self.end = max(start, min(end, len(rows)))
 
     def __len__(self) -> int:
-        return self.end
+        return self.end - self.start
 
     def __iter__(self):
-        return islice(self.rows, self.end)
+        return islice(self.rows, self.start, self.end)
 
     def __getitem__(self, index):
         if isinstance(index, slice):
-            return self.rows[: self.end][index]
-        if not -self.end <= index < self.end:
+            return self.rows[self.start : self.end][index]
+        size = len(self)
+        if not -size <= index < size:
             raise IndexError(index)
-        return self.rows[index % self.end]
+        return self.rows[self.start + index % size]
 
 
 def _scoring_view(inst: Instance, clip: dict) -> dict:
     """The instance as its task file holds it, for scoring (context rows with every key of the row)."""
-    return {**inst.head(), "context": _Context(clip["rows"], inst.context_end), **inst.tail()}
+    return {**inst.head(), "context": _Context(clip["rows"], inst.context_end, inst.context_start), **inst.tail()}
 
 
 def baseline_table(
@@ -230,6 +232,7 @@ def baseline_table(
     groups: dict[str, str],
     taxonomy_version: str,
     draft_predictions: dict[str, dict] | None = None,
+    task_profile: str | None = None,
 ) -> tuple[dict, dict]:
     """(every trivial rule of each task (``tasks.baselines``, fitted on train) on each split, overall and per
     scenario, the strongest by the task's headline metric with its 95% interval over relationship groups (or
@@ -239,7 +242,7 @@ def baseline_table(
     None when the release has no draft to read (then the second table is empty)."""
     out, drafting = {}, {}
     for task, items in instances.items():
-        scorer = scorer_for(task, taxonomy_version)
+        scorer = scorer_for(task, taxonomy_version, task_profile)
         views = [_scoring_view(i, clips_by_id[i.clip_id]) for i in items]
         rules = trivial_rules(task, [v for v in views if v["split"] == "train"])
         matrices = {rule.name: rule_matrix(rule, scorer, views) for rule in rules}
@@ -331,15 +334,17 @@ def compute_stats(
     taxonomy_version: str,
     provenance: dict,
     drafting_model: dict | None = None,
+    task_profile: str | None = None,
 ) -> dict:
-    """Everything of ``stats.json``; ``groups`` gives each clip's relationship group.
+    """Everything of ``stats.json``; ``groups`` gives each clip's relationship group; ``task_profile``
+    names the scoring rules of the baselines (``tasks.profiles``; the instances were built by it).
 
     ``drafting_model``: {"system": who drafted (model, provider, prompt version), "predictions": {task: {id:
     prediction}}} when the released rows have drafts (``drafting_model`` of ``stats.json`` then scores them)."""
     clips_by_id = {c["sample_id"]: c for c in clips}
     ordered = {t: instances[t] for t in ALL_TASKS if t in instances}
     baselines, drafting = baseline_table(
-        ordered, clips_by_id, groups, taxonomy_version, drafting_model["predictions"] if drafting_model else None
+        ordered, clips_by_id, groups, taxonomy_version, drafting_model["predictions"] if drafting_model else None, task_profile
     )
     out = {
         "corpus": corpus_table(clips, splits, groups),

@@ -21,6 +21,7 @@ from django.http import FileResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from tasks.profiles import DEFAULT_PROFILE, PROFILES
 from tasks.rules import ALL_TASKS
 
 from . import selectors, services
@@ -86,6 +87,8 @@ def _freeze_form(request) -> dict:
         "splits": data.get("splits", "").strip() or ",".join(str(r) for r in DEFAULT_RATIOS),
         "group_map": upload.read().decode("utf-8", "replace") if upload else data.get("group_map", ""),
         "accept_incomplete": sorted(set(data.getlist("accept_incomplete"))),
+        # The page's profile choice (absent: the default, rescue-v1); an unknown name is refused by the freeze.
+        "task_profile": data.get("task_profile", "").strip() or DEFAULT_PROFILE,
     }
 
 
@@ -95,18 +98,20 @@ def freeze_preview(request, slug: str):
     """What freezing with the form's inputs would release; nothing is written."""
     project = _lead_project(request, slug)
     preview, error = None, ""
-    form = {"version": "", "seed": "0", "splits": "", "group_map": "", "accept_incomplete": []}
+    form = {"version": "", "seed": "0", "splits": "", "group_map": "", "accept_incomplete": [], "task_profile": DEFAULT_PROFILE}
     try:
         form = _freeze_form(request)
         check_version(form["version"])
         if selectors.visible_releases(request.user, project).filter(version=form["version"]).exists():
             raise FreezeError(f"release {form['version']} already exists; a new version is a new release")
         group_map = read_group_map(form["group_map"])
-        preview = preview_freeze(project, seed=services.parse_seed(form["seed"]), ratios=form["splits"], group_map=group_map, accept_incomplete=form["accept_incomplete"])
+        preview = preview_freeze(project, seed=services.parse_seed(form["seed"]), ratios=form["splits"], group_map=group_map, accept_incomplete=form["accept_incomplete"],
+            task_profile=form["task_profile"],
+        )
         form["group_map"] = dump_group_map(group_map)
     except (FreezeError, SplitError, GroupMapError) as exc:
         error = str(exc)
-    context = {"project": project, "form": form, "preview": preview, "error": error, "splits": SPLITS, "tasks": ALL_TASKS}
+    context = {"project": project, "form": form, "preview": preview, "error": error, "splits": SPLITS, "tasks": ALL_TASKS, "task_profiles": PROFILES}
     return render(request, "releases/preview.html", context, status=200 if preview is not None else 400)
 
 
@@ -128,6 +133,7 @@ def start_freeze(request, slug: str):
             accept_incomplete=form["accept_incomplete"],
             confirmed=request.POST["confirmed"],
             user=request.user,
+            task_profile=form["task_profile"],
         )
     except (FreezeError, GroupMapError) as exc:
         messages.error(request, f"Release not started: {exc}")

@@ -3,6 +3,8 @@ from pathlib import Path
 
 from django.core.management.base import CommandError
 
+from tasks.profiles import DEFAULT_PROFILE, PROFILES
+
 from ...models import Release
 from ...releases.freeze import FreezeError, freeze, reproduce
 from ...releases.groups import GroupMapError, read_group_map
@@ -38,12 +40,18 @@ class Command(AuditedCommand):
             metavar="SCENARIO[,SCENARIO]",
             help="freeze even though these scenarios' groups cannot reach every split (the card says so in its first lines)",
         )
+        parser.add_argument(
+            "--task-profile",
+            default=None,
+            choices=sorted(PROFILES),
+            help=f"the rules that build and score the task instances (default {DEFAULT_PROFILE}: the public benchmark's evaluation code; see docs/tasks.md)",
+        )
         parser.add_argument("-o", "--output", help="the release folder to create (must not exist; required unless --dry-run)")
         parser.add_argument("--dry-run", action="store_true", help="show what the freeze would release; write nothing")
         parser.add_argument("--json", dest="as_json", action="store_true", help="with --dry-run: print the preview as JSON")
         parser.add_argument("--reproduce", action="store_true", help="rebuild the recorded release VERSION into the folder and compare")
 
-    def handle(self, project, version, seed, splits, groups, accept_incomplete, output, dry_run, as_json, reproduce, **options):
+    def handle(self, project, version, seed, splits, groups, accept_incomplete, output, dry_run, as_json, reproduce, task_profile=None, **options):
         project = self.get_project(project)
         accepted = [s.strip() for s in accept_incomplete.split(",") if s.strip()]
         try:
@@ -58,12 +66,12 @@ class Command(AuditedCommand):
             if seed is None:
                 raise CommandError("--seed is required: the same seed gives the same splits and samples")
             if dry_run:
-                return self._dry_run(project, seed, splits, group_map, accepted, as_json=as_json, every_group=options["verbosity"] > 1)
+                return self._dry_run(project, seed, splits, group_map, accepted, as_json=as_json, every_group=options["verbosity"] > 1, task_profile=task_profile)
             version, out = self._required(version, "--version"), Path(self._required(output, "-o"))
-            release, built = freeze(project, version=version, seed=seed, ratios=splits, out_dir=out, group_map=group_map, accept_incomplete=accepted)
+            release, built = freeze(project, version=version, seed=seed, ratios=splits, out_dir=out, group_map=group_map, accept_incomplete=accepted, task_profile=task_profile)
         except (FreezeError, SplitError, ReleaseDirExists) as exc:
             raise CommandError(str(exc)) from None
-        self.stdout.write(f"froze release {release.version} of {project.slug}: {len(built.clip_ids)} clips, {built.rows} rows, {len(built.files)} files in {release.path}")
+        self.stdout.write(f"froze release {release.version} of {project.slug}: {len(built.clip_ids)} clips, {built.rows} rows, {len(built.files)} files in {release.path} (task profile {built.manifest['task_profile']['name']})")
         if built.skipped:
             self.stdout.write(f"left out {len(built.skipped)} adjudicated clips without gold on every row: {', '.join(built.skipped[:10])}")
         for scenario in built.inputs.get("accepted_incomplete", []):
@@ -77,8 +85,8 @@ class Command(AuditedCommand):
             raise CommandError(f"{flag} is required")
         return value
 
-    def _dry_run(self, project, seed, splits, group_map, accepted, *, as_json: bool, every_group: bool):
-        preview = preview_freeze(project, seed=seed, ratios=splits, group_map=group_map, accept_incomplete=accepted)
+    def _dry_run(self, project, seed, splits, group_map, accepted, *, as_json: bool, every_group: bool, task_profile=None):
+        preview = preview_freeze(project, seed=seed, ratios=splits, group_map=group_map, accept_incomplete=accepted, task_profile=task_profile)
         if as_json:
             self.stdout.write(json.dumps(preview.as_dict(), indent=2, ensure_ascii=False))
         else:
