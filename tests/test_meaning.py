@@ -272,7 +272,8 @@ def test_the_judge_reads_hard_pairs_through_the_sdk_is_cached_costed_and_retried
 def test_the_judge_alpha_equals_a_direct_computation_and_the_judge_is_validated_against_people(
     judged_project, lead, fake, django_capture_on_commit_callbacks, monkeypatch
 ):
-    monkeypatch.setattr(judge_alpha, "DE_SAMPLE", 40)  # a small sample keeps the test short; the maths is the same
+    monkeypatch.setattr(judge_alpha, "DE_SAMPLE", 40)  # small samples keep the test short; the maths is the same
+    monkeypatch.setattr(judge_alpha, "MAX_WITHIN_PAIRS", 60)
     # People's judgements of the hard pairs, imported as from a file.
     services.import_judgements(judged_project, services.read_judgements("\n".join(json.dumps(r) for r in hard.rows()), "x.jsonl"), source="file:hard.jsonl")
     from annotation.meaning.tasks import start_judge_job
