@@ -340,8 +340,8 @@ def test_every_free_text_figure_says_what_it_is_on_the_page_the_api_and_agreemen
     title = section.split("</h2>", 1)[0]
     if expected["verdict"] != "validated":
         assert "agreement on meaning" not in title and "similarity of wording and topic" in title
-    row = section.split('data-field="internal_emotion"', 1)[1].split("</tr>", 1)[0]
-    assert expected["sentence"].replace("'", "&#x27;") in row and expected["wording"].capitalize() in row
+    row = section.split('data-validity-for="internal_emotion"', 1)[1].split("</tr>", 1)[0]
+    assert expected["sentence"].replace("'", "&#x27;") in row and f"α measures {expected['wording']}" in row
     document = agreement_document(judged_project, list(judged_project.clips.values_list("sample_id", flat=True)))
     released = next(s for s in document["semantic"]["report"]["summary"] if s["field"] == "internal_emotion")
     assert released["validity"] == json.loads(json.dumps(expected))

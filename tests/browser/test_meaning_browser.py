@@ -68,7 +68,7 @@ def test_a_lead_judges_pairs_with_the_mouse_and_the_keys_and_the_free_text_secti
     title = section.locator("h2").first.inner_text()
     if verdict["verdict"] != "validated":
         assert "agreement on meaning" not in title.lower()
-    expect(section.locator("tr[data-field=internal_emotion] th .validity")).to_contain_text(verdict["sentence"])
+    expect(section.locator("tr[data-validity-for=internal_emotion] .validity")).to_contain_text(verdict["sentence"])
     section.scroll_into_view_if_needed()
     section.screenshot(path=str(SCREENSHOTS / "agreement-free-text-section.png"))
     page.evaluate("document.getElementById('agreement-texts').scrollIntoView()")
