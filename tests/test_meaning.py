@@ -94,7 +94,8 @@ def test_verdicts_follow_the_documented_thresholds():
 def test_the_embedding_measure_on_hard_pairs_earns_the_verdict_it_earns(model, capsys):
     """Same-topic pairs of different meaning: the case the shipped measure was never tested on."""
     rows = services.read_judgements("\n".join(json.dumps(r) for r in hard.rows()), "hard.jsonl")
-    vectors = {t: v for t, v in zip(*(lambda ts: (ts, model.embed(ts)))(list({t for r in rows for t in (r.text_a, r.text_b)})))}
+    distinct = list(dict.fromkeys(t for r in rows for t in (r.text_a, r.text_b)))
+    vectors = dict(zip(distinct, model.embed(distinct)))
     items = [validation.Judged(float(1 - vectors[r.text_a] @ vectors[r.text_b]), r.judgement) for r in rows]
     result = validation.validity(items, name="hard-pairs")
     same = [i.distance for i in items if i.judgement == "same"]
@@ -220,7 +221,7 @@ def test_a_judge_is_never_shown_their_own_texts_nor_a_clip_they_code(judged_proj
 # --- the LLM judge --------------------------------------------------------------------------------------------
 
 FIXTURE = {pair_sha256(f, a, b): "same" for f, a, b in hard.SAME} | {pair_sha256(f, a, b): "different" for f, a, b in hard.DIFFERENT}
-_PROMPT = re.compile(r"Aspect: (?P<label>.*)\n\nAnnotation A: (?P<a>.*)\n\nAnnotation B: (?P<b>.*)$", re.S)
+_PROMPT = re.compile(r"Aspect: (?P<label>.*)\n\nAnnotation A: (?P<a>.*)\n\nAnnotation B: (?P<b>.*)$", re.DOTALL)
 
 
 def fixture_responder(body, prompt):
