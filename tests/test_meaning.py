@@ -84,6 +84,8 @@ def test_verdicts_follow_the_documented_thresholds():
     assert few["verdict"] == "not_validated" and few["auroc"] == 1.0
     none = validation.validity([])
     assert none["verdict"] == "not_validated" and none["sentence"] == "not validated yet: no pair of its texts has been judged"
+    unmeasured = validation.validity([validation.Judged(None, "same")] * 3)
+    assert unmeasured["sentence"] == "not validated yet: 3 judged pairs not yet measured by it (compute the free-text report, or run the judge)"
     cant = validation.validity(items([0.1] * 12, [0.9] * 12) + [validation.Judged(0.5, "cant_tell")])
     assert cant["pairs"] == 24 and cant["cant_tell"] == 1
 

@@ -106,6 +106,11 @@ def sentence_of(v: dict) -> str:
     """The validity in people's words, e.g. "validated: AUROC 0.93 [0.88, 0.97] on 120 judged pairs"."""
     judged = f"{v['pairs']} judged pair{'s' if v['pairs'] != 1 else ''}"
     if v["auroc"] is None:
+        if not v["pairs"] and v.get("unmeasured"):
+            return (
+                f"not validated yet: {v['unmeasured']} judged pair{'s' if v['unmeasured'] != 1 else ''} not yet "
+                "measured by it (compute the free-text report, or run the judge)"
+            )
         if v["pairs"]:
             return f"not validated yet: {judged}, not yet {MIN_EACH} of each kind (same and different meaning)"
         return "not validated yet: no pair of its texts has been judged"
