@@ -565,3 +565,7 @@ class ApiToken(AbstractAuthToken):
 
     def __str__(self) -> str:
         return f"{self.user} {self.scope} token {self.token_key}…"
+
+
+# The meaning capability's tables (judged text pairs, the LLM judge's cached verdicts) live with it.
+from .meaning.models import JudgedPair, JudgeVerdict  # noqa: E402,F401

@@ -88,6 +88,12 @@ POLICY = {
     "codebook-guidance": LEAD,
     "api-guidance": (MEMBER, LEAD),
     "api-guidance-version": MEMBER,
+    # judging pairs of free text for meaning: members (never their own texts); the validity and the judge run: leads
+    "meaning-judge": MEMBER,
+    "api-meaning-pair": MEMBER,
+    "api-meaning-judgements": MEMBER,
+    "meaning-run-judge": LEAD,
+    "api-meaning-validity": LEAD,
     # the study design: leads only
     "study-design": LEAD,
     "api-study-design": LEAD,

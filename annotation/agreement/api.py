@@ -104,6 +104,15 @@ def state_response(state: services.ReportState, params: services.Params, *, with
     return Response(body, status=status.HTTP_202_ACCEPTED)
 
 
+def _with_validity(response: Response, project) -> Response:
+    """Every free-text figure says what its measure is worth for its field (``meaning.selectors.with_validity``)."""
+    from ..meaning.selectors import with_validity
+
+    if isinstance(response.data, dict) and isinstance(response.data.get("report"), dict):
+        response.data["report"] = with_validity(response.data["report"], project)
+    return response
+
+
 class _AgreementBase(APIView):
     permission_classes = (permissions.IsAuthenticated, IsLead)
 
@@ -144,7 +153,8 @@ class AgreementTextsView(_AgreementBase):
     )
     def get(self, request, slug):
         project, params = self.project_and_params(request, slug)
-        return state_response(services.report_state(project, params, user=request.user, kind=services.TEXTS), params)
+        response = state_response(services.report_state(project, params, user=request.user, kind=services.TEXTS), params)
+        return _with_validity(response, project)
 
     @extend_schema(
         summary="Compute the semantic agreement report (again after a failure)",
@@ -155,7 +165,7 @@ class AgreementTextsView(_AgreementBase):
     def post(self, request, slug):
         project, params = self.project_and_params(request, slug)
         state = services.report_state(project, params, user=request.user, retry=True, kind=services.TEXTS)
-        return state_response(state, params)
+        return _with_validity(state_response(state, params), project)
 
 
 class AgreementTextsStatusView(_AgreementBase):

@@ -130,7 +130,7 @@ def dashboard(request, slug: str):
         "scope_label": WORK_SCOPES[params.work_scope][0],
         "scope_rule": WORK_SCOPES[params.work_scope][1],
         "computing": state.status in ("queued", "running"),
-        "texts": _texts(texts_state, request.GET.get("slice") or "all/all"),
+        "texts": _texts(texts_state, request.GET.get("slice") or "all/all", project),
     }
     if state.report is not None:
         report = state.report.report
@@ -159,19 +159,29 @@ def dashboard(request, slug: str):
     return render(request, "agreement/dashboard.html", context)
 
 
-def _texts(state: services.ReportState, wanted: str) -> dict:
-    """The free-text section: where its report stands, and its table for the slice shown."""
+def _texts(state: services.ReportState, wanted: str, project) -> dict:
+    """The free-text section: where its report stands, and its table for the slice shown, each field's figure
+    with its measure's validity (``meaning.selectors.with_validity``: the page, the API and releases read it)."""
+    from ..meaning.selectors import with_validity
+
     out = {"state": state, "computing": state.status in ("queued", "running"), "stored": state.report}
     if state.report is None:
         return out
-    report = state.report.report
+    report = with_validity(state.report.report, project)
+    meaning = report["meaning"]
+    by_field = {s["field"]: s for s in report["summary"]}
+    verdicts = {by_field[f["key"]]["validity"]["verdict"] for f in report["fields"] if f["key"] in by_field}
+    out["meaning"] = meaning
+    out["all_validated"] = bool(verdicts) and verdicts == {"validated"}
+    out["some_validated"] = "validated" in verdicts
     entry = next((s for s in report["slices"] if s["key"] == wanted), report["slices"][0])
     out.update(report=report, entry=entry)
     if not entry["empty"]:
         out["rows"] = [
             {"field": f, **entry["fields"][f["key"]], "llm_pairs": [
                 p for p in entry["fields"][f["key"]]["pairs"] if report["llm_coder"] in p["pair"]
-            ]}
+            ], "validity": meaning["fields"][f["key"]]["embedding"],
+               "judge": (by_field.get(f["key"]) or {}).get("measures", {}).get("judge")}
             for f in report["fields"]
         ]  # fmt: skip
     return out

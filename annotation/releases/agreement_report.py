@@ -55,7 +55,11 @@ def agreement_document(project, sample_ids: list[str]) -> dict:
     if isinstance(texts, Exception):  # e.g. no embedding model here: the card says why
         semantic = {"available": False, "reason": f"the semantic agreement could not be computed ({type(texts).__name__}: {texts})"}
     else:
-        semantic = {"available": True, "report": _plain(texts)}
+        # Each field's figure with its measure's validity, the judgements' counts, the judge model and prompt
+        # version and the judge's alpha beside the embedding one (``meaning.selectors.with_validity``; C2).
+        from annotation.meaning.selectors import with_validity
+
+        semantic = {"available": True, "report": _plain(with_validity(texts, project))}
     return {
         "available": True,
         "scope": {"clips": len(sample_ids), "resamples": AGREEMENT_RESAMPLES, "seed": AGREEMENT_SEED},
