@@ -315,6 +315,10 @@ def _f(value, digits: int = 3) -> str:
     return "–" if value is None else f"{value:.{digits}f}"
 
 
+def _pct(share) -> str:
+    return "–" if share is None else f"{100 * share:.1f}%"
+
+
 def _coded_work(agreement: dict) -> dict | None:
     """The coded revisions the agreement report compared and those it left out, by reason: the report's own
     overall slice, the figures the agreement page and API show (the adjudication page counts the same rule)."""
@@ -395,8 +399,8 @@ def _human_work(stats: dict, agreement: dict) -> dict:
         keys = [r["key"] for r in gold["overall"]]
         human["gold_table"] = {
             "header": ["field", "values", *keys],
-            "rows": [["**all fields**", gold["values"], *(_f(r["share"] if r["share"] is not None else None, 3) for r in gold["overall"])]]
-            + [[f["title"], f["values"], *(_f(r["share"], 3) for r in f["rows"])] for f in gold["fields"]],
+            "rows": [["**all fields**", gold["values"], *(_pct(r["share"]) for r in gold["overall"])]]
+            + [[f["title"], f["values"], *(_pct(r["share"]) for r in f["rows"])] for f in gold["fields"]],
         }
     anchoring = human["anchoring"]
     if anchoring and anchoring["measurable"]:
@@ -411,13 +415,13 @@ def _human_work(stats: dict, agreement: dict) -> dict:
             for m in anchoring["measures"]
         ]  # fmt: skip
     if gold:
-        human["gold_overall"] = [[r["words"], r["count"], _f(r["share"])] for r in gold["overall"]]
+        human["gold_overall"] = [[r["words"], r["count"], _pct(r["share"])] for r in gold["overall"]]
     drafting = human["drafting"]
     if drafting:
         rows = []
         for t in drafting["tasks"]:
             if not t["applicable"]:
-                rows.append([t["task"], "–", "not applicable", "", "", t["reason"]])
+                rows.append([t["task"], "–", f"not applicable: {t['reason']}", "", "", ""])
             elif not t["instances"]:
                 rows.append([t["task"], t["metric"], "no test instances", "", "", ""])
             else:

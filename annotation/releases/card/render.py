@@ -17,7 +17,8 @@ from django.template.loaders.filesystem import Loader as FilesystemLoader
 
 TEMPLATE_DIR = Path(__file__).resolve().parents[3] / "templates" / "releases" / "card"
 BLANK_RUNS = re.compile(r"\n{3,}")  # sections left out leave blank lines behind; Markdown needs one at most
-ONLY_TAGS = re.compile(r"^[ \t]*((?:\{%.*?%\}|\{#.*?#\})[ \t]*)+\n", re.MULTILINE)
+TAG = r"\{%(?:(?!%\}).)*%\}|\{#(?:(?!#\}).)*#\}"  # one block tag or comment, never running past its own end
+ONLY_TAGS = re.compile(rf"^[ \t]*(?:(?:{TAG})[ \t]*)+\n", re.MULTILINE)
 
 
 class TrimmedLoader(FilesystemLoader):
@@ -25,7 +26,7 @@ class TrimmedLoader(FilesystemLoader):
 
     def get_contents(self, origin) -> str:
         source = super().get_contents(origin)
-        return ONLY_TAGS.sub(lambda m: "".join(re.findall(r"\{%.*?%\}|\{#.*?#\}", m.group(0))), source)
+        return ONLY_TAGS.sub(lambda m: "".join(re.findall(TAG, m.group(0))), source)
 
 
 @lru_cache(maxsize=1)
