@@ -100,10 +100,11 @@ def test_the_card_of_a_real_release_states_only_what_its_files_say(real_release)
     # Counts read "1 clip", "2 clips"; nothing is claimed that no record holds.
     assert wrong_plurals(card) == []
     assert "0.0 h" not in card and "in view" not in card
-    assert "One scenario only" in card and "no family clips" in card
+    assert "One scenario only" in card and "no family clips" in card and "family-therapy" not in card
+    assert "A benchmark of annotated couple-therapy dialogue." in card
     croissant = json.loads(files["croissant.json"])
     assert "few family" not in json.dumps(croissant) and "no family clips" in croissant["rai:dataLimitations"]
-    assert croissant["description"].startswith(f"Annotated couple- and family-therapy dialogue: 14 clips (14 couple) from {len(set(group_of.values()))} couples or families")
+    assert croissant["description"].startswith(f"Annotated couple-therapy dialogue: 14 clips (14 couple) from {len(set(group_of.values()))} couples or families")
 
     # Imported gold: nobody's coded work counts on any value, and the card says so in its gold table.
     stats = json.loads(files["stats.json"])

@@ -360,6 +360,7 @@ def build_croissant(
 
 def croissant_description(stats: dict) -> str:
     """The dataset's description, from ``stats.json``'s counts (the card's numbers, in the card's words)."""
+    from .card.facts import therapy_words
     from .card.markdown import count_noun  # the card's plural rule
     from .stats import ALL
 
@@ -367,7 +368,7 @@ def croissant_description(stats: dict) -> str:
     total = corpus[ALL][ALL]
     scenarios = ", ".join(f"{corpus[s][ALL]['clips']:,} {s}" for s in corpus if s != ALL)
     return (
-        f"Annotated couple- and family-therapy dialogue: {count_noun(total['clips'], 'clip')} ({scenarios}) from "
+        f"Annotated {therapy_words(stats)} dialogue: {count_noun(total['clips'], 'clip')} ({scenarios}) from "
         f"{count_noun(total['groups'], 'couple or family|couples or families')}, {count_noun(total['rows'], 'row')} annotated along six "
         "dimensions, with instances of six benchmark tasks (intervention timing, relation pattern, support target, support "
         "strategy, emotion, viewpoint). See README.md."

@@ -480,6 +480,12 @@ def _limits(corpus: dict) -> dict:
     }
 
 
+def therapy_words(stats: dict) -> str:
+    """"couple- and family-therapy", "couple-therapy": the scenarios this release holds."""
+    present = [s for s in stats["corpus"] if s != ALL]
+    return (" and ".join(f"{s}-" for s in present[:-1]) + (" and " if len(present) > 1 else "") + f"{present[-1]}-therapy") if present else "therapy"
+
+
 def card_facts(*, manifest: dict, stats: dict, agreement: dict, files: dict[str, bytes], guidance: dict | None = None) -> dict:
     """Every fact the card states, from the release's files.
 
@@ -531,6 +537,7 @@ def card_facts(*, manifest: dict, stats: dict, agreement: dict, files: dict[str,
         "row_fields": [list(r) for r in ROW_FIELDS],
         "evaluate_example": _evaluate_example(configs),
         "limits": _limits(corpus),
+        "therapy_words": therapy_words(stats),
         "licence_text": LICENCE_TEXT,
         "card_template": CARD_TEMPLATE,
     }
