@@ -58,7 +58,7 @@ def test_the_card_of_a_real_release_states_only_what_its_files_say(real_release)
     assert int(intro.group(3)) == len(set(group_of.values()))
     assert int(intro.group(4).replace(",", "")) == sum(len(c["rows"]) for c in clips)
     duration = sum(max(r["end_time"] for r in c["rows"]) for c in clips)
-    assert duration < 3600 and intro.group(5) == f"{int(round(duration)) // 60} min {int(round(duration)) % 60} s"
+    assert duration < 3600 and intro.group(5) == f"{round(duration) // 60} min {round(duration) % 60} s"
 
     # The table per scenario and split, every cell recomputed.
     for line in table(section(card, "### Clips, rows and duration per scenario and split")):

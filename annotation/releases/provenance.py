@@ -11,7 +11,7 @@ being present is never taken as evidence of how it was made. What is not
 recorded is counted as such.
 
 ``provenance_sentences`` and ``agreement_sentences`` turn the facts into the
-card's sentences; the card renders them (``card.py``), and the tests compare
+card's sentences; the card renders them (``card`` package), and the tests compare
 them one by one with facts they count themselves.
 """
 from __future__ import annotations

@@ -33,7 +33,7 @@ def duration_words(seconds: float) -> str:
     seconds = float(seconds or 0)
     if seconds >= 3600:
         return f"{seconds / 3600:.1f} h"
-    whole = int(round(seconds))
+    whole = round(seconds)
     minutes, rest = divmod(whole, 60)
     return f"{minutes} min {rest} s" if minutes else f"{rest} s"
 
