@@ -430,6 +430,10 @@ def test_a_study_from_assignment_to_release_counts_only_human_work_and_publishes
         far = score - rule["scores"][rule["best_rule"]][metric] >= FAR_ABOVE
         assert drafting[task]["difference"].endswith("· far above") == far, task
     assert ("A model of the drafting model's family may be favoured" in card) == any(l["difference"].endswith("far above") for l in drafting.values())
+    # How the starting points were chosen, as the assignments record it (nothing said when nothing is recorded).
+    by_design = [a for a in Assignment.objects.filter(clip__sample_id__in=built.clip_ids, clip__project=project) if a.design.get("by") == "design"]
+    empty = sum(a.mode == AssignmentMode.FROM_EMPTY for a in by_design)
+    assert by_design and f"{len(by_design)} assignments by the study design (a seeded random share of 20% from empty, seed 3), {empty} of them from empty" in card
     # The relation-pattern presence measure stands beside the label's alpha, with the report's figure.
     assert f"the presence measure ({presence['alpha']:.3f}, {presence['units']} units)" in card
 

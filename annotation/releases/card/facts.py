@@ -523,6 +523,8 @@ def card_facts(*, manifest: dict, stats: dict, agreement: dict, files: dict[str,
             "paragraphs": [" ".join(p) for p in provenance_sentences(provenance)],
             "clips": provenance["clips"],
             "clips_with_media": provenance.get("clips_with_media", 0),
+            # Recorded since the study design (issue 22); releases frozen before say nothing of it.
+            "mode_choice": provenance["coders"][PLATFORM].get("mode_choice") or [],
         },
         "guidelines": _guidelines(inputs, provenance, guidance),
         "reliability": {"computable": computable, "why": why, "coders": coder_origin_sentence(provenance) if computable else ""},
