@@ -197,3 +197,38 @@ def test_reproducing_a_release_whose_card_an_older_template_wrote_regenerates_th
     manifest["files"]["data/all.jsonl"]["sha256"] = "f" * 64
     _, broken = reproduce(release, tmp_path / "broken")
     assert broken.changed == ["data/all.jsonl"] and not broken.ok
+
+
+def test_the_alpha_the_card_states_is_the_krippendorff_package_s_on_the_coders_values(project, tmp_path, settings):
+    """A release with two coders' work: the card's utterance-type alpha and units, against the krippendorff
+    package on the coders' own values read from the database; every counted noun agrees with its number."""
+    import krippendorff
+    import numpy as np
+
+    from annotation.models import Revision
+    from annotation.synthetic import generate
+
+    settings.RELEASES_ROOT = tmp_path / "releases"
+    generate(project, clips=12, annotators=2, seed=5)
+    out = tmp_path / "synthetic"
+    freeze(project, version="1.0.0", seed=1, out_dir=out)
+    card = (out / "README.md").read_text(encoding="utf-8")
+    assert render_card(facts_of_folder(out)) == card
+    assert wrong_plurals(card) == [] and "0.0 h" not in card and "in view" not in card
+
+    values: dict[int, dict[str, str]] = defaultdict(dict)
+    for row_id, coder, content, speaker in Revision.objects.filter(row__clip__project=project).values_list("row_id", "annotator__username", "content", "row__primary_speaker"):
+        if speaker != "Therapist":
+            values[row_id][coder] = content["utterance_type"]
+    coders = sorted({c for v in values.values() for c in v})
+    labels = {u: i for i, u in enumerate(sorted({u for v in values.values() for u in v.values()}))}
+    matrix = np.array([[labels[v[c]] if c in v else np.nan for v in values.values()] for c in coders], dtype=float)
+    expected = krippendorff.alpha(reliability_data=matrix, level_of_measurement="nominal")
+    line = next(l for l in table(section(card, "## Annotator agreement")) if l["field"] == "Utterance type")
+    assert line["alpha"] == f"{expected:.3f}" and int(line["units"]) == int((~np.isnan(matrix)).sum(axis=0).__ge__(2).sum())
+    assert int(line["coders"]) == len(coders) == 2
+    # The coded work the card states: every revision of the two submitted coders, nothing left out.
+    coded = re.search(r"The report compares ([\d,]+) coded revisions? on ([\d,]+) rows? of ([\d,]+) clips?, by (\d+) annotators?; no revision was left out", card)
+    rows = sum(len(c["rows"]) for c in jsonl((out / "data" / "all.jsonl").read_bytes()))
+    assert coded and int(coded.group(1).replace(",", "")) == Revision.objects.filter(row__clip__project=project).count() == 2 * rows
+    assert (int(coded.group(2).replace(",", "")), int(coded.group(3)), int(coded.group(4))) == (rows, 12, 2)
