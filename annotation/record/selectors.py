@@ -1,0 +1,123 @@
+"""Reads of the record: who is qualified for which scenario, and an annotator's own record.
+
+One rule, one place: the assign refusal (web, API, CLI), the record pages and the release's
+``stats.json`` all read a coder's status from ``status``.
+"""
+from __future__ import annotations
+
+from django.http import Http404
+
+from ..models import Assignment, AssignmentPurpose, Project
+from ..roles import is_lead
+from .models import AttemptState, DecisionKind, QualificationAttempt, QualificationDecision, QualificationRule, TrainingClip
+from .scoring import measure_label
+
+PASSED, WAIVED, NOT_REQUIRED, NOT_PASSED = "passed", "waived", "not required", "not passed"
+
+
+def rule_of(project: Project, scenario: str) -> QualificationRule | None:
+    return QualificationRule.objects.filter(project=project, scenario=scenario).first()
+
+
+def rule_dict(rule: QualificationRule) -> dict:
+    return {"scenario": rule.scenario, "fields": list(rule.fields), "min_score": rule.min_score, "min_rows": rule.min_rows, "max_attempts": rule.max_attempts}
+
+
+def rule_text(rule: QualificationRule | dict) -> str:
+    """The rule in words, as the refusal and the pages name it."""
+    r = rule if isinstance(rule, dict) else rule_dict(rule)
+    fields = " and ".join(measure_label(k) for k in r["fields"])
+    return (
+        f"alpha against the gold of at least {r['min_score']:.2f} on {fields}, each over at least {r['min_rows']} rows, "
+        f"in at most {r['max_attempts']} round{'s' if r['max_attempts'] != 1 else ''}"
+    )
+
+
+def status(project: Project, scenario: str, annotator, *, rule: QualificationRule | None = None, events=None) -> dict:
+    """{"status", "rounds", "attempts_left", "qualified", "rule"} of ``annotator`` for ``scenario``.
+
+    In time order: a passed round qualifies, a waiver qualifies, a send-back undoes both and gives the
+    attempts again. ``rounds`` counts every scored round.
+    """
+    rule = rule if rule is not None else rule_of(project, scenario)
+    if events is None:
+        events = _events(project, scenario, [annotator.pk]).get(annotator.pk, [])
+    state, rounds, since = NOT_PASSED, 0, 0
+    for _at, kind, passed in events:
+        if kind == "attempt":
+            rounds += 1
+            since += 1
+            if passed:
+                state = PASSED
+        elif kind == DecisionKind.WAIVED:
+            state = WAIVED
+        elif kind == DecisionKind.SENT_BACK:
+            state, since = NOT_PASSED, 0
+    if rule is None:
+        return {"status": state if state != NOT_PASSED else NOT_REQUIRED, "rounds": rounds, "attempts_left": None, "qualified": True, "rule": None}
+    return {
+        "status": state,
+        "rounds": rounds,
+        "attempts_left": max(0, rule.max_attempts - since),
+        "qualified": state in (PASSED, WAIVED),
+        "rule": rule_text(rule),
+    }
+
+
+def _events(project: Project, scenario: str, annotator_ids) -> dict[int, list[tuple]]:
+    out: dict[int, list[tuple]] = {}
+    for a in QualificationAttempt.objects.filter(project=project, scenario=scenario, annotator_id__in=annotator_ids, state=AttemptState.SCORED):
+        out.setdefault(a.annotator_id, []).append((a.scored_at, "attempt", a.passed))
+    for d in QualificationDecision.objects.filter(project=project, scenario=scenario, annotator_id__in=annotator_ids):
+        out.setdefault(d.annotator_id, []).append((d.created_at, d.kind, None))
+    for events in out.values():
+        events.sort(key=lambda e: e[0])
+    return out
+
+
+def refusals(project: Project, scenarios, users) -> dict[str, dict[int, str]]:
+    """Per scenario with a rule: the users not qualified for it, each with the message naming the rule."""
+    out: dict[str, dict[int, str]] = {}
+    users = list(users)
+    for rule in QualificationRule.objects.filter(project=project, scenario__in=set(scenarios)):
+        events = _events(project, rule.scenario, [u.pk for u in users])
+        for user in users:
+            s = status(project, rule.scenario, user, rule=rule, events=events.get(user.pk, []))
+            if not s["qualified"]:
+                out.setdefault(rule.scenario, {})[user.pk] = (
+                    f"{user.username} has not passed the qualification for {rule.scenario} clips "
+                    f"(the project's rule: {s['rule']}); they get no production {rule.scenario} assignments until they pass "
+                    "or a lead waives the rule with a reason"
+                )
+    return out
+
+
+def training_clips(project: Project, scenario: str | None = None):
+    qs = TrainingClip.objects.filter(project=project).select_related("clip")
+    return qs.filter(clip__scenario=scenario) if scenario else qs
+
+
+def training_for(project: Project, scenario: str, annotator):
+    """The training clips ``annotator`` can take: not clips they code (or coded) in production."""
+    production = Assignment.objects.filter(annotator=annotator).values("clip_id")
+    return training_clips(project, scenario).exclude(clip_id__in=production).order_by("clip__sample_id")
+
+
+def open_attempt(project: Project, scenario: str, annotator) -> QualificationAttempt | None:
+    return QualificationAttempt.objects.filter(project=project, scenario=scenario, annotator=annotator, state=AttemptState.OPEN).first()
+
+
+def attempt_for(user, attempt_id: int) -> QualificationAttempt:
+    """An attempt its annotator or a lead may read; 404 for anyone else (never "forbidden")."""
+    qs = QualificationAttempt.objects.select_related("project", "annotator")
+    if not is_lead(user):
+        qs = qs.filter(annotator=user)
+    try:
+        return qs.get(pk=attempt_id)
+    except QualificationAttempt.DoesNotExist:
+        raise Http404("no such qualification round") from None
+
+
+def known_answer_assignments(project: Project, annotator=None):
+    qs = Assignment.every.filter(clip__project=project, purpose=AssignmentPurpose.KNOWN_ANSWER).select_related("clip", "annotator")
+    return qs.filter(annotator=annotator) if annotator is not None else qs
