@@ -7,9 +7,10 @@ from __future__ import annotations
 
 from django.http import Http404
 
-from ..models import Assignment, AssignmentPurpose, Project
+from ..models import Assignment, AssignmentPurpose, AssignmentState, Gold, Project, Revision
 from ..roles import is_lead
-from .models import AttemptState, DecisionKind, QualificationAttempt, QualificationDecision, QualificationRule, TrainingClip
+from .models import AttemptState, DecisionKind, QualificationAttempt, QualificationDecision, QualificationRule, TrainingClip  # noqa: F401 (QualificationRule for callers)
+from . import scoring
 from .scoring import measure_label
 
 PASSED, WAIVED, NOT_REQUIRED, NOT_PASSED = "passed", "waived", "not required", "not passed"
@@ -121,3 +122,49 @@ def attempt_for(user, attempt_id: int) -> QualificationAttempt:
 def known_answer_assignments(project: Project, annotator=None):
     qs = Assignment.every.filter(clip__project=project, purpose=AssignmentPurpose.KNOWN_ANSWER).select_related("clip", "annotator")
     return qs.filter(annotator=annotator) if annotator is not None else qs
+
+
+def units_of(clips, annotator) -> list[dict]:
+    """The rows of ``clips`` with their gold and the annotator's document, in (sample id, row index) order."""
+    golds = {g.row_id: g for g in Gold.objects.filter(row__clip__in=clips)}
+    revisions = {r.row_id: r.content for r in Revision.objects.filter(row__clip__in=clips, annotator=annotator)}
+    units = []
+    for clip in sorted(clips, key=lambda c: c.sample_id):
+        for row in clip.rows.order_by("row_index"):
+            gold = golds.get(row.pk)
+            if gold is None or row.pk not in revisions:
+                continue
+            units.append({
+                "sample_id": clip.sample_id, "row_index": row.row_index, "speaker": row.primary_speaker, "dialogue": row.dialogue_cleaned,
+                "gold": gold.content, "coder": revisions[row.pk], "note": gold.note,
+            })  # fmt: skip
+    return units
+
+
+def coder_record(project: Project, person) -> dict:
+    """What a coder's record page shows: per scenario their qualification status and rounds, the lead's
+    decisions about them, and their known-answer checks scored against the gold (theirs alone)."""
+    scenarios = set(QualificationRule.objects.filter(project=project).values_list("scenario", flat=True))
+    scenarios |= set(QualificationAttempt.objects.filter(project=project, annotator=person).values_list("scenario", flat=True))
+    from ..taxonomy import SCENARIOS
+
+    qualification = []
+    for scenario in [s for s in SCENARIOS if s in scenarios]:
+        qualification.append({
+            "scenario": scenario,
+            "status": status(project, scenario, person),
+            "attempts": list(QualificationAttempt.objects.filter(project=project, scenario=scenario, annotator=person).order_by("number")),
+        })  # fmt: skip
+    checks = list(known_answer_assignments(project, person).order_by("clip__sample_id"))
+    done = [a.clip for a in checks if a.state == AssignmentState.SUBMITTED]
+    units = units_of(done, person) if done else []
+    return {
+        "qualification": qualification,
+        "decisions": list(QualificationDecision.objects.filter(project=project, annotator=person).select_related("decided_by").order_by("-created_at")),
+        "known_answer": {
+            "assigned": len(checks),
+            "submitted": len(done),
+            "rows": len(units),
+            "scores": [{"key": k, **v} for k, v in scoring.score(units).items()] if units else [],
+        },
+    }

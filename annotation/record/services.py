@@ -124,23 +124,6 @@ def round_assignments(attempt: QualificationAttempt):
     ).select_related("clip")
 
 
-def units_of(clips, annotator) -> list[dict]:
-    """The rows of ``clips`` with their gold and the annotator's document, in (sample id, row index) order."""
-    golds = {g.row_id: g for g in Gold.objects.filter(row__clip__in=clips)}
-    revisions = {r.row_id: r.content for r in Revision.objects.filter(row__clip__in=clips, annotator=annotator)}
-    units = []
-    for clip in sorted(clips, key=lambda c: c.sample_id):
-        for row in clip.rows.order_by("row_index"):
-            gold = golds.get(row.pk)
-            if gold is None or row.pk not in revisions:
-                continue
-            units.append({
-                "sample_id": clip.sample_id, "row_index": row.row_index, "speaker": row.primary_speaker, "dialogue": row.dialogue_cleaned,
-                "gold": gold.content, "coder": revisions[row.pk], "note": gold.note,
-            })  # fmt: skip
-    return units
-
-
 @transaction.atomic
 def submit_round(attempt: QualificationAttempt, user) -> QualificationAttempt:
     """Hand in every clip of the round (each must be fully reviewed, as in production), then score it."""
@@ -151,7 +134,7 @@ def submit_round(attempt: QualificationAttempt, user) -> QualificationAttempt:
     for a in assignments:
         submit_assignment(a, user)
     clips = [a.clip for a in assignments]
-    units = units_of(clips, user)
+    units = selectors.units_of(clips, user)
     rule = selectors.rule_of(attempt.project, attempt.scenario)
     attempt.scores = scoring.score(units, seed=attempt.number)
     attempt.feedback = scoring.feedback(attempt.project, attempt.scenario, units)
