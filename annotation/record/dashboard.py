@@ -153,9 +153,13 @@ def competence_frame(rows):
 
 def dawid_skene(frame, n_iter: int = 100):
     """crowd-kit's Dawid–Skene on ``frame`` (task, worker, label): the coders' error matrices and the priors."""
+    import warnings
+
     from crowdkit.aggregation import DawidSkene
 
-    model = DawidSkene(n_iter=n_iter, tol=1e-6).fit(frame)
+    with warnings.catch_warnings():  # crowd-kit 1.4 calls pandas APIs pandas 3 deprecates; the results are the same
+        warnings.simplefilter("ignore")
+        model = DawidSkene(n_iter=n_iter, tol=1e-6).fit(frame)
     return model.errors_, model.priors_
 
 
