@@ -46,7 +46,11 @@ def drift_chart(coder: str, weeks: list[dict], fields: list[dict]) -> str | None
         axes[1][0].set_ylim(0, 1.05)
         axes[1][0].set_title("share of draft rows kept unchanged")
         rate = [d.get("rows_per_hour") for _, d in mine]
-        axes[1][1].bar([w for w, r in zip(weeks_x, rate) if r is not None], [r for r in rate if r is not None], color="#1f5f99")
+        if any(r is not None for r in rate):
+            axes[1][1].bar([w for w, r in zip(weeks_x, rate) if r is not None], [r for r in rate if r is not None], color="#1f5f99")
+        else:  # no timed saves (e.g. imported work): say so rather than draw an empty axis that reads as zero
+            axes[1][1].text(0.5, 0.5, "not measured: no timed saves", ha="center", va="center", transform=axes[1][1].transAxes, color="#666")
+            axes[1][1].set_yticks([])
         axes[1][1].set_title("rows per hour of work")
         for ax in axes[1]:
             ax.set_xlabel("week of the study")

@@ -2,10 +2,13 @@
 reads the feedback; a lead reads the per-annotator dashboard and sends a coder back to qualification."""
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
+from django.utils import timezone
 from playwright.sync_api import expect
 
-from annotation.models import Revision
+from annotation.models import Assignment, Revision
 from annotation.record import dashboard, services
 from annotation.record.models import QualificationAttempt, QualificationDecision
 from annotation.services import create_user
@@ -48,6 +51,8 @@ def test_an_annotator_takes_a_round_and_reads_the_feedback(login, live_server, p
     expect(first).to_contain_text("Blame for what he does is an accusation.")
     expect(page.locator("#scores")).to_contain_text("Utterance type")
     screenshot(page, "record-feedback")
+    first.scroll_into_view_if_needed()
+    screenshot(page, "record-feedback-row")
     attempt = QualificationAttempt.objects.get(annotator=trainee)
     assert attempt.state == "scored" and attempt.scores["utterance_type"]["matching"]["same"] == attempt.scores["utterance_type"]["matching"]["rows"] - 1
     page.locator("#scores").scroll_into_view_if_needed()
@@ -58,6 +63,11 @@ def test_a_lead_reads_the_dashboard_and_sends_a_coder_back(login, live_server, p
     names = generate(project, clips=10, annotators=3, seed=5)["annotators"]
     training = import_gold_clip(project, tmp_path, "train_group/001_training")
     services.mark_training(project, training, actor=lead)
+    # Four weeks of a study: the coders' work spread over them, so that the drift plots have weeks.
+    now = timezone.now()
+    Assignment.objects.filter(clip__project=project).update(created_at=now - timedelta(days=28))
+    for week, clips in enumerate([list(project.clips.filter(scenario="couple").order_by("sample_id")[i::4]) for i in range(4)]):
+        Revision.objects.filter(row__clip__in=clips).update(updated_at=now - timedelta(days=27 - 7 * week))
     dashboard.compute_and_store(project, "couple")  # the worker has stored it
 
     page = login("lead1", "lead-pass-123")
