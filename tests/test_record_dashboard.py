@@ -8,6 +8,7 @@ from datetime import timedelta
 import krippendorff
 import numpy as np
 import pytest
+from django.contrib.auth import get_user_model
 from django.test import Client
 from django.utils import timezone
 
@@ -16,6 +17,7 @@ from annotation.agreement.extract import extract, scope_clips
 from annotation.models import Assignment, Gold, Revision
 from annotation.record import dashboard
 from annotation.record.models import AnnotatorRecordReport
+from annotation.services import create_user
 from annotation.synthetic import generate
 
 pytestmark = pytest.mark.django_db
@@ -127,3 +129,32 @@ def test_the_page_is_served_from_the_stored_report_and_agrees_with_the_api(synth
     for entry in field["coders"]:
         assert f"{entry['alpha_without']['alpha']:.3f}" in page and entry["coder"] in page
     assert "Send back to qualification" in page and "cross-check" in page
+
+
+def test_the_release_carries_the_anonymised_coders_record(synthetic, tmp_path):
+    import json
+
+    from annotation.record import services
+    from annotation.releases.freeze import freeze
+    from annotation.releases.services import release_dir
+
+    project, names = synthetic
+    services.set_rule(project, "couple", fields=["utterance_type"], min_score=0.5, min_rows=5, max_attempts=2)
+    lead = create_user("lead9", "lead", password="lead9-pass-123")[0]
+    services.decide(project, "couple", get_user_model().objects.get(username=names[0]), "waived", "pilot coder", actor=lead)
+    freeze(project, version="1.0.0", seed=1, out_dir=release_dir(project, "1.0.0"), accept_incomplete=["couple", "family"])
+    text = (release_dir(project, "1.0.0") / "stats.json").read_text()
+    stats = json.loads(text)["coders"]
+    assert stats["count"] == 3 and [q["coder"] for q in stats["qualification"]] == ["coder 1", "coder 2", "coder 3"]
+    assert all(name not in text for name in names)
+    # Assignments were made in username order, so coder 1 is the first username; the waiver shows, not the name.
+    assert {q["status"] for q in stats["qualification"]} == {"waived", "not passed"}
+    both = {}  # the release holds both scenarios
+    for scenario in ("couple", "family"):
+        found, _ = _client_utterances(project, scenario)
+        for name, values in found.items():
+            both.setdefault(name, {}).update(values)
+    for k, entry in enumerate(stats["per_coder"]):
+        others = [n for n in names if n != names[k]]
+        assert entry["alpha_without"] == pytest.approx(_direct_alpha(both, others), abs=1e-4)
+        assert entry["alpha_all"] == pytest.approx(_direct_alpha(both, names), abs=1e-4)
