@@ -158,3 +158,26 @@ def test_the_release_carries_the_anonymised_coders_record(synthetic, tmp_path):
         others = [n for n in names if n != names[k]]
         assert entry["alpha_without"] == pytest.approx(_direct_alpha(both, others), abs=1e-4)
         assert entry["alpha_all"] == pytest.approx(_direct_alpha(both, names), abs=1e-4)
+
+
+@pytest.mark.services
+@pytest.mark.django_db(transaction=True)
+def test_the_dashboard_is_computed_by_the_real_worker(celery_worker_process, project, lead):
+    import os
+
+    from annotation.models import Job, JobState
+
+    from .conftest import require, wait_for
+
+    require(bool(os.environ.get("CELERY_BROKER_URL")), "CELERY_BROKER_URL is not set")
+    generate(project, clips=6, annotators=3, seed=2)
+    client = Client()
+    client.force_login(lead)
+    response = client.get(f"/api/v1/projects/{project.slug}/record/?scenario=couple")
+    assert response.status_code in (200, 202)  # 200 only if the worker was already done
+    job = Job.objects.get(kind=dashboard.JOB_KIND)
+    wait_for(lambda: Job.objects.get(pk=job.pk).state in (JobState.SUCCEEDED, JobState.FAILED), timeout=120)
+    job.refresh_from_db()
+    assert job.state == JobState.SUCCEEDED, job.error
+    body = client.get(f"/api/v1/projects/{project.slug}/record/?scenario=couple").json()
+    assert body["stale"] is False and len(body["coders"]) == 3
