@@ -43,21 +43,22 @@ def status(project: Project, scenario: str, annotator, *, rule: QualificationRul
     rule = rule if rule is not None else rule_of(project, scenario)
     if events is None:
         events = _events(project, scenario, [annotator.pk]).get(annotator.pk, [])
-    state, rounds, since = NOT_PASSED, 0, 0
+    state, rounds, since, sent_back = NOT_PASSED, 0, 0, False
     for _at, kind, passed in events:
         if kind == "attempt":
             rounds += 1
             since += 1
             if passed:
-                state = PASSED
+                state, sent_back = PASSED, False
         elif kind == DecisionKind.WAIVED:
-            state = WAIVED
+            state, sent_back = WAIVED, False
         elif kind == DecisionKind.SENT_BACK:
-            state, since = NOT_PASSED, 0
-    if rule is None:
-        return {"status": state if state != NOT_PASSED else NOT_REQUIRED, "rounds": rounds, "attempts_left": None, "qualified": True, "rule": None}
+            state, since, sent_back = NOT_PASSED, 0, True
+    if rule is None:  # nothing to pass: rounds are practice, and a send-back asks for one
+        return {"status": state if state != NOT_PASSED else NOT_REQUIRED, "rounds": rounds, "attempts_left": None, "qualified": True, "rule": None, "sent_back": sent_back}
     return {
         "status": state,
+        "sent_back": sent_back,
         "rounds": rounds,
         "attempts_left": max(0, rule.max_attempts - since),
         "qualified": state in (PASSED, WAIVED),

@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
+from django.contrib.auth import get_user_model
 from django.utils import timezone
 from playwright.sync_api import expect
 
@@ -68,6 +69,9 @@ def test_a_lead_reads_the_dashboard_and_sends_a_coder_back(login, live_server, p
     Assignment.objects.filter(clip__project=project).update(created_at=now - timedelta(days=28))
     for week, clips in enumerate([list(project.clips.filter(scenario="couple").order_by("sample_id")[i::4]) for i in range(4)]):
         Revision.objects.filter(row__clip__in=clips).update(updated_at=now - timedelta(days=27 - 7 * week))
+    services.set_rule(project, "couple", fields=["utterance_type", "relation_pattern"], min_score=0.8, min_rows=40, max_attempts=3, actor=lead)
+    for name in names:  # the pilot coders were let in by the lead
+        services.decide(project, "couple", get_user_model().objects.get(username=name), "waived", "coded the pilot with the lead", actor=lead)
     dashboard.compute_and_store(project, "couple")  # the worker has stored it
 
     page = login("lead1", "lead-pass-123")
@@ -77,18 +81,23 @@ def test_a_lead_reads_the_dashboard_and_sends_a_coder_back(login, live_server, p
     expect(page.locator("#summary")).to_contain_text("Utterance type")
     card = page.locator(f"#coder-{names[1]}")
     expect(card).to_contain_text("Draft rows kept unchanged")
+    expect(card.locator("h3 .state")).to_have_text("waived")
     expect(card.locator("figure.drift img")).to_be_visible()
     screenshot(page, "record-dashboard")
-    card.scroll_into_view_if_needed()
+    card.evaluate("e => e.scrollIntoView({block: 'start'})")
     screenshot(page, "record-dashboard-coder")
 
     card.locator("textarea[name=reason]").first.click()
     page.keyboard.type("reads the attack/pursue boundary differently since week 2")
     card.locator("button.send-back-button").click()
     expect(page.locator(".message-success")).to_contain_text(f"{names[1]} is sent back to qualification for couple clips")
-    decision = QualificationDecision.objects.get()
+    decision = QualificationDecision.objects.get(kind="sent_back")
     assert (decision.annotator.username, decision.kind, decision.decided_by) == (names[1], "sent_back", lead)
     assert QualificationAttempt.objects.get(annotator__username=names[1]).state == "open"
-    page.locator(f"#coder-{names[1]}").scroll_into_view_if_needed()
     screenshot(page, "record-dashboard-sent-back")
+    card = page.locator(f"#coder-{names[1]}")
+    expect(card.locator("h3 .state")).to_have_text("not passed")
+    expect(card.locator("h3 .sent-back")).to_be_visible()
+    card.evaluate("e => e.scrollIntoView({block: 'start'})")
+    screenshot(page, "record-dashboard-sent-back-card")
     assert page.errors == []
