@@ -114,8 +114,14 @@ def test_the_card_of_a_real_release_states_only_what_its_files_say(real_release)
     assert gold["no coder's work counts on the row"]["share"] == "100.0%"
     # No draft recorded: no drafting-model scores, and the section says why.
     assert "No draft of the released rows is recorded" in card
-    # Contract keys absent: nothing said about them.
-    assert "Task rules:" not in card and "## The coders" not in card and "Validity of the measure" not in card
+    # The task profile the manifest records (rescue-v1, the default) is named, with the paper's counts beside this
+    # release's own; nothing is said of free-text validity, which no one has judged here.
+    manifest = json.loads(files[MANIFEST])
+    assert manifest["task_profile"]["name"] == "rescue-v1"
+    assert "Task rules:" in card and "(profile `rescue-v1`)" in card and "comparable with the paper's" in card
+    for task, count in (("ITP", "3,006"), ("RPP", "2,133"), ("STP", "1,637"), ("SSP", "1,637"), ("ER", 926), ("VP", 855)):
+        assert f"{task} {count}" in card
+    assert "Validity of the measure" not in card
 
 
 def _facts(files: dict, **changes) -> str:

@@ -327,6 +327,9 @@ def _build(project, complete, skipped, plan: SplitPlan, *, version, seed, group_
         drafting_model=drafting, task_profile=profile.name,
     )  # fmt: skip
     del drafting
+    from ..record.release import coders_record  # the coders' record, anonymised (contract C3)
+
+    stats["coders"] = coders_record(project, [c.pk for c in complete])
     files["stats.json"] = dumps_json(stats)
     stage("stats")
 
