@@ -122,6 +122,8 @@ def test_the_card_of_a_real_release_states_only_what_its_files_say(real_release)
     for task, count in (("ITP", "3,006"), ("RPP", "2,133"), ("STP", "1,637"), ("SSP", "1,637"), ("ER", 926), ("VP", 855)):
         assert f"{task} {count}" in card
     assert "Validity of the measure" not in card
+    # The coders' record of a release whose gold was imported: said in one sentence, no table.
+    assert section(card, "## The coders").strip().endswith("No coder on this platform worked on the released clips, so there is no coders' record.")
 
 
 def _facts(files: dict, **changes) -> str:
@@ -161,7 +163,9 @@ def test_contract_sections_appear_when_their_keys_are_present_and_not_otherwise(
     lines = table(coders)
     assert [(l["coder"], l["alpha, all coders"], l["alpha without this coder"], l["agreement with gold"]) for l in lines] == [("coder 1", "0.712", "0.600", "0.900"), ("coder 2", "0.712", "–", "0.850")]
     assert wrong_plurals(card) == []
-    assert "## The coders" not in plain
+    # Without the keys (releases frozen before profiles and records), nothing is said of them.
+    bare = _facts(files, stats__coders=None, manifest__task_profile=None)
+    assert "## The coders" not in bare and "Task rules:" not in bare
 
 
 def test_free_text_is_called_agreement_on_meaning_only_when_validated():
