@@ -406,7 +406,9 @@ def reports_for(project: Project, params: Params, kinds: tuple[ReportKind, ...] 
     return {kind: out[kind] for kind in kinds}
 
 
-def compute_release_reports(project: Project, *, clips, resamples: int = 1000, seed: int = 0) -> tuple[dict, dict | Exception]:
+def compute_release_reports(
+    project: Project, *, clips, resamples: int = 1000, seed: int = 0
+) -> tuple[dict, dict | Exception]:
     """The label report and the free-text (semantic) report of ``clips``, the coded work of the project's study
     design (submitted work unless the lead chose otherwise): what a release ships (``releases.agreement_report``).
 
