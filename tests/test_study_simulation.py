@@ -19,6 +19,7 @@ import datetime as dt
 import json
 import math
 import os
+import re
 from collections import Counter
 
 import krippendorff
@@ -30,15 +31,18 @@ from django.utils import timezone
 from annotation.adjudication import selectors as adjudication
 from annotation.adjudication import services as gold_services
 from annotation.adjudication.fields import FIELDS, comparable, field_value
+from annotation.adjudication.gold_sources import WORDS
 from annotation.agreement.report import compute_project_report
 from annotation.assignment import assign_clips
 from annotation.models import Assignment, AssignmentMode, ClipState, Draft, Gold, Revision
 from annotation.releases.freeze import freeze
+from annotation.releases.human_work import FAR_ABOVE
 from annotation.rescue_format.importer import import_rescue
 from annotation.services import create_project, create_user
 from annotation.study.services import update_design
 from annotation.workspace.services import save_revision, set_reviewed, submit_assignment
 
+from .card_check import section, table, wrong_plurals
 from .factories import client_row, couple_clip, therapist_row
 
 pytestmark = pytest.mark.django_db
@@ -387,6 +391,51 @@ def test_a_study_from_assignment_to_release_counts_only_human_work_and_publishes
         _, sample_id, index = inst_id.split(":")
         draft = Draft.objects.get(row__clip__sample_id=sample_id, row__row_index=int(index)).content
         assert answer == [draft["relation_cycle_state"]]
+
+    # --- what the card says, read back and recomputed ----------------------------------------------------
+    card = files["README.md"].decode("utf-8")
+    assert wrong_plurals(card) == [] and "in view" not in card
+    stated = {line["the gold value"]: line for line in table(section(card, "### Where the gold's values came from"))}
+    for key, words in WORDS.items():
+        assert int(stated[words]["values"]) == hand[key], key
+        assert stated[words]["share"] == f"{100 * hand[key] / total:.1f}%", key
+    anchoring = {line["measure"]: line for line in table(section(card, "### The draft's pull: anchored against from-empty work"))}
+    line = anchoring["Utterance type"]
+    hh_anchored = krippendorff.alpha(reliability_data=utterance_matrix(project, AssignmentMode.FROM_DRAFT), level_of_measurement="nominal")
+    hh_empty = krippendorff.alpha(reliability_data=utterance_matrix(project, AssignmentMode.FROM_EMPTY), level_of_measurement="nominal")
+    assert float(line["human–human anchored"]) == pytest.approx(hh_anchored, abs=5e-4)
+    assert float(line["human–human from empty"]) == pytest.approx(hh_empty, abs=5e-4)
+    hh = utterance["human_human"]  # the report's effect (its own unit rule), as the card words it
+    assert line["human–human difference [95%]"] == f"{hh['difference']:.3f} [{hh['ci95'][0]:.3f}, {hh['ci95'][1]:.3f}]"
+    assert hh["difference"] == pytest.approx(hh_anchored - hh_empty, abs=1e-6)
+    assert line["human–draft difference [95%]"] == f"{effect['difference']:.3f} [{effect['ci95'][0]:.3f}, {effect['ci95'][1]:.3f}]"
+    assert line["human–draft anchored"] == f"{utterance['anchored']['human_draft']['alpha']:.3f}"
+    assert f"over {pull['groups']} relationship groups" in card
+    # The coded revisions the card states are the ones the adjudication page and the agreement API count.
+    coded = re.search(r"The report compares ([\d,]+) coded revisions? on ([\d,]+) rows? of ([\d,]+) clips?", card)
+    release_clips = project.clips.filter(sample_id__in=built.clip_ids)
+    pages = sum(adjudication.adjudication_payload(c)["summary"]["coded_revisions"] for c in release_clips)
+    api_report = compute_project_report(project, clips=list(built.clip_ids))
+    assert int(coded.group(1).replace(",", "")) == pages == api_report["slices"][0]["revisions"]
+    # The drafting model per task, with the caveat exactly where its score is far above the strongest rule.
+    drafting = {line["task"]: line for line in table(section(card, "### The drafting model as a baseline"))}
+    for task, field, metric in (("rpp", "relation_top3", "accuracy"), ("ssp", "strategy_top3", "mrr"), ("stp", "target_top3", "mrr")):
+        predictions = {json.loads(l)["id"]: json.loads(l)[field] for l in files[f"predictions/drafting_model/{task}.jsonl"].decode().splitlines()}
+        gold_lines = [json.loads(l) for l in files[f"tasks/{task}/test.jsonl"].decode().splitlines()]
+        if not gold_lines:
+            continue
+        score = sum(predictions.get(g["id"], [None])[0] == g["gold"] for g in gold_lines) / len(gold_lines)
+        assert float(drafting[task]["drafting model"]) == pytest.approx(score, abs=5e-4), task
+        rule = stats["baselines"][task]["splits"]["test"]["all"]
+        far = score - rule["scores"][rule["best_rule"]][metric] >= FAR_ABOVE
+        assert drafting[task]["difference"].endswith("· far above") == far, task
+    assert ("A model of the drafting model's family may be favoured" in card) == any(l["difference"].endswith("far above") for l in drafting.values())
+    # How the starting points were chosen, as the assignments record it (nothing said when nothing is recorded).
+    by_design = [a for a in Assignment.objects.filter(clip__sample_id__in=built.clip_ids, clip__project=project) if a.design.get("by") == "design"]
+    empty = sum(a.mode == AssignmentMode.FROM_EMPTY for a in by_design)
+    assert by_design and f"{len(by_design)} assignments by the study design (a seeded random share of 20% from empty, seed 3), {empty} of them from empty" in card
+    # The relation-pattern presence measure stands beside the label's alpha, with the report's figure.
+    assert f"the presence measure ({presence['alpha']:.3f}, {presence['units']} units)" in card
 
     # --- what the release page says ---------------------------------------------------------------------
     page = client.get(f"/projects/{project.slug}/releases/1.0.0/").content.decode()

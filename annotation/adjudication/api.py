@@ -328,6 +328,7 @@ class ProjectAssignments(LeadView):
                 "summary": plan.summary,
                 "created": [{"id": a.pk, "sample_id": a.clip.sample_id, "annotator": a.annotator.username, "mode": a.mode, "design": a.design} for a in plan.created],
                 "skipped": plan.skipped,
+                "refused": plan.refused,
             },
             status=status.HTTP_201_CREATED,
         )

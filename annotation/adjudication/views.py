@@ -218,6 +218,8 @@ def project_assignments(request, slug):
             messages.success(request, plan.summary + ".")
             for line in plan.skipped[:20]:
                 messages.info(request, f"Skipped {line}")
+            for line in plan.refused:
+                messages.warning(request, f"Left out: {line}")
             return redirect("assignment-index", slug=project.slug)
     clips = list(
         project.clips.annotate(row_count=Count("rows", distinct=True))

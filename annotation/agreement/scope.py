@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from django.db.models import Case, CharField, Expression, F, FilteredRelation, Q, QuerySet, Value, When
 
-from ..models import AssignmentState, Clip, ClipState, Revision, RevisionStatus, WorkScope
+from ..models import AssignmentPurpose, AssignmentState, Clip, ClipState, Revision, RevisionStatus, WorkScope
 
 SUBMITTED, REVIEWED = WorkScope.SUBMITTED.value, WorkScope.REVIEWED.value
 DEFAULT_WORK_SCOPE = SUBMITTED
@@ -111,7 +111,10 @@ def with_left_out(
     own_assignment = FilteredRelation(
         "row__clip__assignments", condition=Q(row__clip__assignments__annotator=F("annotator"))
     )
-    return revisions.annotate(**{ASSIGNMENT: own_assignment}).annotate(**{LEFT_OUT_FIELD: reason})
+    # A qualification round's or a known-answer check's revisions are the annotator's record, not production
+    # work: they are not even left out, they are not there (``annotation.record``).
+    production = Q(**{f"{ASSIGNMENT}__id__isnull": True}) | Q(**{f"{ASSIGNMENT}__purpose": AssignmentPurpose.PRODUCTION})
+    return revisions.annotate(**{ASSIGNMENT: own_assignment}).filter(production).annotate(**{LEFT_OUT_FIELD: reason})
 
 
 def coded_revisions(clips: QuerySet[Clip], work_scope: str = DEFAULT_WORK_SCOPE) -> QuerySet[Revision]:

@@ -362,3 +362,36 @@ def build_croissant(
         "distribution": distribution,
         "recordSet": record_sets,
     }
+
+
+def croissant_description(stats: dict) -> str:
+    """The dataset's description, from ``stats.json``'s counts (the card's numbers, in the card's words)."""
+    from .card.facts import therapy_words
+    from .card.markdown import count_noun  # the card's plural rule
+    from .stats import ALL
+
+    corpus = stats["corpus"]
+    total = corpus[ALL][ALL]
+    scenarios = ", ".join(f"{corpus[s][ALL]['clips']:,} {s}" for s in corpus if s != ALL)
+    return (
+        f"Annotated {therapy_words(stats)} dialogue: {count_noun(total['clips'], 'clip')} ({scenarios}) from "
+        f"{count_noun(total['groups'], 'couple or family|couples or families')}, {count_noun(total['rows'], 'row')} annotated along six "
+        "dimensions, with instances of six benchmark tasks (intervention timing, relation pattern, support target, support "
+        "strategy, emotion, viewpoint). See README.md."
+    )
+
+
+def croissant_limitations(stats: dict) -> str:
+    """Croissant's ``dataLimitations``: the scenario balance as the counts have it, never "few family clips" when there are none."""
+    from .card.markdown import count_noun
+    from .stats import ALL
+
+    corpus = stats["corpus"]
+    present = {s: corpus[s][ALL]["clips"] for s in corpus if s != ALL}
+    missing = [s for s in ("couple", "family") if s not in present]
+    if missing:
+        balance = f"one scenario only (no {' or '.join(missing)} clips)"
+    else:
+        smaller = min(present, key=lambda s: (present[s], s))
+        balance = f"scenario imbalance (the {smaller} scenario has {count_noun(present[smaller], 'clip')} of {sum(present.values()):,})"
+    return f"{balance[0].upper()}{balance[1:]}, long-tailed labels, text only; see README.md."

@@ -53,8 +53,8 @@ from ..models import Clip, ClipState, Gold, Project, Release
 from ..rescue_format.exporter import dumps_clip, release_clip, release_row
 from ..services import ServiceError, transition_many
 from .agreement_report import agreement_file
-from .card import LICENCE_TEXT, CardInputs, render_card
-from .croissant import build_croissant, row_record_files
+from .card import CARD_TEMPLATE, LICENCE_TEXT, card_facts, render_card
+from .croissant import build_croissant, croissant_description, croissant_limitations, row_record_files
 from .drafting_model import drafting_predictions, prediction_files, read_drafts
 from .figures import FIGURE_STYLE, FIGURE_STYLES, release_figures
 from .manifest import FORMAT, MANIFEST, Digests, Verification, dumps_json, file_entries, remove_tree, sha256, write_tree
@@ -183,6 +183,7 @@ def build_release(
     provenance: dict | None = None,
     confirmed: str | None = None,
     guidance=CURRENT_GUIDANCE,
+    card_template: int = CARD_TEMPLATE,
 ) -> BuiltRelease:
     """Every file of the release, as bytes, with the manifest. Writes nothing.
 
@@ -195,7 +196,8 @@ def build_release(
     guidance version the card ships (``codebook.selectors.release_guidance``: the one in
     force, by default). ``task_profile`` names the rules that build and score the task instances
     (``tasks.profiles``: ``rescue-v1`` by default); ``params`` are that profile's parameters (its defaults
-    when None).
+    when None). ``card_template`` is the card template version the manifest records (a
+    reproduction records the release's own; the card is always written by this platform's templates).
     """
     check_version(version)
     profile = profile_named(task_profile)
@@ -219,6 +221,7 @@ def build_release(
             profile=profile, params=profile.parameters if params is None else params, figure_style=figure_style, progress=progress, started=started,
             provenance=provenance,
             guidance=guidance,
+            card_template=card_template,
         )
 
 
@@ -248,7 +251,7 @@ def _database_facts(project: Project, clip_pks: list[int], data_as_of: str | Non
     return data_as_of or _data_as_of(clip_pks), provenance if provenance is not None else collect_provenance(project, clip_pks)
 
 
-def _build(project, complete, skipped, plan: SplitPlan, *, version, seed, group_map, accepted, data_as_of, profile, params, figure_style, progress, started, provenance, guidance) -> BuiltRelease:
+def _build(project, complete, skipped, plan: SplitPlan, *, version, seed, group_map, accepted, data_as_of, profile, params, figure_style, progress, started, provenance, guidance, card_template) -> BuiltRelease:
     """``build_release`` once the clips and their splits are decided."""
     timings: dict[str, float] = {}
     clock = [started]
@@ -310,6 +313,8 @@ def _build(project, complete, skipped, plan: SplitPlan, *, version, seed, group_
     }
     if figure_style != 1:  # releases drawn before styles were numbered record none
         inputs["figure_style"] = figure_style
+    if card_template != 1:  # releases whose card was built from strings record none
+        inputs["card_template"] = card_template
     if group_map:
         inputs["group_map"] = dict(sorted(group_map.items()))
     if accepted:  # scenarios the lead let go without every split (the card says so first)
@@ -322,6 +327,9 @@ def _build(project, complete, skipped, plan: SplitPlan, *, version, seed, group_
         drafting_model=drafting, task_profile=profile.name,
     )  # fmt: skip
     del drafting
+    from ..record.release import coders_record  # the coders' record, anonymised (contract C3)
+
+    stats["coders"] = coders_record(project, [c.pk for c in complete])
     files["stats.json"] = dumps_json(stats)
     stage("stats")
 
@@ -336,20 +344,21 @@ def _build(project, complete, skipped, plan: SplitPlan, *, version, seed, group_
     files.update(release_figures(stats, figure_style=figure_style))
     stage("figures")
 
-    files["README.md"] = render_card(
-        CardInputs(project_name=project.name, project_slug=project.slug, version=version, inputs=inputs, stats=stats, agreement=agreement, files=files, guidance=guidance_shipped)
-    ).encode("utf-8")
+    # The manifest's head (everything but the clip list and the file digests) is what the card reads of it.
+    manifest_head = {
+        "format": FORMAT,
+        "release": {"project": project.slug, "name": project.name, "version": version},
+        "inputs": inputs,
+        "task_profile": profile.manifest_entry(),
+    }
+    files["README.md"] = render_card(card_facts(manifest=manifest_head, stats=stats, agreement=agreement, files=files, guidance=guidance_shipped)).encode("utf-8")
     stage("card")
 
     files["croissant.json"] = dumps_json(
         build_croissant(
             files=files,
             name=f"{project.name} {version}",
-            description=(
-                f"Annotated couple- and family-therapy dialogue: {len(released)} clips, {sum(r for _, _, r, _ in released)} rows "
-                "annotated along six dimensions, with instances of six benchmark tasks (intervention timing, relation "
-                "pattern, support target, support strategy, emotion, viewpoint). See README.md."
-            ),
+            description=croissant_description(stats),
             version=version,
             license_text=LICENCE_TEXT,
             date_published=inputs["data_as_of"],
@@ -358,7 +367,7 @@ def _build(project, complete, skipped, plan: SplitPlan, *, version, seed, group_
             rai={
                 **rai_provenance(provenance),
                 "dataUseCases": "Benchmarking models on relational understanding and therapist-support decisions in multi-party therapy dialogue.",
-                "dataLimitations": "Scenario imbalance (few family clips), long-tailed labels, text only; see README.md.",
+                "dataLimitations": croissant_limitations(stats),
                 "personalSensitiveInformation": "Therapy dialogue about relationships and emotions; do not use to identify or assess the people in the clips.",
             },
         )
@@ -366,10 +375,7 @@ def _build(project, complete, skipped, plan: SplitPlan, *, version, seed, group_
     stage("croissant")
 
     manifest = {
-        "format": FORMAT,
-        "release": {"project": project.slug, "name": project.name, "version": version},
-        "inputs": inputs,
-        "task_profile": profile.manifest_entry(),
+        **manifest_head,
         "clips": [
             {
                 "sample_id": sample_id,
@@ -510,7 +516,12 @@ def reproduce(release: Release, out_dir: str | Path, *, progress: Progress | Non
         progress=progress,
         provenance=provenance,
         guidance=inputs["guidance"]["version"] if "guidance" in inputs else GUIDANCE_NOT_RECORDED,
+        card_template=recorded_card_template(inputs),
     )
+    # A card written by an older template cannot be rewritten byte for byte: README.md and croissant.json
+    # (which holds README.md's digest) are regenerated by this platform's template and said to be so; every
+    # data file is still compared byte for byte, and the manifest apart from those two entries.
+    regenerated = CARD_FILES if recorded_card_template(inputs) != CARD_TEMPLATE else ()
     started = time.perf_counter()
     write_tree(built.files, Path(out_dir))
     built.timings["write"] = round(time.perf_counter() - started, 4)
@@ -526,10 +537,35 @@ def reproduce(release: Release, out_dir: str | Path, *, progress: Progress | Non
         else:
             result.checked += 1
             if built.digests[rel] != recorded[rel]["sha256"]:
-                result.changed.append(rel)
-    if built.manifest != release.manifest:
+                if rel in regenerated:
+                    result.regenerated.append(rel)
+                else:
+                    result.changed.append(rel)
+    if result.regenerated:
+        result.notes.append(
+            f"{' and '.join(result.regenerated)} regenerated by card template {CARD_TEMPLATE}; the release's were written by "
+            f"card template {recorded_card_template(inputs)} and are not compared byte for byte (the data files are)"
+        )
+    if _without(built.manifest, regenerated) != _without(release.manifest, regenerated):
         result.problems.append(f"{MANIFEST} differs from the release's database record")
     original = Path(release.path) / MANIFEST
-    if original.is_file() and original.read_bytes() != built.files[MANIFEST]:
-        result.problems.append(f"{MANIFEST} differs from the one in {release.path}")
+    if original.is_file():
+        same = original.read_bytes() == built.files[MANIFEST] if not regenerated else _without(json.loads(original.read_bytes()), regenerated) == _without(built.manifest, regenerated)
+        if not same:
+            result.problems.append(f"{MANIFEST} differs from the one in {release.path}")
     return built, result
+
+
+CARD_FILES = ("README.md", "croissant.json")
+
+
+def recorded_card_template(inputs: dict) -> int:
+    """The card template version a release's card was written by (releases that record none: 1, the string-built card)."""
+    return inputs.get("card_template", 1)
+
+
+def _without(manifest: dict, paths) -> dict:
+    """``manifest`` without the file entries of ``paths`` (JSON-equal copies compare equal)."""
+    if not paths:
+        return manifest
+    return {**manifest, "files": {k: v for k, v in manifest.get("files", {}).items() if k not in paths}}

@@ -104,6 +104,9 @@ class Verification:
     missing: list[str] = field(default_factory=list)
     extra: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)  # the manifest itself cannot be used
+    # Files rewritten by a newer card template on reproduction (README.md, croissant.json): said, not a mismatch.
+    regenerated: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
     checked: int = 0
 
     @property
@@ -115,10 +118,11 @@ class Verification:
         out += [f"changed: {p}" for p in self.changed]
         out += [f"missing: {p}" for p in self.missing]
         out += [f"extra:   {p}" for p in self.extra]
+        out += [f"note:    {n}" for n in self.notes]
         return out
 
     def as_dict(self) -> dict:
-        return {"ok": self.ok, "checked": self.checked, "changed": self.changed, "missing": self.missing, "extra": self.extra, "problems": self.problems}
+        return {"ok": self.ok, "checked": self.checked, "changed": self.changed, "missing": self.missing, "extra": self.extra, "problems": self.problems, "regenerated": self.regenerated, "notes": self.notes}
 
 
 def read_manifest(folder: Path) -> dict:

@@ -11,17 +11,29 @@ being present is never taken as evidence of how it was made. What is not
 recorded is counted as such.
 
 ``provenance_sentences`` and ``agreement_sentences`` turn the facts into the
-card's sentences; the card renders them (``card.py``), and the tests compare
+card's sentences; the card renders them (``card`` package), and the tests compare
 them one by one with facts they count themselves.
 """
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+
 from django.contrib.auth import get_user_model
 from django.db.models import Count, Q
 
 from ..adjudication.gold_sources import gold_sources
-from ..models import Assignment, AssignmentMode, AssignmentState, Clip, Draft, DraftSource, Gold, ImportKind, ImportRecord, Project
+from ..models import (
+    Assignment,
+    AssignmentMode,
+    AssignmentState,
+    Clip,
+    Draft,
+    DraftSource,
+    Gold,
+    ImportKind,
+    ImportRecord,
+    Project,
+)
 from ..roles import LEAD
 from ..taxonomy import SCENARIOS, load_taxonomy
 
@@ -139,12 +151,14 @@ def _drafts(clip_pks: list[int], latest: dict, rows_of: dict[str, int]) -> dict:
 
 def _coders(clip_pks: list[int], latest: dict, synthetic: set[str]) -> dict:
     """Each (clip, annotator) pair by who made the work: the platform's assignment, an import, the generator."""
-    pairs = Assignment.objects.filter(clip_id__in=clip_pks).values_list("clip__sample_id", "annotator_id", "annotator__username", "mode", "state")
+    pairs = Assignment.objects.filter(clip_id__in=clip_pks).values_list("clip__sample_id", "annotator_id", "annotator__username", "mode", "state", "design")
     platform = {"assignments": 0, "annotators": set(), "clips": set(), "modes": Counter(), "states": Counter()}
+    # How each platform assignment's mode was chosen, as the assignment records it (``Assignment.design``).
+    chosen: Counter = Counter()
     imported = {"annotators": set(), "clips": set(), "files": {}}
     generated = {"annotators": set(), "clips": set()}
     finished: dict[str, Counter] = defaultdict(Counter)  # clip -> {origin: coders with finished work}
-    for sample_id, annotator_id, username, mode, state in pairs:
+    for sample_id, annotator_id, username, mode, state, design in pairs:
         if sample_id in synthetic:
             generated["annotators"].add(username)
             generated["clips"].add(sample_id)
@@ -165,6 +179,11 @@ def _coders(clip_pks: list[int], latest: dict, synthetic: set[str]) -> dict:
         platform["clips"].add(sample_id)
         platform["modes"][mode] += 1
         platform["states"][state] += 1
+        design = design or {}
+        if design.get("by") == "design":
+            chosen[("design", float(design.get("share", 0)), int(design.get("seed", 0)), mode)] += 1
+        else:
+            chosen[("lead" if design.get("by") == "lead" else NOT_RECORDED, None, None, mode)] += 1
         finished[sample_id][PLATFORM] += state == AssignmentState.SUBMITTED
     per_clip = Counter(sum(c.values()) for c in finished.values())
     # Clips with two or more coders' finished work, by where those coders' work came from.
@@ -182,6 +201,7 @@ def _coders(clip_pks: list[int], latest: dict, synthetic: set[str]) -> dict:
             "clips": len(platform["clips"]),
             "modes": {m: platform["modes"][m] for m in AssignmentMode.values if platform["modes"][m]},
             "states": {s: platform["states"][s] for s in AssignmentState.values if platform["states"][s]},
+            "mode_choice": _mode_choice(chosen),
         },
         IMPORTED: {
             "annotators": len(imported["annotators"]),
@@ -193,6 +213,17 @@ def _coders(clip_pks: list[int], latest: dict, synthetic: set[str]) -> dict:
         "finished_coders_per_clip": {str(n): per_clip[n] for n in sorted(per_clip)},
         "clips_with_two_finished_coders": {"any": sum(two.values()), **{k: two[k] for k in (PLATFORM, IMPORTED, GENERATED, MIXED)}},
     }
+
+
+def _mode_choice(chosen: Counter) -> list[dict]:
+    """[{"by": "design"|"lead"|"not_recorded", "share", "seed", "assignments", "from_empty"}], design runs first."""
+    runs: dict[tuple, dict] = {}
+    for (by, share, seed, mode), n in chosen.items():
+        entry = runs.setdefault((by, share, seed), {"by": by, "share": share, "seed": seed, "assignments": 0, "from_empty": 0})
+        entry["assignments"] += n
+        entry["from_empty"] += n if mode == AssignmentMode.FROM_EMPTY else 0
+    order = {"design": 0, "lead": 1, NOT_RECORDED: 2}
+    return [runs[k] for k in sorted(runs, key=lambda k: (order[k[0]], k[1] or 0, k[2] or 0))]
 
 
 def _gold(clip_pks: list[int], by_pk: dict[int, Clip], latest: dict, synthetic: set[str]) -> dict:

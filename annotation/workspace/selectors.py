@@ -33,7 +33,7 @@ def my_assignments(user):
     """The caller's assignments with progress counters, most recently active first."""
     mine = Q(clip__rows__revisions__annotator=user)
     return (
-        Assignment.objects.filter(annotator=user)
+        Assignment.every.filter(annotator=user)  # known-answer checks and qualification rounds too: the workspace is theirs
         .select_related("clip__project")
         .annotate(
             rows_total=Count("clip__rows__revisions", filter=mine, distinct=True),
@@ -137,7 +137,7 @@ def workspace_payload(user, clip: Clip) -> dict:
 
     A fixed number of queries whatever the number of rows.
     """
-    assignment = Assignment.objects.filter(clip=clip, annotator=user).first()
+    assignment = Assignment.every.filter(clip=clip, annotator=user).first()
     # Calibration assignments start empty so the draft cannot anchor them: hide it.
     show_draft = assignment is None or assignment.mode != AssignmentMode.FROM_EMPTY
     rows = list(Row.objects.filter(clip=clip).order_by("row_index"))

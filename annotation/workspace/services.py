@@ -196,7 +196,7 @@ def _write(target: SaveTarget, user, content: dict, status: str, expected_versio
             raise VersionConflict(current)
         raise ServiceError("this clip was submitted; ask a lead to reopen it before editing")
     if target.assignment_state == AssignmentState.ASSIGNED:  # the first save starts the assignment
-        Assignment.objects.filter(clip_id=target.row.clip_id, annotator=user, state=AssignmentState.ASSIGNED).update(state=AssignmentState.IN_PROGRESS)
+        Assignment.every.filter(clip_id=target.row.clip_id, annotator=user, state=AssignmentState.ASSIGNED).update(state=AssignmentState.IN_PROGRESS)
     saved = Revision(
         id=target.revision_id, row=target.row, annotator=user, version=expected_version + 1, status=status,
         content=content, warnings=[], layout=target.layout, updated_at=now,
@@ -238,7 +238,7 @@ def set_reviewed(revision_id: int, user, expected_version: int, reviewed: bool =
 @transaction.atomic
 def submit_assignment(assignment: Assignment, user) -> Assignment:
     """Hand in a clip once every row is reviewed; the clip is reviewed when all its coders are done."""
-    assignment = Assignment.objects.select_for_update().select_related("clip").get(pk=assignment.pk, annotator=user)
+    assignment = Assignment.every.select_for_update().select_related("clip").get(pk=assignment.pk, annotator=user)
     ensure_clip_open(assignment.clip, "submissions")
     if assignment.state == AssignmentState.SUBMITTED:
         return assignment

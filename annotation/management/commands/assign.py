@@ -40,5 +40,7 @@ class Command(AuditedCommand):
         self.stdout.write(plan.summary)
         for line in plan.skipped:
             self.stdout.write(f"  skipped {line}")
+        for line in plan.refused:
+            self.stdout.write(f"  left out: {line}")
         for p in annotator_progress(project):
             self.stdout.write(f"  {p['annotator']}: {p['clips']} clips, {p['reviewed']}/{p['rows']} rows reviewed")
