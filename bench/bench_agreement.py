@@ -64,7 +64,7 @@ def main(argv=None) -> int:
     import numpy as np
     from django.db import connection
 
-    from annotation.agreement import compute_project_report
+    from annotation.agreement.report import compute_project_report
     from annotation.agreement.alpha import compute_alpha, distance_matrix, library_alpha, pairable
     from annotation.agreement.extract import extract, scope_clips
     from annotation.agreement.plots import slice_plots

@@ -36,7 +36,8 @@ def main(argv=None) -> int:
     from django.conf import settings
     from django.db import connection
 
-    from annotation.agreement import compute_project_report, services
+    from annotation.agreement import services
+    from annotation.agreement.report import compute_project_report
     from annotation.agreement.embeddings import current_provider
     from annotation.audit import audit_source
     from annotation.models import AgreementReport, Job, Project, Revision, TextEmbedding

@@ -16,7 +16,7 @@ from annotation.agreement.alpha import (
 )
 from annotation.agreement.extract import extract, scope_clips
 from annotation.agreement.fields import MEASURES
-from annotation.agreement.report import Slice, _availability, _coder_sets, _Computer, build_report
+from annotation.agreement.report import Slice, _availability, _coder_sets, _Computer, compute_project_report
 from annotation.synthetic import generate
 
 from .test_agreement_builders import SUBMITTED, annotators, make_clip, therapist_content
@@ -94,7 +94,7 @@ def test_masi_alpha_through_the_pipeline_for_support_targets(project):
         speakers=["Therapist"] * 3,
         state=SUBMITTED,
     )
-    report = build_report(project)
+    report = compute_project_report(project)
     measures = next(s for s in report["slices"] if s["key"] == "all/all")["measures"]
     assert measures["support_target_masi"]["humans"]["alpha"] == pytest.approx(9 / 14, abs=1e-6)
     assert measures["target_masi"]["humans"]["alpha"] == pytest.approx(9 / 14, abs=1e-6)

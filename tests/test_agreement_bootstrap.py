@@ -7,7 +7,7 @@ import pytest
 
 from annotation.agreement.alpha import compute_alpha, distance_matrix, pairable
 from annotation.agreement.bootstrap import bootstrap_alpha
-from annotation.agreement.report import build_report
+from annotation.agreement.report import compute_project_report
 from annotation.synthetic import generate
 
 
@@ -110,7 +110,7 @@ def test_resamples_that_draw_a_single_value_count_as_zero_not_perfect():
 @pytest.mark.django_db
 def test_on_a_synthetic_project_every_interval_contains_its_alpha(project):
     generate(project, clips=24, annotators=3, seed=11)
-    report = build_report(project, resamples=1000, seed=0)
+    report = compute_project_report(project, resamples=1000, seed=0)
     overall = next(s for s in report["slices"] if s["key"] == "all/all")
     checked = 0
     for item in overall["measures"].values():

@@ -15,8 +15,8 @@ import krippendorff
 import numpy as np
 import pytest
 
-from annotation.agreement import compute_project_report
 from annotation.agreement.extract import extract, scope_clips
+from annotation.agreement.report import compute_project_report
 from annotation.models import AssignmentMode
 
 from .test_agreement_builders import (

@@ -16,7 +16,8 @@ import krippendorff
 import numpy as np
 import pytest
 
-from annotation.agreement import compute_project_report, services
+from annotation.agreement import services
+from annotation.agreement.report import compute_project_report
 from annotation.agreement.scope import REVIEWED, SUBMITTED, coded_revisions
 from annotation.models import (
     AgreementReport,

@@ -20,7 +20,7 @@ from itertools import combinations
 import numpy as np
 import pytest
 
-from annotation.agreement import embeddings, semantic
+from annotation.agreement import embedding_alpha, embeddings, semantic
 from annotation.agreement.extract import candidate_clips
 from annotation.agreement.scope import DEFAULT_WORK_SCOPE
 from annotation.agreement.textfields import TEXT_FIELDS_BY_KEY, coder_texts, extract_texts, extract_with_texts
@@ -94,15 +94,15 @@ def test_paraphrases_are_more_similar_than_unrelated_texts(model):
 
 def test_identical_texts_are_at_distance_0_and_an_empty_text_at_distance_1(model):
     texts = ["feels unheard and resentful", "resents not being listened to"]
-    f = semantic.unit_vectors(["", *texts], dict(zip(texts, model.embed(texts))))
-    delta = semantic.distance_matrix(f)
+    f = embedding_alpha.unit_vectors(["", *texts], dict(zip(texts, model.embed(texts))))
+    delta = embedding_alpha.distance_matrix(f)
     assert delta[1, 1] == 0.0 and delta[0, 0] == 0.0
     assert delta[0, 1] == pytest.approx(1.0, abs=1e-12) and delta[0, 2] == pytest.approx(1.0, abs=1e-12)
     assert 0 < delta[1, 2] < 1
     # Through alpha: two coders who wrote the same text agree perfectly on that unit, one text against none
     # is as far apart as the distance goes for a unit with a text.
     same = np.array([[1, 2, 1], [1, 2, 0]])
-    result = semantic.semantic_alpha(same, f)
+    result = embedding_alpha.semantic_alpha(same, f)
     upper = result.cells.c <= result.cells.k
     pairs = dict(zip(zip(result.cells.c[upper].tolist(), result.cells.k[upper].tolist()), result.delta[upper].tolist()))
     assert pairs[(1, 1)] == 0.0 and pairs[(2, 2)] == 0.0 and pairs[(0, 1)] == pytest.approx(1.0)
@@ -134,14 +134,14 @@ def test_a_fields_vectors_read_from_the_shared_table_equal_unit_vectors_exactly(
     texts = [f"text {i}" for i in range(50)]
     vectors = {t: (v / np.linalg.norm(v)).astype(np.float32) for t, v in zip(texts, rng.normal(size=(50, 16)))}
     domain = ["", *rng.permutation(texts)[:30].tolist()]
-    expected = semantic.unit_vectors(domain, vectors)
+    expected = embedding_alpha.unit_vectors(domain, vectors)
     # As a report makes it: the table embed_texts fills, with room for the empty text, made unit in place.
     table = embeddings.VectorTable(texts, 16, extra_rows=1, extra_columns=1)
     for text in texts:
         table.matrix[table.row_of[text], :16] = vectors[text]
     before = table.matrix
-    for unit in (semantic.unit_table(table, in_place=True), semantic.unit_table(vectors)):
-        shared = semantic.FieldVectors(domain, unit)
+    for unit in (embedding_alpha.unit_table(table, in_place=True), embedding_alpha.unit_table(vectors)):
+        shared = embedding_alpha.FieldVectors(domain, unit)
         assert len(shared) == len(expected)
         assert np.array_equal(shared[np.arange(len(domain))], expected)
         picked = rng.integers(0, len(domain), size=100)
@@ -149,14 +149,14 @@ def test_a_fields_vectors_read_from_the_shared_table_equal_unit_vectors_exactly(
         assert np.array_equal(shared[0], expected[0]) and np.array_equal(shared[3], expected[3])
     assert table.matrix is before  # in place: a hundred thousand vectors are not copied
     with pytest.raises(ValueError):
-        semantic.unit_table(embeddings.VectorTable(texts, 16), in_place=True)
+        embedding_alpha.unit_table(embeddings.VectorTable(texts, 16), in_place=True)
 
 
 def random_domain(rng, n_texts: int, dims: int = 16):
     e = rng.normal(size=(n_texts, dims))
     texts = [f"text {i}" for i in range(n_texts)]
     vectors = {t: v / np.linalg.norm(v) for t, v in zip(texts, e)}
-    return semantic.unit_vectors(["", *texts], vectors)
+    return embedding_alpha.unit_vectors(["", *texts], vectors)
 
 
 @pytest.mark.parametrize("seed", range(6))
@@ -164,8 +164,8 @@ def test_the_numpy_alpha_equals_the_krippendorff_package_with_the_same_distance(
     rng = np.random.default_rng(seed)
     f = random_domain(rng, 20)
     codes = rng.integers(-1, 21, size=(int(rng.integers(2, 6)), 40)).astype(np.int32)
-    ours = semantic.semantic_alpha(codes, f)
-    assert ours.alpha == pytest.approx(semantic.library_alpha(codes, f), abs=1e-9)
+    ours = embedding_alpha.semantic_alpha(codes, f)
+    assert ours.alpha == pytest.approx(embedding_alpha.library_alpha(codes, f), abs=1e-9)
 
 
 def test_the_permutation_baseline_is_what_shuffling_the_texts_gives():
@@ -174,7 +174,7 @@ def test_the_permutation_baseline_is_what_shuffling_the_texts_gives():
     codes = rng.integers(0, 13, size=(3, 60)).astype(np.int32)
     codes[rng.random(codes.shape) < 0.15] = -1
     groups = np.where(np.arange(60) < 25, "couple", "family")
-    expected = semantic.baseline_similarity(codes, f, groups)
+    expected = embedding_alpha.baseline_similarity(codes, f, groups)
     shuffled = []
     for _ in range(3000):
         c = codes.copy()
@@ -185,7 +185,7 @@ def test_the_permutation_baseline_is_what_shuffling_the_texts_gives():
             flat = block.reshape(-1)
             flat[slots] = rng.permutation(flat[slots])
             c[:, cols] = flat.reshape(block.shape)
-        shuffled.append(semantic.paired_similarity(c, f)[0])
+        shuffled.append(embedding_alpha.paired_similarity(c, f)[0])
     assert expected == pytest.approx(np.mean(shuffled), abs=0.004)
 
 
@@ -197,12 +197,12 @@ def test_de_and_the_baseline_from_one_pass_equal_their_own_computations(seed):
     codes = rng.integers(0, 31, size=(int(rng.integers(2, 5)), 80)).astype(np.int32)
     codes[rng.random(codes.shape) < 0.3] = -1
     groups = rng.choice(["couple", "family", "other"], size=80)
-    sums = semantic.value_sums(codes, f, groups)
-    cells = semantic.coincidence_cells(codes, len(f))
-    assert sums.expected == pytest.approx(semantic.expected_disagreement(cells.totals, f), abs=1e-12)
-    assert sums.baseline == pytest.approx(semantic.baseline_similarity(codes, f, groups), abs=1e-12)
-    assert semantic.semantic_alpha(codes, f, expected=sums.expected).alpha == pytest.approx(
-        semantic.library_alpha(codes, f), abs=1e-9
+    sums = embedding_alpha.value_sums(codes, f, groups)
+    cells = embedding_alpha.coincidence_cells(codes, len(f))
+    assert sums.expected == pytest.approx(embedding_alpha.expected_disagreement(cells.totals, f), abs=1e-12)
+    assert sums.baseline == pytest.approx(embedding_alpha.baseline_similarity(codes, f, groups), abs=1e-12)
+    assert embedding_alpha.semantic_alpha(codes, f, expected=sums.expected).alpha == pytest.approx(
+        embedding_alpha.library_alpha(codes, f), abs=1e-9
     )
 
 
@@ -211,8 +211,8 @@ def test_the_bootstrap_with_distance_classes_matches_one_without():
     f = random_domain(rng, 40, dims=8)
     truth = rng.integers(1, 41, size=200)
     codes = np.vstack([np.where(rng.random(200) < 0.7, truth, rng.integers(0, 41, size=200)) for _ in range(3)])
-    result = semantic.semantic_alpha(codes.astype(np.int32), f)
-    binned = semantic.bootstrap(result, resamples=4000, rng=np.random.default_rng(1))
+    result = embedding_alpha.semantic_alpha(codes.astype(np.int32), f)
+    binned = embedding_alpha.bootstrap(result, resamples=4000, rng=np.random.default_rng(1))
     cells = result.cells
     upper = cells.c <= cells.k
     prob = np.where(cells.c[upper] == cells.k[upper], cells.o[upper], 2 * cells.o[upper]) / cells.o.sum()
@@ -237,7 +237,7 @@ def test_every_figure_of_a_synthetic_project_equals_the_krippendorff_package(sem
     ex = extract_with_texts(clips, DEFAULT_WORK_SCOPE)
     texts = extract_texts(ex, clips)
     vectors = embeddings.embed_texts(semantic.texts_in_scope(texts), model).vectors
-    computer = semantic._Computer(ex, texts, vectors, 1000, 0)
+    computer = semantic.ReportFigures(ex, texts, vectors, 1000, 0)
     from annotation.agreement.report import Slice, _availability, _coder_sets
 
     checked = 0
@@ -248,10 +248,10 @@ def test_every_figure_of_a_synthetic_project_equals_the_krippendorff_package(sem
             field = TEXT_FIELDS_BY_KEY[key]
             for coders in [humans, everyone, *map(list, pairs)]:
                 codes, _ = computer.matrix(field, available, coders)
-                ours = semantic.semantic_alpha(codes, computer.f(key))
+                ours = embedding_alpha.semantic_alpha(codes, computer.f(key))
                 if ours.alpha is None:
                     continue
-                assert ours.alpha == pytest.approx(semantic.library_alpha(codes, computer.f(key)), abs=1e-9)
+                assert ours.alpha == pytest.approx(embedding_alpha.library_alpha(codes, computer.f(key)), abs=1e-9)
                 checked += 1
     assert checked >= 40
 
@@ -471,8 +471,9 @@ def test_every_coders_texts_are_what_the_field_reads_from_their_whole_document(s
 def test_a_release_reads_the_data_once_for_both_reports_and_they_equal_each_computed_on_its_own(
     semantic_project, model, monkeypatch
 ):
-    from annotation.agreement import compute_release_reports, report, textfields
+    from annotation.agreement import report, textfields
     from annotation.agreement import services as agreement_services
+    from annotation.agreement.services import compute_release_reports
 
     released = sorted(semantic_project.clips.values_list("sample_id", flat=True))[:2]
     extractions = []
@@ -488,7 +489,7 @@ def test_a_release_reads_the_data_once_for_both_reports_and_they_equal_each_comp
     # One reading of the documents for both kinds, label parts and free-text parts together.
     assert len(extractions) == 1 and set(extractions[0]) == set(textfields.READS)
     # Independent computations: each report built on its own, from its own extraction.
-    assert labels == report.build_report(semantic_project, clips=released)
+    assert labels == report.compute_project_report(semantic_project, clips=released)
     assert texts == semantic.build_semantic_report(semantic_project, clips=released, provider=model)[0]
     # Both stored under the fingerprints the page computes; a second call only reads them.
     params = agreement_services.Params(clips=tuple(released))
@@ -501,7 +502,8 @@ def test_a_release_reads_the_data_once_for_both_reports_and_they_equal_each_comp
 
 @pytest.mark.django_db
 def test_a_release_without_an_embedding_model_still_has_its_label_report(semantic_project, monkeypatch):
-    from annotation.agreement import compute_release_reports, services as agreement_services
+    from annotation.agreement import services as agreement_services
+    from annotation.agreement.services import compute_release_reports
 
     def no_model():
         raise embeddings.EmbeddingError("no embedding model is installed here")
@@ -517,9 +519,9 @@ def test_pair_distances_looked_up_over_many_calls_equal_those_computed_directly(
     """The figures of a field share one ``PairDistances``: whatever order its pairs are asked in, each distance is
     the one ``distances`` computes for that pair, bit for bit."""
     rng = np.random.default_rng(11)
-    f = semantic.unit_vectors(["", *[f"t{i}" for i in range(60)]], {f"t{i}": rng.normal(size=8) for i in range(60)})
-    lookup = semantic.PairDistances(f)
+    f = embedding_alpha.unit_vectors(["", *[f"t{i}" for i in range(60)]], {f"t{i}": rng.normal(size=8) for i in range(60)})
+    lookup = embedding_alpha.PairDistances(f)
     for _ in range(25):
         a, b = rng.integers(0, len(f), size=(2, int(rng.integers(1, 200))))
-        assert np.array_equal(lookup(a, b), semantic.distances(f, a, b))
+        assert np.array_equal(lookup(a, b), embedding_alpha.distances(f, a, b))
     assert np.all(np.diff(lookup.known) > 0)  # kept sorted and without repeats

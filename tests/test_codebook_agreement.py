@@ -13,8 +13,7 @@ import pytest
 from django.core.management import call_command
 from django.urls import reverse
 
-from annotation.agreement import compute_project_report
-from annotation.agreement.report import CONFUSED_PAIRS
+from annotation.agreement.report import CONFUSED_PAIRS, compute_project_report
 from annotation.codebook.services import write_guidance
 from annotation.models import Draft
 

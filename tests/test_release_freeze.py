@@ -334,7 +334,9 @@ def test_diff_lists_clips_added_removed_changed_and_label_changes(sample, lead, 
 
 
 def test_agreement_json_says_so_when_agreement_is_not_available(sample, monkeypatch):
-    monkeypatch.setitem(sys.modules, "annotation.agreement", None)  # as on a platform without the agreement module
+    # As on a platform without the agreement module (its services too: a module already imported would be found).
+    monkeypatch.setitem(sys.modules, "annotation.agreement", None)
+    monkeypatch.setitem(sys.modules, "annotation.agreement.services", None)
     document = agreement_document(sample, list(sample.clips.values_list("sample_id", flat=True)))
     assert document["available"] is False and "not available" in document["reason"]
 

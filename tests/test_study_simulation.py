@@ -32,7 +32,7 @@ from annotation.adjudication import selectors as adjudication
 from annotation.adjudication import services as gold_services
 from annotation.adjudication.fields import FIELDS, comparable, field_value
 from annotation.adjudication.gold_sources import WORDS
-from annotation.agreement import compute_project_report
+from annotation.agreement.report import compute_project_report
 from annotation.assignment import assign_clips
 from annotation.models import Assignment, AssignmentMode, ClipState, Draft, Gold, Revision
 from annotation.releases.freeze import freeze

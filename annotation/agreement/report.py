@@ -91,20 +91,6 @@ def check_resamples(resamples: int) -> int:
 
 
 def compute_project_report(
-    project, *, scenario=None, clips=None, resamples: int = 1000, seed: int = 0, work_scope: str = DEFAULT_WORK_SCOPE
-) -> dict:
-    """The full agreement report of ``project`` (optionally one scenario and/or a list of clips).
-
-    ``clips`` may be Clip objects, ids, sample ids or a queryset. ``work_scope``
-    says which work counts (``scope``; by default submitted work, what a release
-    reports). JSON-serialisable and deterministic: the same revisions, drafts,
-    assignments and parameters give an identical dict. Raises
-    ``extract.ScopeError`` / ``ValueError`` for a bad scope or resample count.
-    """
-    return build_report(project, scenario=scenario, clips=clips, resamples=resamples, seed=seed, work_scope=work_scope)
-
-
-def build_report(
     project,
     *,
     scenario=None,
@@ -114,7 +100,15 @@ def build_report(
     work_scope: str = DEFAULT_WORK_SCOPE,
     progress: Progress | None = None,
 ) -> dict:
-    """``compute_project_report`` with a progress callback ``progress(done, total)``."""
+    """The full agreement report of ``project`` (optionally one scenario and/or a list of clips).
+
+    ``clips`` may be Clip objects, ids, sample ids or a queryset. ``work_scope``
+    says which work counts (``scope``; by default submitted work, what a release
+    reports). JSON-serialisable and deterministic: the same revisions, drafts,
+    assignments and parameters give an identical dict. Raises
+    ``extract.ScopeError`` / ``ValueError`` for a bad scope or resample count.
+    ``progress(done, total)`` is called as the slices are computed.
+    """
     check_resamples(resamples)
     check_work_scope(work_scope)
     extraction = extract(candidate_clips(project, scenario=scenario, clips=clips), work_scope)

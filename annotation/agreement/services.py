@@ -406,6 +406,23 @@ def reports_for(project: Project, params: Params, kinds: tuple[ReportKind, ...] 
     return {kind: out[kind] for kind in kinds}
 
 
+def compute_release_reports(
+    project: Project, *, clips, resamples: int = 1000, seed: int = 0
+) -> tuple[dict, dict | Exception]:
+    """The label report and the free-text (semantic) report of ``clips``, the coded work of the project's study
+    design (submitted work unless the lead chose otherwise): what a release ships (``releases.agreement_report``).
+
+    Each is the stored report when current for this data (and embedding model), else both are computed from one
+    reading of the data and stored (``reports_for``). The free-text report is the exception that kept it from
+    being computed (no embedding model, say) instead of a dict when it could not be; the label report raises.
+    """
+    params = Params(clips=tuple(sorted(clips)), resamples=resamples, seed=seed, work_scope=project.work_scope)
+    reports = reports_for(project, params, (LABELS, TEXTS))
+    if isinstance(reports[LABELS], Exception):
+        raise reports[LABELS]
+    return reports[LABELS], reports[TEXTS]
+
+
 def _latest_job(fp: str, kind: ReportKind = LABELS) -> Job | None:
     key = f"{kind.job_kind}:{fp}"
     return Job.objects.filter(kind=kind.job_kind, key=key).order_by("-created_at", "-id").first()

@@ -1,6 +1,6 @@
 """``agreement.json``: the agreement reports for the released clips, or why there are none.
 
-The reports come from ``annotation.agreement.compute_release_reports`` (the
+The reports come from ``annotation.agreement.services.compute_release_reports`` (the
 agreement capability): the label figures and the free-text (semantic) figures,
 restricted to the released clips, with a fixed bootstrap seed so that the file
 is reproducible. They are the capability's stored reports when current for the
@@ -39,13 +39,13 @@ def _plain(report: dict) -> dict:
 def agreement_document(project, sample_ids: list[str]) -> dict:
     """What ``agreement.json`` holds (keys sorted when written)."""
     try:
-        from annotation.agreement import compute_release_reports
+        from annotation.agreement.services import compute_release_reports
     except (ImportError, AttributeError) as exc:
         return {
             "available": False,
             "reason": (
                 "Inter-annotator agreement is not available in this release: the platform that froze it "
-                "has no agreement module yet (annotation.agreement.compute_release_reports could not be "
+                "has no agreement module yet (annotation.agreement.services.compute_release_reports could not be "
                 f"imported: {type(exc).__name__}: {exc}). A later release will include it; until then, do not read "
                 "the labels as validated by agreement figures."
             ),
