@@ -153,6 +153,12 @@ export function bindKeyboard(s, { extra = {}, onEnter = null } = {}) {
   });
 }
 
+/** The document path of the editor field holding `el` (its nearest data-path), or null. */
+function pathOf(el) {
+  const host = el && el.closest ? el.closest("[data-path]") : null;
+  return host ? host.getAttribute("data-path") : null;
+}
+
 /** The right-hand pane: the action bar, a merge panel when a save was stale, and the editor
  * (scrolled back to the top when another row opens). */
 export function EditorPane({ s, label, bar, children }) {
@@ -163,7 +169,8 @@ export function EditorPane({ s, label, bar, children }) {
   return html`<section class="ws-right" aria-label=${label} ref=${pane}>
     ${bar}
     <${MergePanel} s=${s} />
-    <div id="editor">${children}</div>
+    <div id="editor" onfocusin=${(e) => s.fieldEntered(pathOf(e.target))}
+      onfocusout=${(e) => s.fieldLeft(pathOf(e.target), e.relatedTarget && e.relatedTarget.closest("#editor") ? pathOf(e.relatedTarget) : null)}>${children}</div>
   </section>`;
 }
 

@@ -329,6 +329,8 @@ def test_invalid_edit_shows_a_message_at_the_field_before_saving(login, live_ser
     page = login("ann1", "ann-pass-123")
     open_clip(page, live_server, clip)
     page.uncheck("#dim-timing label.check:has-text('Therapist') input")
+    assert page.locator(".field-error").count() == 0, "no message while the person is still in the field"
+    page.click('[data-path="tone_of_voice"] input')  # leaving the changed field
     page.wait_for_selector('.field[data-path="target"] .field-error')
     assert "empty" in page.inner_text('.field[data-path="target"] .field-error')
     page.click("#save")
