@@ -18,26 +18,20 @@ SIZES = ((1440, 900), (1280, 800))
 # Everything in <main> that sticks out of the page or of its scroll box, and every table cell whose
 # text is cut (text wider than the cell and hidden). Returns human-readable descriptions.
 OVERFLOW = """() => {
+  for (const d of document.querySelectorAll('main details')) d.open = true;  // the folded tables must fit too
   const out = [], width = document.documentElement.clientWidth;
   if (document.documentElement.scrollWidth > width + 1) out.push('page ' + document.documentElement.scrollWidth + ' > ' + width);
-  const scroller = (el) => { for (let p = el.parentElement; p; p = p.parentElement) {
-      const s = getComputedStyle(p); if (/(auto|scroll)/.test(s.overflowX) || p.tagName === 'DETAILS' && !p.open) return p; } return null; };
+  const name = (el) => el.tagName.toLowerCase() + (el.id ? '#' + el.id : '') + (el.className && typeof el.className === 'string' ? '.' + el.className.split(' ').join('.') : '');
   for (const t of document.querySelectorAll('main table')) {
     if (!t.offsetParent) continue;
-    const box = scroller(t) || t.parentElement, r = t.getBoundingClientRect(), b = box.getBoundingClientRect();
-    if (scroller(t) === null && r.right > b.right + 1) out.push('table ' + (t.id || t.className) + ' ' + Math.round(r.right) + ' > ' + Math.round(b.right));
-    if (r.right > width + 1 && scroller(t) === null) out.push('table ' + (t.id || t.className) + ' beyond the window');
-  }
-  for (const c of document.querySelectorAll('main td, main th')) {
-    if (!c.offsetParent) continue;
-    const s = getComputedStyle(c);
-    if ((s.overflow === 'hidden' || s.textOverflow === 'ellipsis') && c.scrollWidth > c.clientWidth + 1 && !c.classList.contains('words'))
-      out.push('cut cell ' + JSON.stringify(c.innerText.slice(0, 30)));
-    for (const k of c.querySelectorAll('*')) {
-      const ks = getComputedStyle(k);
-      if (k.offsetParent && (ks.overflow === 'hidden' || ks.textOverflow === 'ellipsis') && k.scrollWidth > k.clientWidth + 1
-          && !k.closest('.words') && !k.matches('.words'))
-        out.push('cut ' + k.tagName.toLowerCase() + '.' + k.className + ' ' + JSON.stringify(k.innerText.slice(0, 30)));
+    // A table wider than the box it sits in: cut, or scrolled sideways.
+    const box = t.parentElement, r = t.getBoundingClientRect(), b = box.getBoundingClientRect();
+    if (r.right > b.right + 1 || box.scrollWidth > box.clientWidth + 1) out.push(name(t) + ' wider than ' + name(box) + ': ' + Math.round(r.width) + ' > ' + Math.round(b.width));
+    if (r.right > width + 1) out.push(name(t) + ' beyond the window');
+    for (const c of t.querySelectorAll('td, th')) {
+      if (!c.offsetParent) continue;
+      // Content wider than its cell: it spills over the next column or is cut.
+      if (c.scrollWidth > c.clientWidth + 1) out.push('cell of ' + name(t) + ' ' + JSON.stringify(c.innerText.slice(0, 40)) + ' ' + c.scrollWidth + ' > ' + c.clientWidth);
     }
   }
   return out;
@@ -92,5 +86,13 @@ def test_the_four_pages_fit_both_laptop_screens(login, live_server, project, tea
     check(page, "agreement")
     page.screenshot(path=str(SCREENSHOTS / "fit-agreement-full.png"), full_page=True)
     page.goto(f"{live_server.url}/projects/{project.slug}/releases/1.0.0/")
+    # The release page opens with its card rendered (point 7), links to the card and Croissant files, the checksums folded.
+    card = page.locator("#release-card")
+    assert card.locator("h1").first.is_visible() and card.bounding_box()["y"] < 400
+    assert page.locator("#release-card script").count() == 0
+    assert page.evaluate("() => !document.querySelector('#release-files').open")
+    for link, kind in (("#card-file", "text/markdown"), ("#croissant-file", "application/json")):
+        answer = page.request.get(live_server.url + page.get_attribute(link, "href"))
+        assert answer.status == 200 and answer.headers["content-type"].startswith(kind)
     check(page, "release")
     assert page.errors == []
