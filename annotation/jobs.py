@@ -114,7 +114,7 @@ def mark_not_sent(job_id: int) -> None:
     Job.objects.filter(pk=job_id, state=JobState.QUEUED).update(celery_task_id="", error=NOT_SENT)
 
 
-def enqueue(job: Job, task, *args, **options) -> Job:
+def enqueue(job: Job, task, *args, in_thread_when_eager: bool = False, **options) -> Job:
     """Dispatch ``task`` for ``job`` once the job row is committed (the worker must see it).
 
     The task name, arguments and ``apply_async`` options (e.g. ``queue``) are
@@ -125,8 +125,35 @@ def enqueue(job: Job, task, *args, **options) -> Job:
     spec = {"name": task.name, "args": list(args), **({"options": options} if options else {})}
     job.params = {**job.params, "_task": spec}
     Job.objects.filter(pk=job.pk).update(params=job.params)
-    transaction.on_commit(lambda: _dispatch(job.pk, task.name, list(args), options))
+    if in_thread_when_eager and _eager_in_thread():
+        transaction.on_commit(lambda: _dispatch_in_thread(job.pk, task.name, list(args), options))
+    else:
+        transaction.on_commit(lambda: _dispatch(job.pk, task.name, list(args), options))
     return job
+
+
+def _eager_in_thread() -> bool:
+    from django.conf import settings
+
+    from rescue_annot.celery import app
+
+    return bool(app.conf.task_always_eager and getattr(settings, "JOBS_EAGER_IN_THREAD", False))
+
+
+def _dispatch_in_thread(job_id: int, task_name: str, args: list, options: dict | None = None) -> None:
+    """No broker (the demo): run the eager task in a thread, so that the request that started it answers at once
+    (the page then shows the job's progress, as with a worker). ``in_thread_when_eager`` jobs only."""
+    import threading
+
+    from django.db import connections
+
+    def run():
+        try:
+            _dispatch(job_id, task_name, args, options)
+        finally:
+            connections.close_all()
+
+    threading.Thread(target=run, name=f"job-{job_id}", daemon=True).start()
 
 
 def stale_jobs(now=None, running_after: timedelta = RUNNING_STALE_AFTER, queued_after: timedelta = QUEUED_STALE_AFTER):

@@ -26,7 +26,8 @@ def test_lead_writes_guidance_from_the_confused_pair_link_with_the_mouse(login, 
     build(project)  # three coders, two clips, drafts made from the transcript and from the video
     call_command("agreement", "--project", project.slug, stdout=io.StringIO())  # the stored report the page shows at once
     page = login("lead1", "lead-pass-123")
-    page.goto(f"{live_server.url}/projects/{project.slug}/agreement/")
+    page.goto(f"{live_server.url}/projects/{project.slug}/agreement/#section-confused")  # the address opens its fold
+    page.click("#section-modality > summary")  # a fold opened with the mouse
     confused = page.locator('#confused-pairs .confused-field[data-measure="utterance_type"]')
     expect(confused.locator("tbody tr").first).to_contain_text("accusation ↔ request")
     expect(page.locator("#llm-by-modality")).to_contain_text("transcript only: 6 rows")
