@@ -56,6 +56,16 @@ export function Transcript({ s }) {
     const first = listRef.current && listRef.current.querySelector("li.in-row");
     if (first) first.scrollIntoView({ block: "nearest" });
   }, [r && r.row_index, shown]);
+  // A click on a line opens the row it belongs to (the row whose time span holds the line's start, else the nearest).
+  const openCue = (c) => {
+    let best = -1;
+    let gap = Infinity;
+    s.rows.forEach((row, i) => {
+      const d = c.start < row.start_time ? row.start_time - c.start : c.start >= row.end_time ? c.start - row.end_time : 0;
+      if (d < gap) (gap = d), (best = i);
+    });
+    if (best >= 0 && best !== s.pos) s.open(best, { scroll: true, seek: "always" });
+  };
   const toggle = () => {
     localStorage.setItem(TRANSCRIPT_KEY, shown ? "hidden" : "shown");
     setShown(!shown);
@@ -67,7 +77,7 @@ export function Transcript({ s }) {
     </button>
     ${shown
       ? html`<ol id="cue-list" ref=${listRef}>
-          ${cues.map((c) => html`<li key=${c.position} class=${inRow(c) ? "in-row" : ""}>
+          ${cues.map((c) => html`<li key=${c.position} class=${inRow(c) ? "in-row" : ""} onClick=${() => openCue(c)} title="open this line's row">
             <span class="muted">${fmtTime(c.start)} </span>${c.speaker ? html`<b>${c.speaker}: </b>` : null}<span>${c.text}</span>
           </li>`)}
         </ol>`
