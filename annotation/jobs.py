@@ -15,6 +15,7 @@ flushed), and a running job whose worker stopped sending heartbeats.
 from __future__ import annotations
 
 import logging
+import threading
 from datetime import timedelta
 from importlib import import_module
 
@@ -140,20 +141,35 @@ def _eager_in_thread() -> bool:
     return bool(app.conf.task_always_eager and getattr(settings, "JOBS_EAGER_IN_THREAD", False))
 
 
-def _dispatch_in_thread(job_id: int, task_name: str, args: list, options: dict | None = None) -> None:
-    """No broker (the demo): run the eager task in a thread, so that the request that started it answers at once
-    (the page then shows the job's progress, as with a worker). ``in_thread_when_eager`` jobs only."""
-    import threading
+_after_response = threading.local()  # per request thread: the jobs to start once its response is sent
 
+
+def _dispatch_in_thread(job_id: int, task_name: str, args: list, options: dict | None = None) -> None:
+    """No broker (the demo): run the eager task in a thread once the response of the request that started it is
+    sent, so that the page answers at once with the job's progress (as with a worker), and the computation does not
+    compete with the request for the interpreter. ``in_thread_when_eager`` jobs only (started by pages)."""
+    from django.core.signals import request_finished
+
+    pending = getattr(_after_response, "jobs", None)
+    if pending is None:
+        pending = _after_response.jobs = []
+    pending.append((job_id, task_name, args, options))
+    request_finished.connect(_start_pending, dispatch_uid="jobs-start-after-response", weak=False)
+
+
+def _start_pending(**kwargs) -> None:
     from django.db import connections
 
-    def run():
-        try:
-            _dispatch(job_id, task_name, args, options)
-        finally:
-            connections.close_all()
+    pending, _after_response.jobs = getattr(_after_response, "jobs", None) or [], []
+    for job_id, task_name, args, options in pending:
 
-    threading.Thread(target=run, name=f"job-{job_id}", daemon=True).start()
+        def run(job_id=job_id, task_name=task_name, args=args, options=options):
+            try:
+                _dispatch(job_id, task_name, args, options)
+            finally:
+                connections.close_all()
+
+        threading.Thread(target=run, name=f"job-{job_id}", daemon=True).start()
 
 
 def stale_jobs(now=None, running_after: timedelta = RUNNING_STALE_AFTER, queued_after: timedelta = QUEUED_STALE_AFTER):

@@ -159,7 +159,7 @@ def test_a_dry_run_with_nothing_to_release_says_why_each_clip_is_out(synthetic):
     message = str(refused.value)
     in_review = synthetic.clips.filter(state=ClipState.IN_REVIEW).count()
     assert "nothing to release. Why the clips are out:" in message
-    assert f"{in_review} in_review:" in message and "1 adjudicated or released, but some rows have no gold" in message
+    assert f"{in_review} in review:" in message and "1 adjudicated or released, but some rows have no gold" in message
     assert "rows lack gold" in message
 
 

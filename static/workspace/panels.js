@@ -61,7 +61,8 @@ export function Transcript({ s }) {
     let best = -1;
     let gap = Infinity;
     s.rows.forEach((row, i) => {
-      const d = c.start < row.start_time ? row.start_time - c.start : c.start >= row.end_time ? c.start - row.end_time : 0;
+      // Inside the row's span counts 0; a line at a row's very end belongs to the next row, which starts there.
+      const d = c.start < row.start_time ? row.start_time - c.start : c.start >= row.end_time ? c.start - row.end_time + 1e-6 : 0;
       if (d < gap) (gap = d), (best = i);
     });
     if (best >= 0 && best !== s.pos) s.open(best, { scroll: true, seek: "always" });

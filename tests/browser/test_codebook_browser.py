@@ -113,6 +113,11 @@ def test_annotator_sees_guidance_in_the_picker_the_modality_note_and_the_guide_o
     expect(card).to_have_class("guide-item guide-label has-guidance target")
     expect(card.locator(".guidance")).to_contain_text(GUIDANCE)
     expect(card.locator(".guidance-mark")).to_have_text("Project guidance")
+    # Each guidance is written out once per field (point 7): its other label links to it.
+    assert guide.locator("#couple-utterance_type-disclosure .guidance").count() == 0
+    assert guide.get_attribute("#couple-utterance_type-disclosure .guidance-see a", "href") == "#couple-utterance_type-accusation"
+    texts = guide.eval_on_selector_all(".guide-field .guidance[data-guidance]", "els => els.map(e => e.closest('.guide-field').id + '|' + e.dataset.guidance)")
+    assert len(texts) == len(set(texts)), "a guidance written out twice in one field"
     # The guide is searchable: "/" goes to the search box; words typed narrow the items.
     guide.keyboard.press("/")
     expect(guide.locator("#guide-q")).to_be_focused()

@@ -97,4 +97,11 @@ def test_one_click_opens_the_clicked_row_whatever_happened_before(login, live_se
         assert page.evaluate(IN_VIEW, f"row-{n - 1}")
         click_row(page, n - 2)  # at the end of the list
         assert heights(page) == one_height, "a row changed height"
+
+        # A transcript line opens its row (point 7), with the mouse.
+        line = page.locator("#cue-list li").nth(4)
+        line.scroll_into_view_if_needed()
+        line.click()
+        page.wait_for_selector("#editor h2:has-text('Row 5 ')")
+        assert page.evaluate(IN_VIEW, "row-5"), "the row of the clicked line is brought into view"
     assert page.errors == []

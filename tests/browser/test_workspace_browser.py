@@ -371,6 +371,10 @@ def test_from_login_to_submitted_clip_that_then_reads_only(login, live_server, c
     page.wait_for_selector(".banner.success")
     clip.refresh_from_db()
     assert clip.assignments.get().state == "submitted" and clip.state == "reviewed"
+    # One state wording (issue 25, point 6): the annotator's header says what the lead's pages say, at once.
+    from annotation.labels import state_label
+
+    assert page.inner_text(".ws-head .state") == state_label(clip.state) == "reviewed"
     assert page.locator(EDITABLE).count() == 0 and page.locator("#submit-clip").count() == 0
     page.goto(f"{live_server.url}/work/")
     assert "3/3" in page.inner_text("table.list")
