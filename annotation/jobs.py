@@ -161,15 +161,22 @@ def _start_pending(**kwargs) -> None:
     from django.db import connections
 
     pending, _after_response.jobs = getattr(_after_response, "jobs", None) or [], []
-    for job_id, task_name, args, options in pending:
+    if not pending:
+        return
 
-        def run(job_id=job_id, task_name=task_name, args=args, options=options):
+    def run():
+        # One at a time across the process: SQLite (the demo's database) takes one writer at a time.
+        with _one_at_a_time:
             try:
-                _dispatch(job_id, task_name, args, options)
+                for job_id, task_name, args, options in pending:
+                    _dispatch(job_id, task_name, args, options)
             finally:
                 connections.close_all()
 
-        threading.Thread(target=run, name=f"job-{job_id}", daemon=True).start()
+    threading.Thread(target=run, name=f"jobs-{pending[0][0]}", daemon=True).start()
+
+
+_one_at_a_time = threading.Lock()
 
 
 def stale_jobs(now=None, running_after: timedelta = RUNNING_STALE_AFTER, queued_after: timedelta = QUEUED_STALE_AFTER):
