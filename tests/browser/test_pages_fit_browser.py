@@ -18,7 +18,7 @@ SIZES = ((1440, 900), (1280, 800))
 # Everything in <main> that sticks out of the page or of its scroll box, and every table cell whose
 # text is cut (text wider than the cell and hidden). Returns human-readable descriptions.
 OVERFLOW = """() => {
-  for (const d of document.querySelectorAll('main details')) d.open = true;  // the folded tables must fit too
+  for (const d of document.querySelectorAll('main details')) if (d.querySelector('table')) d.open = true;  // the folded tables must fit too
   const out = [], width = document.documentElement.clientWidth;
   if (document.documentElement.scrollWidth > width + 1) out.push('page ' + document.documentElement.scrollWidth + ' > ' + width);
   const name = (el) => el.tagName.toLowerCase() + (el.id ? '#' + el.id : '') + (el.className && typeof el.className === 'string' ? '.' + el.className.split(' ').join('.') : '');
