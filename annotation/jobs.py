@@ -15,6 +15,7 @@ flushed), and a running job whose worker stopped sending heartbeats.
 from __future__ import annotations
 
 import logging
+import threading
 from datetime import timedelta
 from importlib import import_module
 
@@ -114,7 +115,7 @@ def mark_not_sent(job_id: int) -> None:
     Job.objects.filter(pk=job_id, state=JobState.QUEUED).update(celery_task_id="", error=NOT_SENT)
 
 
-def enqueue(job: Job, task, *args, **options) -> Job:
+def enqueue(job: Job, task, *args, in_thread_when_eager: bool = False, **options) -> Job:
     """Dispatch ``task`` for ``job`` once the job row is committed (the worker must see it).
 
     The task name, arguments and ``apply_async`` options (e.g. ``queue``) are
@@ -125,8 +126,57 @@ def enqueue(job: Job, task, *args, **options) -> Job:
     spec = {"name": task.name, "args": list(args), **({"options": options} if options else {})}
     job.params = {**job.params, "_task": spec}
     Job.objects.filter(pk=job.pk).update(params=job.params)
-    transaction.on_commit(lambda: _dispatch(job.pk, task.name, list(args), options))
+    if in_thread_when_eager and _eager_in_thread():
+        transaction.on_commit(lambda: _dispatch_in_thread(job.pk, task.name, list(args), options))
+    else:
+        transaction.on_commit(lambda: _dispatch(job.pk, task.name, list(args), options))
     return job
+
+
+def _eager_in_thread() -> bool:
+    from django.conf import settings
+
+    from rescue_annot.celery import app
+
+    return bool(app.conf.task_always_eager and getattr(settings, "JOBS_EAGER_IN_THREAD", False))
+
+
+_after_response = threading.local()  # per request thread: the jobs to start once its response is sent
+
+
+def _dispatch_in_thread(job_id: int, task_name: str, args: list, options: dict | None = None) -> None:
+    """No broker (the demo): run the eager task in a thread once the response of the request that started it is
+    sent, so that the page answers at once with the job's progress (as with a worker), and the computation does not
+    compete with the request for the interpreter. ``in_thread_when_eager`` jobs only (started by pages)."""
+    from django.core.signals import request_finished
+
+    pending = getattr(_after_response, "jobs", None)
+    if pending is None:
+        pending = _after_response.jobs = []
+    pending.append((job_id, task_name, args, options))
+    request_finished.connect(_start_pending, dispatch_uid="jobs-start-after-response", weak=False)
+
+
+def _start_pending(**kwargs) -> None:
+    from django.db import connections
+
+    pending, _after_response.jobs = getattr(_after_response, "jobs", None) or [], []
+    if not pending:
+        return
+
+    def run():
+        # One at a time across the process: SQLite (the demo's database) takes one writer at a time.
+        with _one_at_a_time:
+            try:
+                for job_id, task_name, args, options in pending:
+                    _dispatch(job_id, task_name, args, options)
+            finally:
+                connections.close_all()
+
+    threading.Thread(target=run, name=f"jobs-{pending[0][0]}", daemon=True).start()
+
+
+_one_at_a_time = threading.Lock()
 
 
 def stale_jobs(now=None, running_after: timedelta = RUNNING_STALE_AFTER, queued_after: timedelta = QUEUED_STALE_AFTER):

@@ -20,27 +20,13 @@ from .adjudication.fields import FIELD_TITLES
 from .models import AssignmentState, ClipState, JobState, RevisionStatus
 from .schema import RowAnnotation
 
-STATE_LABELS: dict[str, str] = {
-    ClipState.IMPORTED: "imported",
-    ClipState.PREANNOTATING: "pre-annotating",
-    ClipState.PREANNOTATED: "pre-annotated",
-    ClipState.PREANNOTATION_FAILED: "pre-annotation failed",
-    ClipState.IN_REVIEW: "in review",
-    ClipState.REVIEWED: "reviewed",
-    ClipState.ADJUDICATED: "adjudicated",
-    ClipState.RELEASED: "released",
-    ClipState.DISCARDED: "discarded",
-    AssignmentState.ASSIGNED: "assigned",
-    AssignmentState.IN_PROGRESS: "in progress",
-    AssignmentState.SUBMITTED: "submitted",
-    AssignmentState.REOPENED: "reopened",
-    RevisionStatus.UNTOUCHED: "untouched",
-    RevisionStatus.EDITED: "edited",
-    JobState.QUEUED: "queued",
-    JobState.RUNNING: "running",
-    JobState.SUCCEEDED: "succeeded",
-    JobState.FAILED: "failed",
-}
+# The words of every state: the labels of the state choices (models.py), the one place they are written.
+_STATE_WORDS: dict[str, str] = {value: label for kind in (ClipState, AssignmentState, RevisionStatus, JobState) for value, label in kind.choices}
+
+
+def state_words() -> dict[str, str]:
+    """Every state's words, for the pages' scripts (they write no state names of their own)."""
+    return dict(_STATE_WORDS)
 
 
 def state_label(value) -> str:
@@ -48,7 +34,7 @@ def state_label(value) -> str:
     if value is None:
         return ""
     value = str(value)
-    return STATE_LABELS.get(value, value.replace("_", " "))
+    return _STATE_WORDS.get(value, value.replace("_", " "))
 
 
 # Document keys that are not dimensions of their own: the relation pattern's parts (under either key family)

@@ -72,15 +72,16 @@ class Project(models.Model):
 
 
 class ClipState(models.TextChoices):
-    IMPORTED = "imported"
-    PREANNOTATING = "preannotating"
-    PREANNOTATED = "preannotated"
-    PREANNOTATION_FAILED = "preannotation_failed"
-    IN_REVIEW = "in_review"
-    REVIEWED = "reviewed"
-    ADJUDICATED = "adjudicated"
-    RELEASED = "released"
-    DISCARDED = "discarded"
+    # Each state's label is the one wording every page uses, the annotator's and the lead's (labels.state_label).
+    IMPORTED = "imported", "imported"
+    PREANNOTATING = "preannotating", "pre-annotating"
+    PREANNOTATED = "preannotated", "pre-annotated"
+    PREANNOTATION_FAILED = "preannotation_failed", "pre-annotation failed"
+    IN_REVIEW = "in_review", "in review"
+    REVIEWED = "reviewed", "reviewed"
+    ADJUDICATED = "adjudicated", "adjudicated"
+    RELEASED = "released", "released"
+    DISCARDED = "discarded", "discarded"
 
 
 class Scenario(models.TextChoices):
@@ -212,9 +213,9 @@ class Draft(AnnotationDocument):
 
 
 class RevisionStatus(models.TextChoices):
-    UNTOUCHED = "untouched"
-    EDITED = "edited"
-    REVIEWED = "reviewed"
+    UNTOUCHED = "untouched", "untouched"
+    EDITED = "edited", "edited"
+    REVIEWED = "reviewed", "reviewed"
 
 
 class Revision(AnnotationDocument):
@@ -264,10 +265,10 @@ class AssignmentMode(models.TextChoices):
 
 
 class AssignmentState(models.TextChoices):
-    ASSIGNED = "assigned"
-    IN_PROGRESS = "in_progress"
-    SUBMITTED = "submitted"
-    REOPENED = "reopened"
+    ASSIGNED = "assigned", "assigned"
+    IN_PROGRESS = "in_progress", "in progress"
+    SUBMITTED = "submitted", "submitted"
+    REOPENED = "reopened", "reopened"
 
 
 class AssignmentPurpose(models.TextChoices):
@@ -335,10 +336,10 @@ class Comment(models.Model):
 
 
 class JobState(models.TextChoices):
-    QUEUED = "queued"
-    RUNNING = "running"
-    SUCCEEDED = "succeeded"
-    FAILED = "failed"
+    QUEUED = "queued", "queued"
+    RUNNING = "running", "running"
+    SUCCEEDED = "succeeded", "succeeded"
+    FAILED = "failed", "failed"
 
 
 class Job(models.Model):

@@ -453,8 +453,45 @@ def check_row(data: dict, ctx: ClipContext, *, base: str = "", strict: bool = Fa
         row = Row.model_validate(data)
     except ValidationError as exc:
         prefix = tuple(_parse_base(base))
-        return None, _finish(issues_from_validation_error(exc, prefix), strict)
+        issues = issues_from_validation_error(exc, prefix)
+        # The clip's rules too, on a copy whose unreadable values stand in as blanks: the person then sees
+        # every problem of the row at once, not the type errors first and the rest after fixing them.
+        stand_in = _with_blanks(data, exc)
+        if stand_in is not None:
+            try:
+                filled = Row.model_validate(stand_in)
+            except ValidationError:
+                filled = None
+            if filled is not None:
+                typed = {i.path for i in issues}
+                issues += [i for i in _RowChecker(filled, base, ctx, strict).run() if i.path not in typed]
+        return None, _finish(issues, strict)
     return row, _finish(_RowChecker(row, base, ctx, strict).run(), strict)
+
+
+# A blank of the type each pydantic error asks for: what ``_with_blanks`` puts in place of an unreadable value.
+_BLANKS = {"int_type": 0, "int_parsing": 0, "int_from_float": 0, "float_type": 0.0, "float_parsing": 0.0,
+           "string_type": "", "bool_type": False, "bool_parsing": False, "list_type": [], "dict_type": {}}
+
+
+def _with_blanks(data: dict, exc: ValidationError) -> dict | None:
+    """A deep copy of ``data`` with each value pydantic could not read replaced by a blank of the wanted
+    type; None when an error is of another kind (a missing key, an unknown one, a bad label)."""
+    import copy
+
+    out = copy.deepcopy(data)
+    for err in exc.errors(include_url=False):
+        if err["type"] not in _BLANKS or not err["loc"]:
+            return None
+        *parents, leaf = err["loc"]
+        node = out
+        try:
+            for key in parents:
+                node = node[key]
+            node[leaf] = copy.deepcopy(_BLANKS[err["type"]])
+        except (KeyError, IndexError, TypeError):
+            return None
+    return out
 
 
 def _parse_base(base: str) -> list:

@@ -195,6 +195,9 @@ CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default="")
 # No broker configured: run tasks eagerly in the calling process (the embedded default).
 CELERY_TASK_ALWAYS_EAGER = not CELERY_BROKER_URL
 CELERY_TASK_EAGER_PROPAGATES = True
+# With eager tasks, a job a page starts (the agreement reports) runs in a thread of the process after the
+# response, so the page answers at once with its progress bar; off in the tests, which run jobs on commit.
+JOBS_EAGER_IN_THREAD = env.bool("JOBS_EAGER_IN_THREAD", default=True)
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1

@@ -139,6 +139,8 @@ def _test_settings(tmp_path, settings):
     settings.RELEASES_ROOT = tmp_path / "releases"
     # Password hashing is deliberately slow; tests do not need that.
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+    # Eager jobs run on commit, where the test can wait for them (the demo's thread: tests that ask for it).
+    settings.JOBS_EAGER_IN_THREAD = False
     # API request counts live in the cache: no test inherits another's (user ids repeat between tests).
     from django.core.cache import cache
 

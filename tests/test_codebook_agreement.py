@@ -76,6 +76,9 @@ def test_confused_pairs_equal_a_hand_count_of_the_coincidences(project):
     total = sum(w for w, _ in expected.values())
     ranked = sorted(expected.items(), key=lambda kv: (-round(kv[1][0], 9), *sorted(kv[0])))
     assert len(pairs) == min(CONFUSED_PAIRS, len(expected))
+    left_out = overall(report)["measures"]["utterance_type"]["confused_pairs_left_out"]
+    assert left_out["pairs"] == max(0, len(expected) - CONFUSED_PAIRS)  # counted, never cut unsaid
+    assert left_out["share"] == pytest.approx(sum(w for _, (w, _) in ranked[CONFUSED_PAIRS:]) / total, abs=1e-6)
     for got, (pair, (weight, rows)) in zip(pairs, ranked):
         assert frozenset(got["values"]) == pair
         assert got["coincidences"] == pytest.approx(weight, abs=1e-3)

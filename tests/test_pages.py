@@ -92,7 +92,7 @@ from django.core.management import call_command  # noqa: E402
 from django.template import Context, Template  # noqa: E402
 
 from annotation.assignment import assign_clips  # noqa: E402
-from annotation.labels import STATE_LABELS, field_label, state_label  # noqa: E402
+from annotation.labels import field_label, state_label  # noqa: E402
 from annotation.models import AssignmentState, ClipState, Job, JobState, RevisionStatus  # noqa: E402
 from annotation.preannotate.services import start_preannotation  # noqa: E402
 
@@ -119,8 +119,8 @@ def test_states_read_as_words(value, words):
 
 def test_every_state_of_every_kind_has_its_words():
     for kind in (ClipState, AssignmentState, RevisionStatus, JobState):
-        for value in kind.values:
-            assert value in STATE_LABELS, value
+        for value, label in kind.choices:
+            assert state_label(value) == label, value  # the one wording: the label on the state's choice
             assert "_" not in state_label(value) and state_label(value).strip() == state_label(value)
 
 

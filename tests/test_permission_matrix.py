@@ -204,6 +204,7 @@ def world(tmp_path, settings):
             "freeze_job_id": freeze_job.pk,
             "batch_id": batch.pk,
             "version": "1.0.0",
+            "name": "README.md",  # a release file
             "number": 1,  # guidance version
             "object_id": Revision.objects.filter(annotator=a).first().pk,
             "user_id": a.pk,  # the record of annotator A

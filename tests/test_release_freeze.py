@@ -164,7 +164,7 @@ def test_a_dry_run_with_nothing_to_release_says_why_each_clip_is_out(synthetic):
     message = str(refused.value)
     in_review = synthetic.clips.filter(state=ClipState.IN_REVIEW).count()
     assert "nothing to release. Why the clips are out:" in message
-    assert f"{in_review} in_review:" in message and "1 adjudicated or released, but some rows have no gold" in message
+    assert f"{in_review} in review:" in message and "1 adjudicated or released, but some rows have no gold" in message
     assert "rows lack gold" in message
 
 
@@ -173,7 +173,7 @@ def test_a_dry_run_shows_what_the_freeze_releases_and_writes_nothing(synthetic, 
     Gold.objects.filter(row__clip__sample_id=synthetic.clips.filter(scenario="couple").order_by("sample_id").last().sample_id, row__row_index=1).delete()
     printed = run("freeze_release", "--project", synthetic.slug, "--seed", "1", "--dry-run", "--splits", "0.8,0,0.2")
     assert printed.startswith("dry run: nothing was written\nwould release 18 clips")
-    assert "in_review: still in review: 1 (family_therapy/003/merged)" in printed
+    assert "in review: still in review: 1 (family_therapy/003/merged)" in printed
     assert "adjudicated or released, but some rows have no gold: 1 (" in printed and "(1 of " in printed
     assert "family: 2 groups (train 1, validation 0, test 1)" in printed and "a freeze with these settings would go ahead" in printed
     preview = json.loads(run("freeze_release", "--project", synthetic.slug, "--seed", "1", "--dry-run", "--splits", "0.8,0,0.2", "--json"))

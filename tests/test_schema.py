@@ -226,3 +226,14 @@ def test_an_empty_choice_is_asked_for_in_words():
     doc = mutate(couple_clip(), lambda c: c["rows"][0]["internal_emotion"][0].update(person=""))
     (issue,) = issues_of(doc).errors
     assert issue.message == "choose a person (one of: Maya, Tobias, Therapist, Couple)"
+
+
+def test_a_row_lists_every_problem_at_once_even_with_an_unreadable_value():
+    """A new emotion entry (no person, no words, no intensity): the editor hears of all three in one answer,
+    not of the intensity first and of the person and the words after it is fixed (issue 25, point 2)."""
+    ctx = ClipContext.for_clip("couple", ["Maya", "Tobias"], row_count=3)
+    row = client_row(1, internal_emotion=[{"person": "", "emotion_description": "", "intensity": None}])
+    _, report = check_row(row, ctx, strict=True)
+    paths = sorted(i.path for i in report.errors)
+    assert paths == ["internal_emotion[0].emotion_description", "internal_emotion[0].intensity", "internal_emotion[0].person"], paths
+    assert [i.message for i in report.errors if i.path.endswith("intensity")] == ["choose an intensity from 0 to 10"]

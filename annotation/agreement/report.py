@@ -55,7 +55,7 @@ from .scope import DEFAULT_WORK_SCOPE, LEFT_OUT, WORK_SCOPES, check_work_scope, 
 #    figures per draft modality ("llm_by_modality").
 # 4: relation-pattern presence ("relation_pattern_presence"), and the draft's pull ("draft_pull": the anchoring
 #    effect with a relationship-group interval, and how coders confirmed the draft).
-REPORT_VERSION = 4
+REPORT_VERSION = 5  # 5: confused pairs past the listed ones are counted (confused_pairs_left_out)
 NO_CODED_WORK = "no coded work yet"
 MIN_RESAMPLES, MAX_RESAMPLES = 1000, 100_000
 CONFIDENCE = 0.95
@@ -63,7 +63,7 @@ THRESHOLDS = (0.800, 0.667)
 # From this majority share on, the report warns that alpha reacts strongly to the rare values.
 RARE_LABEL_SHARE = 0.80
 CONFUSION_LABELS = 12  # larger value sets are cut to the most frequent, the rest pooled
-CONFUSED_PAIRS = 5  # the pairs of values listed per nominal measure, most confused first
+CONFUSED_PAIRS = 12  # the pairs of values listed per nominal measure, most confused first (the rest are counted)
 # Draft modalities in the order the report lists them ("" : not recorded).
 MODALITY_ORDER = ("video", "audio", "transcript", "")
 MODES = ("all", "anchored", "calibration")
@@ -247,22 +247,24 @@ def _confusion(result: Alpha, domain: list) -> dict | None:
     return {"labels": labels, "matrix": [[_r(x, 3) for x in row] for row in o]}
 
 
-def _confused_pairs(result: Alpha, codes: np.ndarray, domain: list) -> list[dict]:
+def _confused_pairs(result: Alpha, codes: np.ndarray, domain: list) -> tuple[list[dict], dict]:
     """The pairs of values coders gave to the same units most often, from the full coincidence matrix.
 
     ``coincidences`` is o[c,k] + o[k,c]: the pairable values that took part in that confusion
     (a unit whose m coders split contributes 1/(m-1) per ordered pair of its coders);
     ``share`` is its part of all off-diagonal coincidences (all the disagreement of the measure);
     ``rows`` counts the units on which at least one coder gave each of the two values.
+    Past CONFUSED_PAIRS, the pairs left out are counted (``{"pairs": n, "share": s}``), never dropped unsaid.
     """
+    none = {"pairs": 0, "share": 0.0}
     data = result.data
     if not data.units:
-        return []
+        return [], none
     off = data.o.copy()
     np.fill_diagonal(off, 0.0)
     total = float(off.sum())
     if total <= 0:
-        return []
+        return [], none
     both = off + off.T
     upper_i, upper_j = np.nonzero(np.triu(both, k=1) > 0)  # row by row, as the upper triangle is walked
     found = [(float(both[i, j]), int(i), int(j)) for i, j in zip(upper_i, upper_j)]
@@ -274,7 +276,8 @@ def _confused_pairs(result: Alpha, codes: np.ndarray, domain: list) -> list[dict
         a, b = int(data.present[i]), int(data.present[j])
         rows = int(((codes == a).any(axis=0) & (codes == b).any(axis=0) & pairable_units).sum())
         out.append({"values": [labels[i], labels[j]], "coincidences": _r(weight, 3), "share": _r(weight / total), "rows": rows})
-    return out
+    rest = found[CONFUSED_PAIRS:]
+    return out, {"pairs": len(rest), "share": _r(sum(w for w, _, _ in rest) / total)}
 
 
 def _llm_by_modality(ex: Extraction, computer: _Computer, available: np.ndarray, everyone: list[int]) -> list[dict] | None:
@@ -453,7 +456,7 @@ def report_from_extraction(
                 item["pairs"].append({"pair": [ex.coders[a], ex.coders[b]], **fig})
             if measure.nominal:
                 item["confusion"] = _confusion(res_humans, ex.values[measure.source].domain)
-                item["confused_pairs"] = _confused_pairs(
+                item["confused_pairs"], item["confused_pairs_left_out"] = _confused_pairs(
                     res_humans, computer.matrix(measure, available, humans), ex.values[measure.source].domain
                 )
             item["changed_from_draft"] = _changed_from_draft(ex, measure, available, computer.rows_of(measure))
@@ -612,7 +615,8 @@ METHOD_NOTES = {
         "Per nominal measure and slice, the pairs of values the annotators gave to the same rows most often, from "
         "the full coincidence matrix: coincidences = o[c,k] + o[k,c] (a row on which m coders split adds 1/(m-1) "
         "per ordered pair of coders), share = its part of all off-diagonal coincidences, rows = rows on which "
-        "each of the two values was given by some annotator."
+        "each of the two values was given by some annotator. The twelve most confused pairs are listed; the "
+        "others are counted with their share (confused_pairs_left_out)."
     ),
     "llm_by_modality": (
         "The LLM-vs-human figures (alpha with the LLM as one more coder, the LLM with each annotator, changed from "

@@ -302,6 +302,17 @@ def latest_report(project: Project, params: Params, kind: ReportKind = LABELS) -
     return None
 
 
+def previous_figures(stored: AgreementReport) -> dict:
+    """The human alphas of a stored report per slice and measure, and when it was computed."""
+    alphas = {}
+    for entry in stored.report.get("slices", []):
+        alphas[entry["key"]] = {
+            key: item["humans"].get("alpha") if item["humans"].get("defined") else None
+            for key, item in (entry.get("measures") or {}).items()
+        }
+    return {"created_at": stored.created_at.isoformat(), "alphas": alphas}
+
+
 def store_report(
     project: Project, params: Params, fp: str, report: dict, kind: ReportKind = LABELS
 ) -> AgreementReport:
@@ -309,6 +320,10 @@ def store_report(
     scope = kind.scope(params)
     with transaction.atomic():
         stale = [r.pk for r in AgreementReport.objects.filter(project=project).only("pk", "scope") if r.scope == scope]
+        if kind is LABELS and stale:
+            # The dashboard says what changed since the last report: keep its alphas before it goes.
+            last = AgreementReport.objects.filter(pk__in=stale).order_by("-created_at", "-id").first()
+            report = {**report, "previous": previous_figures(last)}
         AgreementReport.objects.filter(pk__in=stale).delete()
         return AgreementReport.objects.create(project=project, scope=scope, fingerprint=fp, report=report)
 
@@ -467,8 +482,8 @@ def report_state(
         if stored is not None:
             return ReportState("ready", fp, report=stored)
         return report_state(project, params, user=user, start=False, kind=kind)
-    job = start_job(project, params, fp, user=user, kind=kind)
-    # With eager tasks (no broker) the job has already run by now.
+    job = start_job(project, params, fp, user=user, kind=kind, page=sync is False)
+    # With eager tasks (no broker) the job has already run by now, unless a page started it (then it runs in a thread).
     job.refresh_from_db()
     stored = cached_report(project, fp) if job.state == JobState.SUCCEEDED else None
     if stored is not None:
@@ -476,11 +491,12 @@ def report_state(
     return ReportState("failed" if job.state == JobState.FAILED else job.state, fp, report=latest, job=job)
 
 
-def start_job(project: Project, params: Params, fp: str, *, user=None, kind: ReportKind = LABELS) -> Job:
+def start_job(project: Project, params: Params, fp: str, *, user=None, kind: ReportKind = LABELS, page: bool = False) -> Job:
+    """``page``: started by a page, which must answer at once; with eager tasks the job then runs in a thread."""
     job = Job.objects.create(
         kind=kind.job_kind, project=project, key=f"{kind.job_kind}:{fp}", params=params.as_dict(), created_by=user
     )
-    return jobs.enqueue(job, compute_report_task, queue=kind.queue)
+    return jobs.enqueue(job, compute_report_task, queue=kind.queue, in_thread_when_eager=page)
 
 
 def throttled_progress(job_id: int, every: float = 0.5):

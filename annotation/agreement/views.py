@@ -22,6 +22,7 @@ from ..codebook import selectors as codebook
 from ..models import AgreementReport
 from ..releases.human_work import anchoring_facts
 from . import plots, services
+from .attention import attention
 from .scope import LEFT_OUT, WORK_SCOPES
 
 MODE_NAMES = {
@@ -77,7 +78,9 @@ def _confused(project, report: dict, entry: dict, name: str) -> list[dict]:
             continue
         why = f"coders confused these labels in the agreement report ({name})"
         units = entry["measures"][m["key"]]["humans"]["units"]
-        out.append({"measure": m, "units": units, "pairs": codebook.confused_pair_links(project, m["key"], pairs, entry["scenario"], why)})
+        left_out = entry["measures"][m["key"]].get("confused_pairs_left_out") or {"pairs": 0, "share": 0.0}
+        out.append({"measure": m, "units": units, "left_out": left_out,
+                    "pairs": codebook.confused_pair_links(project, m["key"], pairs, entry["scenario"], why)})
     # The fields with confusions first, in the report's order.
     return sorted(out, key=lambda c: not c["pairs"])
 
@@ -148,12 +151,14 @@ def dashboard(request, slug: str):
         )
         if not entry["empty"]:
             columns, pair_rows = _pair_table(report, entry)
+            confused = _confused(project, report, entry, slice_name(entry))
             context.update(
+                attention=attention(report, entry, confused),
                 rows=_rows(report, entry),
                 pair_columns=columns,
                 pair_rows=pair_rows,
                 plots=plots.plot_list(report, entry["key"]),
-                confused=_confused(project, report, entry, slice_name(entry)),
+                confused=confused,
                 by_modality=_by_modality(report, entry),
             )
     return render(request, "agreement/dashboard.html", context)

@@ -126,9 +126,14 @@ def guide(project: Project, scenarios: list[str]) -> list[dict]:
                 {"id": f"{scenario}-rule-{r.id}", "title": r.title, "text": r.text, "labels": labels_title(field, r.labels)} for r in rules
             ]
             labels = []
+            shown_at: dict = {}  # a guidance entry is written out once per field, under its first label; the others link there
             for label in field_labels(taxonomy, field):
                 named_by = [v for r, v in zip(rules, rule_views) if label in r.labels]
-                guidance = [e for e in entries if e["field"] == field and applies_to(e, scenario) and label in e["labels"]]
+                guidance = []
+                for e in entries:
+                    if e["field"] == field and applies_to(e, scenario) and label in e["labels"]:
+                        first = shown_at.setdefault(e["id"], f"{scenario}-{field}-{label or 'empty'}")
+                        guidance.append({**e, "see": None if first == f"{scenario}-{field}-{label or 'empty'}" else first})
                 if label == NONE and not (named_by or guidance):
                     continue
                 labels.append(

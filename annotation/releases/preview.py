@@ -26,6 +26,7 @@ from django.db.models import Count, Q
 from tasks.instances import build_instances
 from tasks.rules import ALL_TASKS
 
+from ..labels import state_label
 from ..models import ClipState, Project
 from .freeze import RELEASABLE_STATES, NothingToRelease, plan_release, profile_named, read_gold
 from .splits import SPLITS, SplitPlan, parse_ratios
@@ -179,7 +180,7 @@ def _left_out(project: Project, skipped: list[str]) -> list[dict]:
     for state in ClipState.values:
         if by_state.get(state):
             ids = by_state[state]
-            out.append({"reason": f"{state}: {STATE_REASONS.get(state, state)}", "clips": len(ids), "examples": ids[:EXAMPLES]})
+            out.append({"reason": f"{state_label(state)}: {STATE_REASONS.get(state, state)}", "clips": len(ids), "examples": ids[:EXAMPLES]})
     if skipped:
         lacking = (
             project.clips.filter(sample_id__in=skipped[:EXAMPLES])
@@ -247,6 +248,6 @@ def preview_freeze(
         moves=sum(c.state == ClipState.ADJUDICATED for c in complete),
         left_out=_left_out(project, skipped),
         table=_table(plan, clips, instances),
-        refusal=plan.refusal(accept_incomplete),
+        refusal=plan.refusal(accept_incomplete, page=True),
         task_profile=profile.name,
     )

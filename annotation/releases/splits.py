@@ -100,9 +100,10 @@ class SplitPlan:
                 out[scenario] = missing
         return out
 
-    def refusal(self, accepted=()) -> str:
+    def refusal(self, accepted=(), *, page: bool = False) -> str:
         """Why a freeze of this plan must stop ("" when it may go ahead): every incomplete
-        scenario the lead did not accept, named, with what to do about it."""
+        scenario the lead did not accept, named, with what to do about it (``page``: in the freeze
+        page's own controls, not the command's flags)."""
         problems = {s: m for s, m in self.incomplete.items() if s not in set(accepted)}
         if not problems:
             return ""
@@ -117,7 +118,7 @@ class SplitPlan:
             )
         # Only validation may be given a ratio of 0 (parse_ratios keeps train and test above 0).
         zero_ratio = (
-            "give the validation split a ratio of 0 (e.g. --splits 0.8,0,0.2), "
+            ("set the validation ratio to 0 in the form (e.g. 0.8, 0, 0.2), " if page else "give the validation split a ratio of 0 (e.g. --splits 0.8,0,0.2), ")
             if all(set(m) == {"validation"} for m in problems.values())
             else ""
         )
@@ -125,8 +126,9 @@ class SplitPlan:
             "; ".join(lines)
             + f". Add clips of more couples or families to that scenario, {zero_ratio}correct the grouping with a "
             "clip → group map if clips were joined wrongly, "
-            f"or accept it explicitly (--accept-incomplete {','.join(problems)}, or tick it on the freeze page): "
-            "the dataset card then says so in its first lines."
+            + ("or accept it explicitly: " + "; ".join(f"tick “Freeze anyway … for {sc}”" for sc in problems) + " under the inputs and press “Update the preview”: "
+               if page else f"or accept it explicitly (--accept-incomplete {','.join(problems)}, or tick it on the freeze page): ")
+            + "the dataset card then says so in its first lines."
         )
 
 

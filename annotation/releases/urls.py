@@ -14,6 +14,7 @@ web_urlpatterns: list = [  # pages, mounted at /
     path("projects/<slug:slug>/releases/diff/", views.release_diff, name="releases-diff"),
     path("projects/<slug:slug>/releases/<str:version>/", views.release_detail, name="releases-detail"),
     path("projects/<slug:slug>/releases/<str:version>/download/", views.release_download, name="releases-download"),
+    path("projects/<slug:slug>/releases/<str:version>/files/<path:name>", views.release_file, name="releases-file"),
 ]
 api_urlpatterns: list = [  # endpoints, mounted at /api/v1/
     path("projects/<slug:slug>/releases/", api.ReleaseList.as_view(), name="api-releases"),

@@ -17,19 +17,21 @@ from pathlib import Path
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import FileResponse
+from django.http import FileResponse, Http404, HttpResponse
+from django.urls import reverse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from tasks.profiles import DEFAULT_PROFILE, PROFILES
-from tasks.rules import ALL_TASKS
+from tasks.rules import ALL_TASKS, TITLES
 
 from . import selectors, services
 from .archive import archive_name, write_zip
 from .diff import Snapshot, diff_releases
 from .freeze import FreezeError, check_version
 from .groups import GroupMapError, dump_group_map, read_group_map
-from .manifest import verify
+from .manifest import sha256, verify
+from .readme_html import readme_html
 from .preview import preview_freeze
 from .splits import DEFAULT_RATIOS, SPLITS, SplitError
 
@@ -155,8 +157,11 @@ def release_detail(request, slug: str, version: str):
         cell["clips"] += 1
         cell["rows"] += clip["rows"]
     recorded_tasks = manifest.get("tasks", {})
-    tasks = [{"name": name, "counts": recorded_tasks[name].get("all", {})} for name in ALL_TASKS if name in recorded_tasks]
+    tasks = [{"name": name, "title": TITLES[name], "counts": recorded_tasks[name].get("all", {})} for name in ALL_TASKS if name in recorded_tasks]
     readme = Path(release.path) / "README.md"
+    files_url = reverse("releases-file", args=[project.slug, release.version, "_"])[:-1]
+    card = readme.read_text(encoding="utf-8") if readme.is_file() else ""
+    listed = manifest.get("files", {})
     context = {
         "project": project,
         **_summary(release),
@@ -165,11 +170,40 @@ def release_detail(request, slug: str, version: str):
         "tasks": tasks,
         "file_list": sorted(manifest.get("files", {}).items()),
         "verification": verify(release.path, expected_manifest=manifest),
-        "card": readme.read_text(encoding="utf-8") if readme.is_file() else "",
+        "card": card,
+        "card_html": readme_html(card, lambda name: files_url + name) if card else "",
+        "card_url": files_url + "README.md" if "README.md" in listed else None,
+        "croissant_url": files_url + "croissant.json" if "croissant.json" in listed else None,
         "human": selectors.human_work_of(release),
         "others": [r.version for r in selectors.visible_releases(request.user, project) if r.pk != release.pk],
     }
     return render(request, "releases/detail.html", context)
+
+
+# Shown in the browser; any other file of the release is downloaded.
+VIEWABLE = {".md": "text/markdown; charset=utf-8", ".json": "application/json", ".png": "image/png", ".svg": "image/svg+xml", ".txt": "text/plain; charset=utf-8"}
+
+
+@login_required
+@require_GET
+def release_file(request, slug: str, version: str, name: str):
+    """One file of a release (the card, its Croissant, a figure the card shows), only when the manifest lists it
+    and its bytes still match the manifest's checksum."""
+    project = _lead_project(request, slug)
+    release = selectors.release_or_404(request.user, project, version)
+    entry = release.manifest.get("files", {}).get(name)
+    path = Path(release.path) / name
+    if entry is None or not path.is_file():
+        raise Http404("no such file in this release")
+    data = path.read_bytes()
+    if sha256(data) != entry.get("sha256"):
+        return HttpResponse("this file no longer matches the release's manifest", status=409, content_type="text/plain")
+    kind = VIEWABLE.get(path.suffix.lower())
+    response = HttpResponse(data, content_type=kind or "application/octet-stream")
+    if kind is None:
+        response["Content-Disposition"] = f'attachment; filename="{path.name}"'
+    response["X-Content-Type-Options"] = "nosniff"
+    return response
 
 
 def zip_response(release) -> FileResponse:

@@ -78,3 +78,11 @@ def local_time(value, style: str = "datetime"):
         utc.strftime("%Y-%m-%d %H:%M:%S UTC"),
         utc.strftime(_STYLES[style]),
     )
+
+
+@register.filter
+def task_title(code) -> str:
+    """``itp`` -> ``Intervention timing prediction``: a benchmark task in words (the code goes beside it)."""
+    from tasks.rules import TITLES
+
+    return TITLES.get(str(code), str(code))

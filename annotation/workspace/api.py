@@ -67,10 +67,17 @@ class AssignmentSerializer(serializers.ModelSerializer):
     rows_with_warnings = serializers.IntegerField()
     rows_commented = serializers.IntegerField()
     last_activity = serializers.DateTimeField(allow_null=True)
+    clip_state = serializers.CharField(source="clip.state", read_only=True)
+    clip_state_label = serializers.SerializerMethodField(help_text="the clip's state in the words every page uses")
+
+    def get_clip_state_label(self, obj) -> str:
+        from ..labels import state_label
+
+        return state_label(obj.clip.state)
 
     class Meta:
         model = Assignment
-        fields = ["id", "clip", "sample_id", "project", "mode", "state", "rows_total", "rows_reviewed", "rows_edited", "rows_with_warnings", "rows_commented", "last_activity"]
+        fields = ["id", "clip", "sample_id", "project", "mode", "state", "rows_total", "rows_reviewed", "rows_edited", "rows_with_warnings", "rows_commented", "last_activity", "clip_state", "clip_state_label"]
 
 
 class CommentSerializer(serializers.Serializer):

@@ -23,6 +23,7 @@ from ..models import (
     Row,
 )
 from ..codebook.selectors import editor_guidance
+from ..labels import state_label, state_words
 from ..preannotate.selectors import modality_note
 from ..schema import ANNOTATION_KEYS
 from ..taxonomy import load_taxonomy
@@ -90,6 +91,8 @@ def editor_config(clip: Clip) -> dict:
     tax = load_taxonomy(clip.scenario, clip.project.taxonomy_version)
     labels = lambda items: [{"label": x.label, "definition": x.definition} for x in items]  # noqa: E731
     return {
+        # The words of every state, as every page writes them (the labels on the state choices).
+        "state_words": state_words(),
         "scenario": clip.scenario,
         "taxonomy_version": tax.version,
         "group_label": tax.group_label,
@@ -203,6 +206,7 @@ def clip_header(clip: Clip) -> dict:
         "scenario": clip.scenario,
         "participants": clip.participants,
         "state": clip.state,
+        "state_label": state_label(clip.state),
         "duration": clip.duration,
         "media_url": clip_media_url(clip),
         "media_kind": media_kind(clip),

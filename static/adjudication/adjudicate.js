@@ -18,10 +18,13 @@ import { Banner, EditorPane, HelpOverlay, SaveButtons, bindKeyboard, mountPage }
 import { RowEditor } from "../workspace/row-editor.js";
 import { RowList } from "../workspace/row-list.js";
 import { EditorSession } from "../workspace/session.js";
-import { stateWords, valueView } from "../workspace/words.js";
+import { setStateWords, stateWords, valueView } from "../workspace/words.js";
 
 const data = readData();
+setStateWords(data.config.state_words);
 const FIELDS = data.fields; // [{name, title, keys}]
+/** A field as the page labels it (``tone_of_voice`` -> ``Tone of voice``). */
+const fieldTitle = (name) => (FIELDS.find((f) => f.name === name) || { title: name }).title;
 const CODERS = data.coders.map((c) => c.username);
 const READY = data.readiness || { ready: true };
 const filters = { ...data.filters };
@@ -426,7 +429,7 @@ async function askAcceptAgreeing() {
     lines: [
       `${p.unanimous} row${p.unanimous === 1 ? "" : "s"} where every coder gave the same annotation, and ${p.near} where they differ only in texts at least ${threshold.toFixed(2)} similar to each other (rows ${listRows(near.length ? near : p.rows)}).`,
       near.length
-        ? `For those, each differing field takes the text of the coder closest to the others' (${near.slice(0, 3).map((r) => `row ${r.row_index}: ${Object.entries(r.fields).filter(([f]) => r.near.includes(f)).map(([f, c]) => `${f} from ${c}`).join(", ")}`).join("; ")}${near.length > 3 ? "; …" : ""}), recorded as taken from that coder with the threshold in the note.`
+        ? `For those, each differing field takes the text of the coder closest to the others' (${near.slice(0, 3).map((r) => `row ${r.row_index}: ${Object.entries(r.fields).filter(([f]) => r.near.includes(f)).map(([f, c]) => `${fieldTitle(f)} from ${c}`).join(", ")}`).join("; ")}${near.length > 3 ? "; …" : ""}), recorded as taken from that coder with the threshold in the note.`
         : "Every field becomes gold as the coders gave it, recorded as a unanimous decision by you.",
       "There is no undo: changing one of these rows afterwards is an edit of its gold, recorded as your decision.",
     ],
@@ -437,8 +440,8 @@ async function askAcceptAgreeing() {
 function AgreeingControl() {
   const [value, setValue] = useState(threshold);
   return html`<span class="agreeing" title="Rows without gold whose coders agree on every label and whose texts are at least this similar (1 − distance)">
-    <label>within <input type="number" id="agree-threshold" min="0.5" max="1" step="0.05" value=${value}
-      onInput=${(e) => { const v = parseFloat(e.currentTarget.value); if (v >= 0.5 && v <= 1) { threshold = v; setValue(v); } }} /></label>
+    <label for="agree-threshold">texts at least this similar</label> <input type="number" id="agree-threshold" min="0.5" max="1" step="0.05" value=${value}
+      onInput=${(e) => { const v = parseFloat(e.currentTarget.value); if (v >= 0.5 && v <= 1) { threshold = v; setValue(v); } }} />
     <${ClipForm} action=${data.urls.accept_agreeing} id="accept-agreeing" ask=${askAcceptAgreeing} hidden=${{ threshold: String(value) }}
       title="Preview, then accept the rows whose coders agree within this similarity" label="Accept agreeing rows…" />
   </span>`;

@@ -7,7 +7,8 @@ const count = document.getElementById("guide-count");
 const nothing = document.getElementById("guide-nothing");
 const items = [...document.querySelectorAll("[data-guide-item]")];
 const groups = [...document.querySelectorAll("[data-guide-group]")].reverse(); // innermost first
-const text = new Map(items.map((el) => [el, el.textContent.toLowerCase().replace(/\s+/g, " ")]));
+// A label whose guidance is written out under another label still matches that guidance's words (data-search).
+const text = new Map(items.map((el) => [el, [el.textContent, ...[...el.querySelectorAll("[data-search]")].map((x) => x.dataset.search)].join(" ").toLowerCase().replace(/\s+/g, " ")]));
 
 function filter() {
   const words = box.value.toLowerCase().split(/\s+/).filter(Boolean);

@@ -56,6 +56,17 @@ export function Transcript({ s }) {
     const first = listRef.current && listRef.current.querySelector("li.in-row");
     if (first) first.scrollIntoView({ block: "nearest" });
   }, [r && r.row_index, shown]);
+  // A click on a line opens the row it belongs to (the row whose time span holds the line's start, else the nearest).
+  const openCue = (c) => {
+    let best = -1;
+    let gap = Infinity;
+    s.rows.forEach((row, i) => {
+      // Inside the row's span counts 0; a line at a row's very end belongs to the next row, which starts there.
+      const d = c.start < row.start_time ? row.start_time - c.start : c.start >= row.end_time ? c.start - row.end_time + 1e-6 : 0;
+      if (d < gap) (gap = d), (best = i);
+    });
+    if (best >= 0 && best !== s.pos) s.open(best, { scroll: true, seek: "always" });
+  };
   const toggle = () => {
     localStorage.setItem(TRANSCRIPT_KEY, shown ? "hidden" : "shown");
     setShown(!shown);
@@ -67,7 +78,7 @@ export function Transcript({ s }) {
     </button>
     ${shown
       ? html`<ol id="cue-list" ref=${listRef}>
-          ${cues.map((c) => html`<li key=${c.position} class=${inRow(c) ? "in-row" : ""}>
+          ${cues.map((c) => html`<li key=${c.position} class=${inRow(c) ? "in-row" : ""} onClick=${() => openCue(c)} title="open this line's row">
             <span class="muted">${fmtTime(c.start)} </span>${c.speaker ? html`<b>${c.speaker}: </b>` : null}<span>${c.text}</span>
           </li>`)}
         </ol>`
@@ -153,6 +164,12 @@ export function bindKeyboard(s, { extra = {}, onEnter = null } = {}) {
   });
 }
 
+/** The document path of the editor field holding `el` (its nearest data-path), or null. */
+function pathOf(el) {
+  const host = el && el.closest ? el.closest("[data-path]") : null;
+  return host ? host.getAttribute("data-path") : null;
+}
+
 /** The right-hand pane: the action bar, a merge panel when a save was stale, and the editor
  * (scrolled back to the top when another row opens). */
 export function EditorPane({ s, label, bar, children }) {
@@ -163,7 +180,8 @@ export function EditorPane({ s, label, bar, children }) {
   return html`<section class="ws-right" aria-label=${label} ref=${pane}>
     ${bar}
     <${MergePanel} s=${s} />
-    <div id="editor">${children}</div>
+    <div id="editor" onfocusin=${(e) => s.fieldEntered(pathOf(e.target))}
+      onfocusout=${(e) => s.fieldLeft(pathOf(e.target), e.relatedTarget && e.relatedTarget.closest("#editor") ? pathOf(e.relatedTarget) : null)}>${children}</div>
   </section>`;
 }
 

@@ -4,7 +4,7 @@
  *
  * Dimensions with nothing recorded collapse to one line (open them with a
  * click or their number key), so a typical row fits in about a screen and a half. */
-import { useState } from "preact/hooks";
+import { useLayoutEffect, useState } from "preact/hooks";
 import { THERAPIST, clone, cls, fmtTime, html } from "./lib.js";
 import { EntityChecks, EntitySelect, Field, Intensity, LabelPicker, ListField, TextField } from "./controls.js";
 import { describePath } from "./words.js";
@@ -75,6 +75,24 @@ export function placeIssues(issues, w, row) {
   return { at: (path) => at.get(path) || [], general, dims };
 }
 
+/** Focus the control of the field an issue names (or its nearest shown parent). */
+function focusIssue(issue) {
+  if (!issue) return;
+  let path = issue.path || "";
+  for (;;) {
+    const host = path ? document.querySelector(`#editor [data-path="${CSS.escape(path)}"]`) : null;
+    if (host) {
+      const control = host.matches("input, select, textarea, button") ? host : host.querySelector("input:not([disabled]), select:not([disabled]), textarea:not([disabled]), button:not([disabled])");
+      (control || host).focus();
+      if (host.scrollIntoView) host.scrollIntoView({ block: "center" });
+      return;
+    }
+    if (!path) return;
+    const cut = Math.max(path.lastIndexOf("."), path.lastIndexOf("["));
+    path = cut > 0 ? path.slice(0, cut) : "";
+  }
+}
+
 function Dimension({ id, n, title, collapsed, summary, onOpen, children }) {
   if (collapsed) {
     return html`<section class="dim collapsed" id=${`dim-${id}`} tabindex="-1">
@@ -112,7 +130,14 @@ export function RowEditor({ s, decorate, before, keepOpen = [] }) {
   const ro = s.readOnly;
   const therapist = r.primary_speaker === THERAPIST;
   const [relKey, reasonKey, evidenceKey] = r.relation_keys;
-  const placed = placeIssues(s.issues, w, r);
+  const shown = s.shownIssues();
+  const placed = placeIssues(shown, w, r);
+  // After a refused save the focus goes to the first field in error (the list above names them all).
+  useLayoutEffect(() => {
+    if (!s.focusFirstIssue) return;
+    s.focusFirstIssue = false;
+    focusIssue(shown[0]);
+  });
   const edit = (fn) => s.edit(fn);
   const deco = (keys) => (decorate ? decorate(keys) : {});
   const field = (label, path, control, { keys, hint, inline, quiet } = {}) => {
@@ -229,6 +254,12 @@ export function RowEditor({ s, decorate, before, keepOpen = [] }) {
   const prev = s.rows[s.pos - 1];
   const next = s.rows[s.pos + 1];
   return html`<div class="row-editor">
+    ${shown.length
+      ? html`<div class="issue-list" id="issue-list" role="alert">
+          <b>${shown.length === 1 ? "1 problem to fix" : `${shown.length} problems to fix`} before this row can be saved:</b>
+          <ul>${shown.map((i, n) => html`<li key=${n}><button type="button" class="link" onClick=${() => focusIssue(i)}>${i.path ? describePath(i.path) + ": " : ""}${i.message}</button></li>`)}</ul>
+        </div>`
+      : null}
     <div class="editor-head">
       <${Neighbour} row=${prev} where="prev" onOpen=${() => s.step(-1, { exact: true })} />
       <div class="head-line">
@@ -245,7 +276,6 @@ export function RowEditor({ s, decorate, before, keepOpen = [] }) {
       ${warnings.length
         ? html`<ul class="row-warnings">${warnings.map(([src, x], i) => html`<li key=${i}>⚠ ${src}: ${x.path ? describePath(x.path) + ": " : ""}${x.message}</li>`)}</ul>`
         : null}
-      ${placed.general.length ? html`<ul class="issues" id="general-issues">${placed.general.map((m, i) => html`<li key=${i}>${m}</li>`)}</ul>` : null}
     </div>
     ${before}
     ${DIMENSIONS.map(

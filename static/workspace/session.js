@@ -112,8 +112,8 @@ export class EditorSession extends Store {
   }
 
   // ------------------------------------------------------------ banner
-  setBanner(text, kind = "info", actions = [], sticky = false) {
-    this.banner = { text, kind, actions, sticky };
+  setBanner(text, kind = "info", actions = [], sticky = false, row = null) {
+    this.banner = { text, kind, actions, sticky, row };
     this.changed();
   }
   clearBanner(force = false) {
@@ -167,7 +167,14 @@ export class EditorSession extends Store {
     history.replaceState(null, "", `${location.pathname}${location.search}#row-${r.row_index}`);
     if (scroll) this.scrollToRow = r.row_index;
     if (seek && this.player) this.player.follow(r, seek);
-    if (!this.readOnly) this.scheduleValidation(400);
+    // An untouched row is never shown in error: its problems appear once the person acts (saves, marks it
+    // reviewed, or leaves a field they changed), all at once. Restored edits count as the person's.
+    this.touched = this.dirty;
+    this.showIssues = !!r.failed;
+    this.showAll = !!r.failed; // after a refused save every problem is shown; before it, those of the fields left
+    this.leftPaths = new Set();
+    this.focusPath = null;
+    this.editedInFocus = false;
     this.changed();
   }
 
@@ -183,9 +190,36 @@ export class EditorSession extends Store {
     mutator(this.working);
     const r = this.row();
     this.dirty = !same(this.working, this.docContent(r));
+    this.touched = true;
+    this.editedInFocus = true;
     this.keepLocally();
-    this.scheduleValidation();
+    // Problems on display follow every edit (a fixed field loses its message at once); none appear while typing.
+    if (this.showIssues) this.scheduleValidation();
     this.changed();
+  }
+
+  /** The focus entered the editor's field at `path` (the nearest data-path). */
+  fieldEntered(path) {
+    if (path !== this.focusPath) this.editedInFocus = false;
+    this.focusPath = path;
+  }
+  /** The focus left the field at `path` for `to` (null: out of the editor): a field the person changed now
+   * shows its problems, and from then on every problem on display follows each edit. Moving inside one field
+   * (a list's "add" button to the new entry's person) is not leaving it. */
+  fieldLeft(path, to) {
+    if (this.readOnly || !path || !this.editedInFocus) return;
+    if (to && (to === path || to.startsWith(path + "[") || to.startsWith(path + "."))) return;
+    this.editedInFocus = false;
+    this.leftPaths.add(path);
+    this.showIssues = true;
+    this.validateNow();
+  }
+  /** The problems the editor shows: all of them after a save or a mark was refused, else those of the fields left. */
+  shownIssues() {
+    if (!this.showIssues) return [];
+    if (this.showAll) return this.issues;
+    const under = (p) => [...this.leftPaths].some((l) => p === l || p.startsWith(l + "[") || p.startsWith(l + "."));
+    return this.issues.filter((i) => under(i.path || ""));
   }
 
   /** Choosing "not annotated" also clears the reason and the evidence (nothing phantom is kept). */
@@ -235,6 +269,12 @@ export class EditorSession extends Store {
     const res = await api("POST", this.opts.urls.validate(r), { content: this.working });
     if (seq !== this.validateSeq || r !== this.row() || res.status !== 200) return;
     this.issues = res.json.issues || [];
+    // The "not saved" banner says where the row stands now, not where it stood at the last save.
+    const b = this.banner;
+    if (this.showAll && b && b.row === r.row_index && (b.kind === "error" || b.kind === "info")) {
+      if (!this.issues.length) this.setBanner(`Row ${r.row_index} is not saved yet: nothing is left to fix, save it.`, "info", [], false, r.row_index);
+      else this.setBanner(`Row ${r.row_index} is not saved yet: ${this.issues.length === 1 ? "1 field to fix" : `${this.issues.length} fields to fix`}, listed above the row.`, "error", [], false, r.row_index);
+    }
     this.changed();
   }
 
@@ -303,10 +343,15 @@ export class EditorSession extends Store {
         ];
     if (res.status === 422) {
       r.failed = { issues: res.json.issues || [], message: res.json.detail };
-      if (here) this.issues = r.failed.issues;
-      // The server's detail says "not saved" again; the marked fields say what to fix.
+      if (here) {
+        this.issues = r.failed.issues;
+        this.showIssues = true;
+        this.showAll = true;
+        this.focusFirstIssue = true;
+      }
+      // The server's detail says "not saved" again; the list above the row and the marked fields say what to fix.
       const count = r.failed.issues.length;
-      this.setBanner(`Row ${r.row_index} was not ${what}: ${count === 1 ? "fix the field" : `fix the ${count || ""} fields`} marked in red.`.replace("  ", " "), "error", back, !here);
+      this.setBanner(`Row ${r.row_index} was not ${what}: ${count === 1 ? "fix the field" : `fix the ${count || ""} fields`} listed above the row and marked in red.`.replace("  ", " "), "error", back, !here, here ? r.row_index : null);
     } else if (res.status === 409 && res.json.current) {
       const hadEdits = !same(sent, this.docContent(r));
       if (!hadEdits) {
@@ -462,8 +507,8 @@ export class EditorSession extends Store {
       this.working = next;
       this.dirty = !same(this.working, this.docContent(r));
       this.keepLocally();
-      if (this.dirty) this.scheduleValidation();
-      else this.issues = [];
+      if (this.dirty && this.showIssues) this.scheduleValidation();
+      else if (!this.dirty) this.issues = [];
     } else r.unsaved = this.hasLocalEdits(r);
     this.changed();
   }

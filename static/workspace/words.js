@@ -59,19 +59,19 @@ export function describePath(path) {
   return out.join(" · ");
 }
 
+// The states of clips, assignments and revisions come with the page (config.state_words: the labels on the
+// server's state choices, the one wording of every page); these are the editor's own states of a row in this browser.
 const STATES = {
-  untouched: "untouched",
-  edited: "edited",
-  reviewed: "reviewed",
   unsaved: "unsaved",
   saving: "saving…",
   failed: "not saved",
-  in_review: "in review",
-  in_progress: "in progress",
-  preannotation_failed: "pre-annotation failed",
   from_empty: "calibration (starts empty)",
   from_draft: "starts from the LLM draft",
 };
+/** Take the server's state words (called once by each page with its config). */
+export function setStateWords(words) {
+  Object.assign(STATES, words || {});
+}
 export const stateWords = (state) => STATES[state] || String(state || "").replace(/_/g, " ");
 
 const people = (list) => (list || []).join(", ") || "nobody";

@@ -9,9 +9,10 @@ import { Banner, EditorPane, HelpOverlay, SaveButtons, Transcript, bindKeyboard,
 import { RowEditor, draftDecoration } from "./row-editor.js";
 import { RowList } from "./row-list.js";
 import { EditorSession } from "./session.js";
-import { stateWords } from "./words.js";
+import { setStateWords, stateWords } from "./words.js";
 
 const data = readData();
+setStateWords(data.config.state_words);
 const readOnlyInfo = { current: data.read_only };
 
 const s = new EditorSession(data, {
@@ -61,7 +62,8 @@ async function submitClip() {
   if (!ok) return;
   const res = await api("POST", `/api/v1/assignments/${data.assignment.id}/submit/`);
   if (res.status === 200) {
-    data.assignment.state = "submitted";
+    data.assignment.state = res.json.state;
+    data.clip.state = res.json.clip_state; // the clip's state as the lead's pages show it now
     readOnlyInfo.current = { reason: "submitted", message: "You submitted this clip, so it is read-only. A lead can reopen it for you (a re-review request); ask one if something needs changing." };
     s.readOnly = true;
     s.setBanner("Clip submitted. Thank you!", "success");

@@ -18,7 +18,7 @@ REPORT_WAIT_MS = 90_000  # the worker is shared with the rest of the suite on a 
 
 def utterance_units(page) -> int:
     row = page.locator(".agreement-table tbody tr", has_text="Utterance type")
-    return int(row.locator("td").nth(4).inner_text())
+    return int(row.locator("td.counts span[title=units]").inner_text())
 
 
 @pytest.mark.services

@@ -26,7 +26,8 @@ def test_lead_writes_guidance_from_the_confused_pair_link_with_the_mouse(login, 
     build(project)  # three coders, two clips, drafts made from the transcript and from the video
     call_command("agreement", "--project", project.slug, stdout=io.StringIO())  # the stored report the page shows at once
     page = login("lead1", "lead-pass-123")
-    page.goto(f"{live_server.url}/projects/{project.slug}/agreement/")
+    page.goto(f"{live_server.url}/projects/{project.slug}/agreement/#section-confused")  # the address opens its fold
+    page.click("#section-modality > summary")  # a fold opened with the mouse
     confused = page.locator('#confused-pairs .confused-field[data-measure="utterance_type"]')
     expect(confused.locator("tbody tr").first).to_contain_text("accusation ↔ request")
     expect(page.locator("#llm-by-modality")).to_contain_text("transcript only: 6 rows")
@@ -112,6 +113,11 @@ def test_annotator_sees_guidance_in_the_picker_the_modality_note_and_the_guide_o
     expect(card).to_have_class("guide-item guide-label has-guidance target")
     expect(card.locator(".guidance")).to_contain_text(GUIDANCE)
     expect(card.locator(".guidance-mark")).to_have_text("Project guidance")
+    # Each guidance is written out once per field (point 7): its other label links to it.
+    assert guide.locator("#couple-utterance_type-disclosure .guidance").count() == 0
+    assert guide.get_attribute("#couple-utterance_type-disclosure .guidance-see a", "href") == "#couple-utterance_type-accusation"
+    texts = guide.eval_on_selector_all(".guide-field .guidance[data-guidance]", "els => els.map(e => e.closest('.guide-field').id + '|' + e.dataset.guidance)")
+    assert len(texts) == len(set(texts)), "a guidance written out twice in one field"
     # The guide is searchable: "/" goes to the search box; words typed narrow the items.
     guide.keyboard.press("/")
     expect(guide.locator("#guide-q")).to_be_focused()

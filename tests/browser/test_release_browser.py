@@ -31,10 +31,10 @@ def test_lead_previews_accepts_an_incomplete_scenario_and_confirms_the_freeze(lo
     page.wait_for_selector("#refusal")
     refusal = page.inner_text("#refusal")
     assert "scenario family has 2 relationship groups (family_therapy/001, family_therapy/002) for 3 splits" in refusal
-    assert "--accept-incomplete family" in refusal
+    assert "tick “Freeze anyway … for family”" in refusal and "--" not in refusal  # the page's checkbox, no command flag
     assert page.locator("#freeze-open").count() == 0, "no way to freeze a refused plan"
     left_out = page.inner_text("#left-out")
-    assert "in_review: still in review" in left_out and "family_therapy/003/merged" in left_out
+    assert "in review: still in review" in left_out and "family_therapy/003/merged" in left_out
     counts = page.inner_text("#counts")
     assert "family\tvalidation\t0\t0\t0" in counts  # the empty split, in plain sight
     screenshot(page, "release-preview-refused")

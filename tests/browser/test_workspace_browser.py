@@ -329,6 +329,8 @@ def test_invalid_edit_shows_a_message_at_the_field_before_saving(login, live_ser
     page = login("ann1", "ann-pass-123")
     open_clip(page, live_server, clip)
     page.uncheck("#dim-timing label.check:has-text('Therapist') input")
+    assert page.locator(".field-error").count() == 0, "no message while the person is still in the field"
+    page.click('[data-path="tone_of_voice"] input')  # leaving the changed field
     page.wait_for_selector('.field[data-path="target"] .field-error')
     assert "empty" in page.inner_text('.field[data-path="target"] .field-error')
     page.click("#save")
@@ -369,6 +371,10 @@ def test_from_login_to_submitted_clip_that_then_reads_only(login, live_server, c
     page.wait_for_selector(".banner.success")
     clip.refresh_from_db()
     assert clip.assignments.get().state == "submitted" and clip.state == "reviewed"
+    # One state wording (issue 25, point 6): the annotator's header says what the lead's pages say, at once.
+    from annotation.labels import state_label
+
+    assert page.inner_text(".ws-head .state") == state_label(clip.state) == "reviewed"
     assert page.locator(EDITABLE).count() == 0 and page.locator("#submit-clip").count() == 0
     page.goto(f"{live_server.url}/work/")
     assert "3/3" in page.inner_text("table.list")

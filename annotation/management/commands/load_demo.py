@@ -2,7 +2,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management.base import CommandError
 
-from ...demo import DEMO_CLIPS, DEMO_TRANSCRIPTS
+from ...demo import DEMO_CLIPS, DEMO_TRANSCRIPTS, demo_media_file
 from ...assignment import assign_clips
 from ...models import Project
 from ...rescue_format.importer import import_rescue
@@ -57,6 +57,7 @@ class Command(AuditedCommand):
         if not project.clips.exists():
             result = import_rescue(DEMO_CLIPS, project, as_source="draft")
             self.stdout.write(f"loaded {len(result.created)} demo clips ({result.rows} rows) with drafts")
+        self._attach_media(project)
         demo_annotators = [users[name] for name, role, _ in DEMO_ACCOUNTS if role == "annotator"]
         plan = assign_clips(project, users=demo_annotators, per_clip=len(demo_annotators), calibration=["demo_priya_and_jonah/001_whose_turn"])
         if plan.created:
@@ -66,6 +67,18 @@ class Command(AuditedCommand):
         self.stdout.write("demo accounts (local demo only):")
         for username, role, password in DEMO_ACCOUNTS:
             self.stdout.write(f"  {role:<10} {username:<11} password: {password}")
+
+    def _attach_media(self, project) -> None:
+        """The demo clips that have a committed media file get it (a test pattern with their lines spoken), so that
+        the player, the replay keys, the speed and the pre-roll can be tried."""
+        from django.core.files import File
+
+        for clip in project.clips.filter(media=""):
+            path = demo_media_file(clip.sample_id)
+            if path.is_file():
+                with path.open("rb") as f:
+                    clip.media.save(path.name, File(f), save=True)
+                self.stdout.write(f"attached {path.name} to {clip.sample_id} (a test pattern with its lines spoken)")
 
     def _load_demo_guidance(self, project, lead) -> None:
         """The demo project's first piece of guidance: the three labels its three annotators

@@ -1,0 +1,98 @@
+"""The four pages a team lives in (an annotator's clip, a lead's adjudication, agreement and release pages)
+fit the two laptop screens they are used on, 1440×900 and 1280×800: no table wider than its column, no
+cell whose words are cut, no page wider than the window. Screenshots of each page at both sizes."""
+from __future__ import annotations
+
+import pytest
+
+from annotation.agreement import services as agreement
+from annotation.assignment import start_assignment
+from annotation.synthetic import generate
+
+from .conftest import SCREENSHOTS, screenshot
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.browser]
+
+SIZES = ((1440, 900), (1280, 800))
+
+# Everything in <main> that sticks out of the page or of its scroll box, and every table cell whose
+# text is cut (text wider than the cell and hidden). Returns human-readable descriptions.
+OVERFLOW = """() => {
+  for (const d of document.querySelectorAll('main details')) if (d.querySelector('table')) d.open = true;  // the folded tables must fit too
+  const out = [], width = document.documentElement.clientWidth;
+  if (document.documentElement.scrollWidth > width + 1) out.push('page ' + document.documentElement.scrollWidth + ' > ' + width);
+  const name = (el) => el.tagName.toLowerCase() + (el.id ? '#' + el.id : '') + (el.className && typeof el.className === 'string' ? '.' + el.className.split(' ').join('.') : '');
+  for (const t of document.querySelectorAll('main table')) {
+    if (!t.offsetParent) continue;
+    // A table wider than the box it sits in: cut, or scrolled sideways.
+    const box = t.parentElement, r = t.getBoundingClientRect(), b = box.getBoundingClientRect();
+    if (r.right > b.right + 1 || box.scrollWidth > box.clientWidth + 1) out.push(name(t) + ' wider than ' + name(box) + ': ' + Math.round(r.width) + ' > ' + Math.round(b.width));
+    if (r.right > width + 1) out.push(name(t) + ' beyond the window');
+    for (const c of t.querySelectorAll('td, th')) {
+      if (!c.offsetParent) continue;
+      // Content wider than its cell: it spills over the next column or is cut.
+      if (c.scrollWidth > c.clientWidth + 1) out.push('cell of ' + name(t) + ' ' + JSON.stringify(c.innerText.slice(0, 40)) + ' ' + c.scrollWidth + ' > ' + c.clientWidth);
+    }
+  }
+  return out;
+}"""
+
+
+@pytest.fixture
+def team(project, lead, annotator, tmp_path):
+    """Three coders' synthetic work (adjudicated, frozen as release 1.0.0, its agreement report stored) and an
+    annotator's own open clip."""
+    from annotation.releases.freeze import freeze
+
+    generate(project, clips=3, annotators=3, seed=4)
+    freeze(project, version="1.0.0", seed=0, out_dir=tmp_path / "release", user=lead, accept_incomplete=["couple", "family"])
+    params = agreement.Params.from_query({}, project.work_scope)
+    agreement.report_state(project, params, user=lead, sync=True)
+    clip = max(project.clips.all(), key=lambda c: (len(c.participants), c.rows.count()))
+    from bench.workspace_data import make_family_clip
+
+    own = make_family_clip(project, 50, seed=1)
+    start_assignment(own, annotator)
+    return {"adjudicated": clip, "own": own}
+
+
+def check(page, name):
+    for size in SIZES:
+        page.set_viewport_size({"width": size[0], "height": size[1]})
+        page.wait_for_timeout(50)
+        screenshot(page, f"fit-{name}-{size[0]}")
+        problems = page.evaluate(OVERFLOW)
+        assert problems == [], f"{name} at {size[0]}×{size[1]}: {problems}"
+
+
+def test_the_four_pages_fit_both_laptop_screens(login, live_server, project, team):
+    page = login("ann1", "ann-pass-123")
+    page.goto(f"{live_server.url}/work/clips/{team['own'].pk}/")
+    page.wait_for_selector("#editor h2")
+    check(page, "clip")
+    page.goto("about:blank")
+    page.goto(f"{live_server.url}/work/clips/{team['own'].pk}/#row-50")  # the last row: fully in view, nothing cut
+    page.wait_for_selector("#editor h2:has-text('Row 50')")
+    check(page, "clip-end")
+    assert page.errors == []
+
+    page = login("lead1", "lead-pass-123")
+    page.goto(f"{live_server.url}/adjudication/clips/{team['adjudicated'].pk}/")
+    page.wait_for_selector("#compare")
+    page.click("#row-list tbody tr[id] >> nth=1")
+    check(page, "adjudication")
+    page.goto(f"{live_server.url}/projects/{project.slug}/agreement/")
+    page.wait_for_selector("#agreement-freshness")
+    check(page, "agreement")
+    page.screenshot(path=str(SCREENSHOTS / "fit-agreement-full.png"), full_page=True)
+    page.goto(f"{live_server.url}/projects/{project.slug}/releases/1.0.0/")
+    # The release page opens with its card rendered (point 7), links to the card and Croissant files, the checksums folded.
+    card = page.locator("#release-card")
+    assert card.locator("h1").first.is_visible() and card.bounding_box()["y"] < 400
+    assert page.locator("#release-card script").count() == 0
+    assert page.evaluate("() => !document.querySelector('#release-files').open")
+    for link, kind in (("#card-file", "text/markdown"), ("#croissant-file", "application/json")):
+        answer = page.request.get(live_server.url + page.get_attribute(link, "href"))
+        assert answer.status == 200 and answer.headers["content-type"].startswith(kind)
+    check(page, "release")
+    assert page.errors == []
