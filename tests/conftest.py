@@ -14,6 +14,10 @@ import pytest
 
 from annotation.services import create_project, create_user
 
+# Fixtures kept with their builders, registered here for every test module.
+from .builders.drafts import drafted_sample  # noqa: F401
+from .builders.gemini import fake, preannotate  # noqa: F401
+
 REPO = Path(__file__).resolve().parent.parent
 SHARED = REPO.parent / "shared"
 SAMPLE = SHARED / "data" / "rescue_bench_sample.jsonl"
@@ -63,7 +67,7 @@ def draft_clip(project, tmp_path):
 
     from annotation.rescue_format.importer import import_rescue
 
-    from .factories import couple_clip
+    from .builders.documents import couple_clip
 
     path = tmp_path / "draft_clip.jsonl"
     path.write_text(json.dumps(couple_clip()) + "\n", encoding="utf-8")

@@ -39,7 +39,7 @@ from annotation.services import create_project, create_user
 from annotation.study.services import update_design
 from annotation.workspace.services import save_revision, set_reviewed, submit_assignment
 
-from .factories import client_row, couple_clip, therapist_row
+from .builders.documents import client_row, couple_clip, therapist_row
 
 pytestmark = pytest.mark.django_db
 
