@@ -1,7 +1,7 @@
 """Data for the workspace benchmark: a throw-away project, family clips of a
 chosen length, annotators with API tokens, and their assignments.
 
-Clips are drawn with the synthetic generator's row writer (annotation.synthetic)
+Clips are drawn and stored by the synthetic generator (annotation.synthetic)
 so that the rows, cues and drafts look like the real release, but with an exact
 row count (the generator's own family clips have 45-110 rows). Every document is
 checked with ``schema.check_clip`` before it is written, and assignments go
@@ -19,16 +19,13 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 from django.db import transaction
 from annotation.tokens import issue_token
-from simple_history.utils import bulk_create_with_history
 
 from annotation import synthetic
 from annotation.assignment import start_assignment
 from annotation.audit import audit_source
-from annotation.models import Clip, ClipState, Cue, Draft, DraftSource, Project, Revision, Row
+from annotation.models import Clip, ClipState, Project, Revision
 from annotation.roles import ANNOTATOR
-from annotation.schema import CLIP_KEYS, SKELETON_KEYS
 from annotation.services import create_project
-from annotation.taxonomy import THERAPIST, load_taxonomy
 from annotation.workspace.services import add_comment
 
 
@@ -69,55 +66,13 @@ def make_family_clip(project: Project, rows: int, *, seed: int = 0, participants
     rng = random.Random(f"bench/{seed}/{rows}")
     people = rng.sample(synthetic.FIRST_NAMES, participants)
     sample_id = f"bench_family/{rows:03d}_rows_seed{seed}"
-    plan = synthetic._Plan(sample_id, "family", people, rows)
-    taxonomy = load_taxonomy("family", project.taxonomy_version)
-    writer = synthetic._ClipWriter(plan, taxonomy, rng)
-    skeletons = writer.skeletons()
-    draft = [
-        synthetic._content(s["primary_speaker"], {u: writer.value(u, s) for u in synthetic.UNITS}) for s in skeletons
-    ]
-    built = synthetic.SyntheticClip(sample_id, "family", people, skeletons, draft, revisions=[], gold=draft)
+    built = synthetic.drafted_clip(sample_id, "family", people, rows, rng=rng, taxonomy_version=project.taxonomy_version)
     problems = synthetic.check_generated([built], project.taxonomy_version)
     if problems:
         raise RuntimeError("generated bench clip does not validate:\n" + "\n".join(problems[:10]))
     with transaction.atomic(), audit_source("cli"):
-        clip = Clip.objects.create(
-            project=project,
-            sample_id=sample_id,
-            scenario="family",
-            participants=people,
-            source_file=built.source_file,
-            release_keys=list(CLIP_KEYS),
-            duration=built.duration,
-            state=ClipState.PREANNOTATED,
-            content_hash=built.content_hash,
-            speaker_map={name: name for name in (*people, THERAPIST)},
-            speaker_map_confirmed=True,
-        )
-        row_objs = bulk_create_with_history(
-            [Row(clip=clip, **{k: s[k] for k in SKELETON_KEYS}) for s in skeletons], Row
-        )
-        Cue.objects.bulk_create(
-            [
-                Cue(
-                    clip=clip,
-                    position=r.row_index,
-                    start_time=r.start_time,
-                    end_time=r.end_time,
-                    speaker=r.primary_speaker,
-                    text=r.dialogue_cleaned,
-                )
-                for r in row_objs
-            ]
-        )
-        bulk_create_with_history(
-            [
-                Draft(row=r, content=c, source=DraftSource.SYNTHETIC, provenance={"generator": "bench"})
-                for r, c in zip(row_objs, draft)
-            ],
-            Draft,
-        )
-    return clip
+        synthetic.store_clips(project, [built], state=ClipState.PREANNOTATED, provenance={"generator": "bench"})
+    return project.clips.get(sample_id=sample_id)
 
 
 def assign(clip: Clip, users) -> None:

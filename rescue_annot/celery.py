@@ -9,5 +9,14 @@ app = Celery("rescue_annot")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 # The project app and each capability package keep their tasks in `celery_tasks`.
 app.autodiscover_tasks(
-    ["annotation", "annotation.agreement", "annotation.meaning", "annotation.preannotate", "annotation.releases", "annotation.record"], related_name="celery_tasks"
+    [
+        "annotation",
+        "annotation.adjudication",
+        "annotation.agreement",
+        "annotation.meaning",
+        "annotation.preannotate",
+        "annotation.record",
+        "annotation.releases",
+    ],
+    related_name="celery_tasks",
 )

@@ -14,6 +14,7 @@ import pytest
 
 from annotation.services import create_project, create_user
 
+
 REPO = Path(__file__).resolve().parent.parent
 SHARED = REPO.parent / "shared"
 SAMPLE = SHARED / "data" / "rescue_bench_sample.jsonl"
@@ -63,7 +64,7 @@ def draft_clip(project, tmp_path):
 
     from annotation.rescue_format.importer import import_rescue
 
-    from .factories import couple_clip
+    from .builders.documents import couple_clip
 
     path = tmp_path / "draft_clip.jsonl"
     path.write_text(json.dumps(couple_clip()) + "\n", encoding="utf-8")
@@ -156,3 +157,10 @@ def eager_celery():
     app.conf.task_always_eager = True
     yield
     app.conf.task_always_eager = was
+
+
+# Fixtures kept with their builders, registered here for every test module (at the end: the builders read
+# this module's helpers).
+from .builders.drafts import drafted_sample  # noqa: E402,F401
+from .builders.gemini import fake, preannotate  # noqa: E402,F401
+from .builders.workers import worker_fake, workers  # noqa: E402,F401

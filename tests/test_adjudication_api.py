@@ -9,7 +9,6 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
-from rest_framework.test import APIClient
 
 from annotation.adjudication import selectors
 from annotation.assignment import start_assignment
@@ -18,8 +17,9 @@ from annotation.rescue_format.importer import import_rescue
 from annotation.services import create_user
 from annotation.workspace.services import add_comment
 
-from .factories import client_row, couple_clip, therapist_row
-from .test_adjudication_services import reviewed_clip
+from .builders.api import api_for
+from .builders.documents import client_row, couple_clip, therapist_row
+from .builders.adjudication import reviewed_clip
 
 pytestmark = pytest.mark.django_db
 
@@ -27,12 +27,6 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture
 def clip(project, tmp_path, annotator, other_annotator):
     return reviewed_clip(project, tmp_path, [annotator, other_annotator])
-
-
-def api_for(user):
-    client = APIClient()
-    client.force_authenticate(user)
-    return client
 
 
 def row_id(clip, index):

@@ -12,7 +12,7 @@ from annotation.adjudication import urls as adjudication_urls
 from annotation.models import Assignment, Gold
 from annotation.services import create_user
 
-from .test_adjudication_services import reviewed_clip
+from .builders.adjudication import reviewed_clip
 
 pytestmark = pytest.mark.django_db
 

@@ -3,52 +3,22 @@ field by field with every decision audited, unanimous rows in bulk, and the
 clip-level decisions (discard, re-review, adjudicated)."""
 from __future__ import annotations
 
-import json
-import uuid
 
 import pytest
 
 from annotation.adjudication import selectors, services
 from annotation.adjudication.fields import FIELDS, RELATION_FIELD, compare_row
-from annotation.assignment import start_assignment
 from annotation.models import Assignment, AssignmentState, ClipState, Comment, CommentKind, Gold, Revision
-from annotation.rescue_format.importer import import_rescue
 from annotation.services import ServiceError
 from annotation.workspace.services import InvalidDocument, add_comment, save_revision, submit_assignment
 
-from .factories import couple_clip
+from .builders.adjudication import reviewed_clip
 
 pytestmark = pytest.mark.django_db
 
 # What each coder changes in the draft, per row index. Row 1: the coders
 # disagree on the utterance type; row 2 (therapist): on the tone of voice;
 # row 3: nobody changes anything (unanimous).
-EDITS = {
-    "ann1": {1: {"utterance_type": "request"}, 2: {"tone_of_voice": "calm"}},
-    "ann2": {2: {"tone_of_voice": "warm"}},
-}
-
-
-def reviewed_clip(project, tmp_path, coders, edits=EDITS, *, doc=None, submit=True):
-    """Import a clip as the LLM draft, give it to ``coders``, apply each coder's edits,
-    mark every row reviewed and (by default) submit: the clip a lead adjudicates."""
-    doc = doc or couple_clip()
-    path = tmp_path / f"{uuid.uuid4().hex}.jsonl"
-    path.write_text(json.dumps(doc) + "\n", encoding="utf-8")
-    import_rescue(path, project, as_source="draft")
-    clip = project.clips.get(sample_id=doc["sample_id"])
-    for user in coders:
-        start_assignment(clip, user)
-    for user in coders:
-        for revision in Revision.objects.filter(row__clip=clip, annotator=user).select_related("row").order_by("row__row_index"):
-            content = {**revision.content, **edits.get(user.username, {}).get(revision.row.row_index, {})}
-            save_revision(revision.pk, user, content, revision.version, reviewed=True)
-        if submit:
-            submit_assignment(Assignment.objects.get(clip=clip, annotator=user), user)
-    clip.refresh_from_db()
-    return clip
-
-
 @pytest.fixture
 def clip(project, tmp_path, annotator, other_annotator):
     return reviewed_clip(project, tmp_path, [annotator, other_annotator])

@@ -19,7 +19,7 @@ from annotation.agreement.fields import MEASURES
 from annotation.agreement.report import Slice, _availability, _coder_sets, _Computer, compute_project_report
 from annotation.synthetic import generate
 
-from .test_agreement_builders import SUBMITTED, annotators, make_clip, therapist_content
+from .builders.agreement import SUBMITTED, annotators, make_clip, therapist_content
 
 
 @pytest.mark.parametrize(

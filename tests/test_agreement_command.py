@@ -10,8 +10,7 @@ from django.core.management import CommandError, call_command
 
 from annotation.models import AgreementReport, AssignmentState, Revision, RevisionStatus
 
-from .test_agreement_builders import annotators, coded_client_content, make_clip, reliability_project
-from .test_agreement_reference import EXAMPLE_C
+from .builders.agreement import EXAMPLE_C, annotators, coded_client_content, make_clip, reliability_project
 
 pytestmark = pytest.mark.django_db
 

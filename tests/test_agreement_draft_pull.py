@@ -22,7 +22,7 @@ from annotation.models import Revision
 from annotation.rescue_format.importer import import_rescue
 from annotation.workspace.services import save_revision, set_reviewed
 
-from .factories import couple_clip
+from .builders.documents import couple_clip
 
 
 @pytest.mark.parametrize("level", ["nominal", "interval"])

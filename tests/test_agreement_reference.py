@@ -19,13 +19,14 @@ from annotation.agreement.extract import extract, scope_clips
 from annotation.agreement.report import compute_project_report
 from annotation.models import AssignmentMode
 
-from .test_agreement_builders import (
+from .builders.agreement import (
     SUBMITTED,
     UTTERANCE_LABELS,
     annotators,
     client_content,
     coded_client_content,
     make_clip,
+    EXAMPLE_C,
     reliability_project,
     therapist_content,
 )
@@ -36,15 +37,6 @@ EXAMPLE_A = [
     [0, 1, 0, 0, 0, 0, 0, 0, 1, 0],
     [1, 1, 1, 0, 0, 1, 0, 0, 0, 0],
 ]
-_ = None
-EXAMPLE_C = [
-    [1, 2, 3, 3, 2, 1, 4, 1, 2, _, _, _],
-    [1, 2, 3, 3, 2, 2, 4, 1, 2, 5, _, 3],
-    [_, 3, 3, 3, 2, 3, 4, 2, 2, 5, 1, _],
-    [1, 2, 3, 3, 2, 4, 4, 1, 2, 5, 1, _],
-]
-
-
 def overall(report: dict, measure: str, coders: str = "humans") -> dict:
     entry = next(s for s in report["slices"] if s["key"] == "all/all")
     return entry["measures"][measure][coders]

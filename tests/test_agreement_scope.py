@@ -34,7 +34,7 @@ from annotation.synthetic import generate
 from annotation.taxonomy import THERAPIST
 from annotation.workspace.services import save_revision
 
-from .test_agreement_builders import reopen_untouched
+from .builders.agreement import reopen_untouched
 
 pytestmark = pytest.mark.django_db
 

@@ -17,7 +17,7 @@ from annotation.agreement import services
 from annotation.models import AgreementReport, Assignment, AssignmentState, Job, JobState, Revision
 
 from .conftest import require, wait_for
-from .test_agreement_builders import SUBMITTED, annotators, coded_client_content, make_clip
+from .builders.agreement import SUBMITTED, annotators, coded_client_content, make_clip
 
 BROKER = bool(os.environ.get("CELERY_BROKER_URL"))
 

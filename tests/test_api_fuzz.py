@@ -20,7 +20,7 @@ from annotation.services import create_user
 from annotation.tokens import issue_token
 
 from .conftest import require
-from .factories import couple_clip
+from .builders.documents import couple_clip
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -17,7 +17,7 @@ from annotation.services import create_user, transition
 from annotation.workspace.services import add_comment
 
 from .fakes.clips import make_clip as make_imported_clip
-from .test_agreement_builders import coded_client_content, make_clip
+from .builders.agreement import coded_client_content, make_clip
 
 pytestmark = pytest.mark.django_db
 

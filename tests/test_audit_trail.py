@@ -8,7 +8,12 @@ from annotation.models import Revision
 from annotation.services import create_project
 from annotation.workspace.services import add_comment, save_revision
 
-from .test_workspace_api import api_for, clip  # noqa: F401 (clip is a fixture: a drafted couple clip)
+from .builders.api import api_for
+
+
+@pytest.fixture
+def clip(draft_clip):
+    return draft_clip
 
 pytestmark = pytest.mark.django_db
 

@@ -16,7 +16,7 @@ from annotation.models import Clip, Cue, Draft, Gold, Revision, Row
 from annotation.rescue_format.importer import ImportFailed, import_rescue
 from annotation.schema import check_clip
 
-from .factories import couple_clip, mutate
+from .builders.documents import couple_clip, mutate
 
 pytestmark = pytest.mark.django_db
 

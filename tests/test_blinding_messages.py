@@ -62,7 +62,7 @@ def lead_only_places(clip, row) -> list[str]:
 # --- comments -------------------------------------------------------------------------------
 
 
-def test_finding_4_a_re_review_request_is_read_only_by_its_coder_and_the_leads(clip, annotator, other_annotator, lead):
+def test_a_re_review_request_is_read_only_by_its_coder_and_the_leads(clip, annotator, other_annotator, lead):
     request_rereview(clip, "ann1", lead, "look again at row 2: the tone reads as blame")
     other = everything_readable_by(other_annotator, clip)
     assert "Re-review requested" not in other and "the tone reads as blame" not in other

@@ -10,13 +10,14 @@ import json
 
 import pytest
 from django.test import RequestFactory
-from rest_framework.test import APIClient
 
 from annotation.adjudication.services import accept_discard
 from annotation.middleware import RefusalMiddleware
 from annotation.models import Clip, ClipState, Comment, CommentKind, Revision
 from annotation.services import ClipClosed
 from annotation.workspace import services as workspace
+
+from .builders.api import api_for
 
 pytestmark = pytest.mark.django_db
 
@@ -26,12 +27,6 @@ PROPOSAL = "the subtitles belong to another session"
 @pytest.fixture
 def clip(coded_clip):
     return coded_clip
-
-
-def api_for(user) -> APIClient:
-    client = APIClient()
-    client.force_authenticate(user)
-    return client
 
 
 def discard(clip, proposer, lead):
@@ -65,7 +60,7 @@ def every_write(client, clip, user):
     ]
 
 
-def test_finding_5_a_discarded_clip_refuses_saves_reviews_submissions_and_comments(clip, annotator, other_annotator, lead):
+def test_a_discarded_clip_refuses_saves_reviews_submissions_and_comments(clip, annotator, other_annotator, lead):
     discard(clip, other_annotator, lead)
     before = state_of(clip, annotator)
     for what, response in every_write(api_for(annotator), clip, annotator):

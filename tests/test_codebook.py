@@ -8,7 +8,6 @@ import json
 import pytest
 from django.core.management import CommandError, call_command
 from django.urls import reverse
-from rest_framework.test import APIClient
 
 from annotation.adjudication import services as adjudication
 from annotation.assignment import start_assignment
@@ -16,18 +15,13 @@ from annotation.codebook import selectors
 from annotation.codebook.services import GuidanceConflict, GuidanceError, withdraw_guidance, write_guidance
 from annotation.models import AssignmentMode, Draft, Gold, GuidanceImmutable, GuidanceVersion, Revision
 
-from .factories import family_clip
-from .test_adjudication_services import reviewed_clip
+from .builders.api import api_for
+from .builders.documents import family_clip
+from .builders.adjudication import reviewed_clip
 
 pytestmark = pytest.mark.django_db
 
 PAIR = ["accusation", "disclosure"]
-
-
-def api_for(user):
-    client = APIClient()
-    client.force_authenticate(user)
-    return client
 
 
 def write(project, lead, text="A complaint that faults the other is an accusation.", labels=PAIR, **kw):

@@ -15,41 +15,12 @@ from django.urls import reverse
 
 from annotation.agreement.report import CONFUSED_PAIRS, compute_project_report
 from annotation.codebook.services import write_guidance
-from annotation.models import Draft
 
-from .test_agreement_builders import SUBMITTED, annotators, client_content, make_clip
+from .builders.codebook import TRANSCRIPT_CLIP, VIDEO_CLIP, A, R, build
 
 pytestmark = pytest.mark.django_db
 
-A, D, R, F, V = "accusation", "disclosure", "request", "defense", "validation"
 # Utterance types of three coders on two clips of client rows, and the LLM draft's.
-TRANSCRIPT_CLIP = {
-    "coders": [
-        [A, A, D, R, A, V],
-        [D, A, D, R, R, V],
-        [R, A, A, A, R, F],
-    ],
-    "draft": [A, D, D, R, R, V],
-}
-VIDEO_CLIP = {
-    "coders": [
-        [D, F, R, A],
-        [D, F, A, A],
-        [A, F, R, R],
-    ],
-    "draft": [D, A, R, A],
-}
-
-
-def build(project):
-    users = annotators("cb", 3)
-    for sample_id, spec, modality in (("grp/001_t", TRANSCRIPT_CLIP, "transcript"), ("grp/002_v", VIDEO_CLIP, "video")):
-        contents = {u: [client_content(utterance_type=v) for v in values] for u, values in zip(users, spec["coders"])}
-        clip = make_clip(project, sample_id, contents, state=SUBMITTED, draft=[client_content(utterance_type=v) for v in spec["draft"]])
-        Draft.objects.filter(row__clip=clip).update(modality=modality)
-    return users
-
-
 def independent_pairs(units: list[list[str]]) -> dict[frozenset, tuple[float, int]]:
     """{pair of labels: (o[c,k] + o[k,c], rows with both)} counted by hand from each unit's values."""
     weight, rows = defaultdict(float), Counter()

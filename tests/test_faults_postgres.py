@@ -18,7 +18,7 @@ import pytest
 
 from . import services as svc
 from .conftest import require
-from .test_agreement_builders import coded_client_content
+from .builders.agreement import coded_client_content
 
 pytestmark = [pytest.mark.services]
 
@@ -36,7 +36,7 @@ def seed() -> dict:
     from annotation.models import Revision
     from annotation.services import create_project, create_user
 
-    from .test_agreement_builders import make_clip
+    from .builders.agreement import make_clip
 
     project = create_project("pgfault", name="PostgreSQL restart")
     annotator = create_user(ANNOTATOR, "annotator")[0]

@@ -20,7 +20,7 @@ from annotation.models import ClipState, Draft, Job, JobState, Revision
 from . import services as svc
 from .conftest import _test_database_url, require
 from .fakes.clips import make_clip as make_imported_clip
-from .test_agreement_builders import annotators, coded_client_content, make_clip
+from .builders.agreement import annotators, coded_client_content, make_clip
 
 pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]
 

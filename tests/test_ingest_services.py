@@ -362,7 +362,7 @@ def test_clips_imported_from_the_release_need_no_speaker_map(project, tmp_path):
 
     from annotation.rescue_format.importer import import_rescue
 
-    from .factories import couple_clip
+    from .builders.documents import couple_clip
 
     path = tmp_path / "clip.jsonl"
     path.write_text(json.dumps(couple_clip()), encoding="utf-8")

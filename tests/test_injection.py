@@ -11,7 +11,7 @@ from annotation.rescue_format.importer import import_rescue
 from annotation.workspace.services import add_comment
 from annotation.services import ServiceError
 
-from .factories import couple_clip
+from .builders.documents import couple_clip
 
 pytestmark = pytest.mark.django_db
 

@@ -64,7 +64,7 @@ def json_endpoints(world, project):
 
 
 @pytest.mark.parametrize("value", [DEEP, JUST_TOO_DEEP], ids=["100000-levels", "33-levels"])
-def test_finding_2_deeply_nested_json_is_refused_with_400_on_every_json_endpoint(world, project, annotator, lead, value):
+def test_deeply_nested_json_is_refused_with_400_on_every_json_endpoint(world, project, annotator, lead, value):
     users = {"annotator": annotator, "lead": lead}
     for role, method, url, template in json_endpoints(world, project):
         before = snapshot()
@@ -75,7 +75,7 @@ def test_finding_2_deeply_nested_json_is_refused_with_400_on_every_json_endpoint
         assert snapshot() == before, f"{url} wrote something"
 
 
-def test_finding_2_deeply_nested_json_in_ingests_multipart_speaker_map_is_refused(world, project, lead):
+def test_deeply_nested_json_in_ingests_multipart_speaker_map_is_refused(world, project, lead):
     before = snapshot()
     response = client_for(lead).post(
         f"/api/v1/projects/{project.slug}/clips/",
@@ -86,7 +86,7 @@ def test_finding_2_deeply_nested_json_in_ingests_multipart_speaker_map_is_refuse
     assert snapshot() == before
 
 
-def test_finding_2_deeply_nested_json_in_the_ingest_pages_hidden_field_does_not_break_the_page(world, project, lead):
+def test_deeply_nested_json_in_the_ingest_pages_hidden_field_does_not_break_the_page(world, project, lead):
     response = client_for(lead).post(
         f"/projects/{project.slug}/ingest/",
         {"files": [SimpleUploadedFile("deep.srt", SRT)], "relative_paths": DEEP, "scenario": "couple", "group": "g"},

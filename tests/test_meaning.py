@@ -29,7 +29,8 @@ from annotation.meaning.models import JudgedPair, JudgeVerdict, pair_sha256
 from annotation.models import Assignment
 from annotation.synthetic import generate
 
-from . import meaning_hard_pairs as hard
+from .builders import meaning_hard_pairs as hard
+from .builders.meaning import FIXTURE, fixture_responder
 from .fakes import gemini_server as g
 
 
@@ -221,23 +222,6 @@ def test_a_judge_is_never_shown_their_own_texts_nor_a_clip_they_code(judged_proj
 
 
 # --- the LLM judge --------------------------------------------------------------------------------------------
-
-FIXTURE = {pair_sha256(f, a, b): "same" for f, a, b in hard.SAME} | {pair_sha256(f, a, b): "different" for f, a, b in hard.DIFFERENT}
-_PROMPT = re.compile(r"Aspect: (?P<label>.*)\n\nAnnotation A: (?P<a>.*)\n\nAnnotation B: (?P<b>.*)$", re.DOTALL)
-
-
-def fixture_responder(body, prompt):
-    """The fake judge: the fixture's verdict for the hard pairs; for any other pair, "same" when the two texts
-    share their first word, else "partly" (deterministic, so a direct computation can repeat it)."""
-    from annotation.agreement.textfields import TEXT_FIELDS
-
-    m = _PROMPT.search(prompt)
-    field = next(f.key for f in TEXT_FIELDS if f.label == m["label"])
-    verdict = FIXTURE.get(pair_sha256(field, m["a"], m["b"]))
-    if verdict is None:
-        verdict = "same" if m["a"].split()[:1] == m["b"].split()[:1] else "partly"
-    return {"verdict": verdict, "reason": f"fixture verdict for {field}"}
-
 
 @pytest.fixture
 def fake(settings, eager_celery):

@@ -74,7 +74,7 @@ def _full_range(port: int, path: str, cookie: str, results: list, range_header: 
 
 
 @pytest.mark.django_db(transaction=True)
-def test_finding_1_concurrent_full_range_requests_keep_the_server_within_a_few_mb(assigned_clip, annotator, tmp_path, settings):
+def test_concurrent_full_range_requests_keep_the_server_within_a_few_mb(assigned_clip, annotator, tmp_path, settings):
     require(os.environ.get("DATABASE_URL", "").startswith("postgres"), "the server process shares the PostgreSQL test database (DATABASE_URL)")
     media = Path(settings.MEDIA_ROOT) / "media" / "big.mp4"
     media.parent.mkdir(parents=True, exist_ok=True)

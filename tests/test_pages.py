@@ -6,7 +6,7 @@ from annotation.models import Assignment
 from annotation.rescue_format.importer import import_rescue
 from annotation.services import create_project
 
-from .factories import couple_clip, family_clip
+from .builders.documents import couple_clip, family_clip
 
 pytestmark = pytest.mark.django_db
 
@@ -96,13 +96,10 @@ from annotation.labels import field_label, state_label  # noqa: E402
 from annotation.models import AssignmentState, ClipState, Job, JobState, RevisionStatus  # noqa: E402
 from annotation.preannotate.services import start_preannotation  # noqa: E402
 
+from .builders.pages import RAW_NAMES  # noqa: E402
 from .fakes.clips import make_clip  # noqa: E402
 
 # Internal names that must never reach a person outside the two rich pages (the editor and adjudication).
-RAW_NAMES = re.compile(r"\b(?:in_review|in_progress|preannotation_failed|preannotated|preannotating|internal_emotion|"
-                       r"viewpoints_attitudes|relation_pattern\w*|content\.\w+)\b")
-
-
 def visible_text(response) -> str:
     """What a person reads: the page without tags, scripts and styles (attributes such as class names are not read)."""
     html = re.sub(r"(?s)<(script|style)\b.*?</\1>", " ", response.content.decode())

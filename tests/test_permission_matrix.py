@@ -39,7 +39,7 @@ from annotation.models import (
 from annotation.rescue_format.importer import import_rescue
 from annotation.services import create_project, create_user
 
-from .factories import couple_clip, family_clip
+from .builders.documents import couple_clip, family_clip
 
 pytestmark = pytest.mark.django_db
 

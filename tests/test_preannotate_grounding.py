@@ -20,13 +20,13 @@ from annotation.models import Draft, Modality
 from annotation.preannotate import conf
 from annotation.preannotate.prompts import system_prompt
 from annotation.preannotate.selectors import batch_status, draft_modality_label, latest_batch, project_clips
-from annotation.preannotate.transcript import clip_input, media_type
+from annotation.preannotate.transcript import media_type
 from annotation.rescue_format.exporter import ExportSource, export_rescue
 from annotation.services import ServiceError
 
 from .fakes import gemini_server as g
 from .fakes.clips import make_clip, make_family_clip
-from .test_preannotate import assert_preannotated, clip_job, fake, preannotate  # noqa: F401 (fixtures)
+from .builders.gemini import assert_preannotated
 
 TRANSCRIPT_RULE = "stay `[]`, unless the words themselves report the behaviour"
 AUDIO_RULE = "The clip's sound is attached; there is no picture."

@@ -20,8 +20,8 @@ from annotation.services import create_user
 from annotation.workspace.selectors import my_assignments
 from annotation.workspace.services import submit_assignment
 
-from .factories import couple_clip
-from .record_helpers import UTTERANCES, code_like_gold, import_gold_clip
+from .builders.documents import couple_clip
+from .builders.record import UTTERANCES, code_like_gold, import_gold_clip
 
 pytestmark = pytest.mark.django_db
 

@@ -20,8 +20,8 @@ from annotation.record.models import QualificationAttempt
 from annotation.rescue_format.importer import import_rescue
 from annotation.services import ServiceError, create_user
 
-from .factories import couple_clip
-from .record_helpers import PATTERNS, UTTERANCES, code_like_gold, import_gold_clip
+from .builders.documents import couple_clip
+from .builders.record import UTTERANCES, code_like_gold, import_gold_clip
 
 pytestmark = pytest.mark.django_db
 

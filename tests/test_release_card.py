@@ -16,7 +16,7 @@ from annotation.releases.freeze import freeze
 from annotation.releases.manifest import MANIFEST
 from annotation.rescue_format.importer import import_rescue
 
-from .card_check import duration_seconds, section, table, wrong_plurals
+from .builders.card import duration_seconds, section, table, wrong_plurals
 
 pytestmark = pytest.mark.django_db
 

@@ -26,7 +26,7 @@ from annotation.releases.freeze import freeze
 from annotation.releases.manifest import MANIFEST, sha256
 from annotation.rescue_format.importer import ImportFailed, import_rescue
 
-from .factories import couple_clip, mutate
+from .builders.documents import couple_clip, mutate
 
 pytestmark = pytest.mark.django_db
 

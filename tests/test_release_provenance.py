@@ -28,9 +28,8 @@ from annotation.services import create_project, transition
 from annotation.taxonomy import DEFAULT_VERSION, load_taxonomy
 from annotation.workspace.services import save_revision, submit_assignment
 
-from .factories import couple_clip, mutate
+from .builders.documents import couple_clip, mutate
 from .fakes import gemini_server as g
-from .test_preannotate import fake, preannotate  # noqa: F401 (fixtures: the fake Gemini server, pre-annotation run at commit)
 
 pytestmark = pytest.mark.django_db
 

@@ -55,7 +55,7 @@ def multipart(fields: dict[str, str], pad: int) -> tuple[bytes, str]:
 # --- body size ------------------------------------------------------------------------------
 
 
-def test_finding_6_a_100_mb_anonymous_body_to_the_login_page_is_refused_unread(client):
+def test_a_100_mb_anonymous_body_to_the_login_page_is_refused_unread(client):
     """The probe's request: 100 MB of multipart to the login page. Refused (413) on its Content-Length alone."""
     body, content_type = multipart({"username": "ann1", "password": "x"}, pad=1000)
     stream = CountingInput(body)
@@ -202,7 +202,7 @@ def disk_sizes(monkeypatch):
     return seen
 
 
-def test_finding_6_an_uploaded_file_stops_being_written_as_soon_as_it_passes_its_limit(client, project, lead, settings, disk_sizes):
+def test_an_uploaded_file_stops_being_written_as_soon_as_it_passes_its_limit(client, project, lead, settings, disk_sizes):
     """Media go to disk, never to memory, and no further than MAX_MEDIA_BYTES; the transcript is refused by name."""
     settings.MAX_MEDIA_BYTES = 300_000
     client.force_login(lead)
@@ -231,7 +231,7 @@ def test_a_transcript_over_its_limit_is_refused_while_the_others_go_on(client, p
 # --- API rates --------------------------------------------------------------------------------
 
 
-def test_finding_6_the_api_throttles_each_signed_in_user(annotator, other_annotator, settings):
+def test_the_api_throttles_each_signed_in_user(annotator, other_annotator, settings):
     settings.API_THROTTLE_RATES = {"anon": None, "user": "5/minute"}
     first, second = Client(), Client()
     first.force_login(annotator)
@@ -287,7 +287,7 @@ def people(db):
     return [create_user(f"coder{i}", "annotator", password=f"coder-pass-{i}-long")[0] for i in range(3)]
 
 
-def test_finding_6_guessing_over_many_usernames_from_one_address_locks_that_address(client, people, settings):
+def test_guessing_over_many_usernames_from_one_address_locks_that_address(client, people, settings):
     settings.LOGIN_FAILURES_PER_ADDRESS = 8
     # One guess each for eight usernames: no username reaches its own limit; the eighth failure locks the address.
     assert [login(client, f"someone{i}", "guess").status_code for i in range(8)] == [200] * 7 + [429]

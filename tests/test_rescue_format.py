@@ -9,7 +9,7 @@ from annotation.models import Assignment, Clip, ClipState, Cue, Draft, Gold, Rev
 from annotation.rescue_format.exporter import ExportSource, export_rescue
 from annotation.rescue_format.importer import ImportFailed, import_rescue
 
-from .factories import couple_clip, family_clip, mutate
+from .builders.documents import couple_clip, family_clip, mutate
 
 pytestmark = pytest.mark.django_db
 

@@ -6,7 +6,7 @@ import pytest
 from annotation.schema import ClipContext, check_clip, check_row, relation_label, relation_label_key
 from annotation.taxonomy import load_taxonomy
 
-from .factories import client_row, couple_clip, family_clip, mutate, therapist_row
+from .builders.documents import client_row, couple_clip, family_clip, mutate, therapist_row
 
 
 def issues_of(doc, **kwargs):

@@ -194,7 +194,7 @@ def test_a_lost_database_connection_gives_a_clear_503(client, annotator, monkeyp
         ("ops-admin-ops", "password_too_similar"),
     ],
 )
-def test_finding_3_create_user_refuses_a_password_the_validators_refuse_and_names_the_rule(monkeypatch, password, rule):
+def test_create_user_refuses_a_password_the_validators_refuse_and_names_the_rule(monkeypatch, password, rule):
     from django.contrib.auth import get_user_model
     from django.core.management import CommandError
 
@@ -205,7 +205,7 @@ def test_finding_3_create_user_refuses_a_password_the_validators_refuse_and_name
     assert not get_user_model().objects.filter(username="ops-admin").exists()
 
 
-def test_finding_3_production_refuses_the_probes_one_letter_admin_password(tmp_path):
+def test_production_refuses_the_probes_one_letter_admin_password(tmp_path):
     """`printf 'a\\n' | manage.py create_user x --role admin --password-stdin` in production mode."""
     import os
     import subprocess
@@ -222,7 +222,7 @@ def test_finding_3_production_refuses_the_probes_one_letter_admin_password(tmp_p
     assert "password refused (password_too_short" in result.stderr and "created" not in result.stdout
 
 
-def test_finding_3_djangos_createsuperuser_without_input_applies_the_same_rules(monkeypatch):
+def test_djangos_createsuperuser_without_input_applies_the_same_rules(monkeypatch):
     """Review of finding 3: `DJANGO_SUPERUSER_PASSWORD=a manage.py createsuperuser --noinput` skipped the rules."""
     from django.contrib.auth import get_user_model
     from django.core.management import CommandError
@@ -260,7 +260,7 @@ def console_log():
     handler.setStream(previous)
 
 
-def test_finding_7_a_403_is_logged_as_one_line_without_a_traceback(client, annotator, project, console_log):
+def test_a_403_is_logged_as_one_line_without_a_traceback(client, annotator, project, console_log):
     client.force_login(annotator)
     response = client.get(f"/projects/{project.slug}/ingest/")  # leads only: PermissionDenied
     assert response.status_code == 403
@@ -293,7 +293,7 @@ def test_a_server_error_keeps_its_traceback():
 
 
 @pytest.mark.parametrize("who", ["anonymous", "annotator"])
-def test_finding_7_the_debug_demo_serves_the_ordinary_404_page(client, annotator, settings, who):
+def test_the_debug_demo_serves_the_ordinary_404_page(client, annotator, settings, who):
     settings.DEBUG = True
     urls = ["/no/such/page/", "/api/v1/no-such-endpoint/"]
     if who == "annotator":

@@ -20,7 +20,7 @@ from annotation.rescue_format.importer import import_rescue
 from annotation.services import ServiceError, create_user
 from annotation.study.services import update_design
 
-from .factories import couple_clip, family_clip
+from .builders.documents import couple_clip, family_clip
 
 pytestmark = pytest.mark.django_db
 

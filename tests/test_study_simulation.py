@@ -42,8 +42,8 @@ from annotation.services import create_project, create_user
 from annotation.study.services import update_design
 from annotation.workspace.services import save_revision, set_reviewed, submit_assignment
 
-from .card_check import section, table, wrong_plurals
-from .factories import client_row, couple_clip, therapist_row
+from .builders.documents import client_row, couple_clip, therapist_row
+from .builders.card import section, table, wrong_plurals
 
 pytestmark = pytest.mark.django_db
 

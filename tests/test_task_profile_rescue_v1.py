@@ -29,7 +29,7 @@ from tasks.metrics import scorer_for
 from tasks.profiles import PLATFORM_V1, RESCUE_V1
 from tasks.profiles.rescue_v1 import early_cutoff, even_sample, pick_evenly, word_count
 
-from .factories import client_row, couple_clip, family_clip, therapist_row
+from .builders.documents import client_row, couple_clip, family_clip, therapist_row
 
 SID = "maya_and_tobias/001_opening"
 approx = pytest.approx

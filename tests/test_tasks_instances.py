@@ -11,7 +11,7 @@ from annotation.synthetic import build_clips
 from tasks.instances import ClipView, InstanceWriter, build_instances, context_row, instances_for_clip, resolve_target
 from tasks.rules import CONTEXT_KEYS, RuleParameters
 
-from .factories import client_row, couple_clip, family_clip, therapist_row
+from .builders.documents import client_row, couple_clip, family_clip, therapist_row
 
 SID = "maya_and_tobias/001_opening"
 PLATFORM = "platform-v1"

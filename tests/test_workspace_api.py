@@ -4,14 +4,14 @@ import json
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
-from rest_framework.test import APIClient
 
 from annotation.assignment import assign_clips, reassign, start_assignment
 from annotation.models import AssignmentMode, AssignmentState, ClipState, Comment, Revision, RevisionStatus
 from annotation.rescue_format.importer import import_rescue
 from annotation.services import ServiceError, create_user
 
-from .factories import client_row, couple_clip, family_clip, therapist_row
+from .builders.api import api_for
+from .builders.documents import client_row, couple_clip, family_clip, therapist_row
 
 pytestmark = pytest.mark.django_db
 
@@ -28,12 +28,6 @@ def clip(project, tmp_path):
 def assigned(clip, annotator):
     start_assignment(clip, annotator)
     return clip
-
-
-def api_for(user):
-    client = APIClient()
-    client.force_authenticate(user)
-    return client
 
 
 def my_revision(clip, user, row_index=1):

@@ -227,7 +227,7 @@ def similarity_status(clip: Clip, vectors: Vectors, *, start: bool = True) -> di
     job = Job.objects.filter(kind=JOB_KIND, key=key).order_by("-created_at", "-id").first()
     if job is None and start:
         job = Job.objects.create(kind=JOB_KIND, project=clip.project, clip=clip, key=key, params={"clip": clip.pk})
-        from ..agreement.celery_tasks import embed_clip_texts_task
+        from .celery_tasks import embed_clip_texts_task
 
         job = jobs.enqueue(job, embed_clip_texts_task, queue=settings.EMBEDDINGS_QUEUE)
         job.refresh_from_db()

@@ -51,22 +51,3 @@ def compute_report_task(self, job_id: int) -> None:
         del stored, facts
         gc.collect()
         release_freed_memory()
-
-
-@shared_task(bind=True, acks_late=True)
-def embed_clip_texts_task(self, job_id: int) -> None:
-    """Embed the texts of one clip not yet in the cache (the adjudication page's similarities)."""
-    from ..adjudication.disagreement import clip_texts
-    from ..models import Clip
-    from .embeddings import embed_texts
-
-    with audit_source("worker"):
-        job = jobs.mark_running(job_id)
-        try:
-            clip = Clip.objects.get(pk=job.params["clip"])
-            done = embed_texts(clip_texts(clip), progress=lambda d, t: jobs.report_progress(job_id, d, t))
-        except Exception as exc:
-            logger.exception("embedding job %s failed", job_id)
-            jobs.mark_failed(job_id, f"{type(exc).__name__}: {exc}")
-            return
-        jobs.mark_succeeded(job_id, done.as_dict())

@@ -33,7 +33,7 @@ from ..taxonomy import SCENARIOS
 from . import speakers
 from .errors import IngestError
 from .formats import FORMATS, TRANSCRIPT_SUFFIXES, Transcript, read_transcript
-from .uploads import MEDIA_SUFFIXES, is_media, size_limit  # noqa: F401 (MEDIA_SUFFIXES: for the ingest command)
+from .uploads import is_media, size_limit
 
 # A clip may be re-ingested over only while nobody has worked on it and no worker is writing its rows.
 REPLACEABLE_STATES = (ClipState.IMPORTED, ClipState.PREANNOTATED, ClipState.PREANNOTATION_FAILED)

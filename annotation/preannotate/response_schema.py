@@ -53,23 +53,6 @@ _TYPES = {
     "array": "ARRAY",
     "object": "OBJECT",
 }
-# JSON-schema keywords that constrain values; none of them is sent.
-_DROPPED = {
-    "title",
-    "description",
-    "default",
-    "additionalProperties",
-    "minimum",
-    "maximum",
-    "exclusiveMinimum",
-    "exclusiveMaximum",
-    "minItems",
-    "maxItems",
-    "minLength",
-    "maxLength",
-    "pattern",
-    "format",
-}
 
 
 def _resolve(node: dict, defs: dict) -> dict:

@@ -10,7 +10,6 @@ from django.db.models import Count, Q
 
 from .. import selectors as scoped
 from ..models import Draft, Job, JobState, Modality, Project
-from .errors import REASONS
 from .services import BATCH_KIND, CLIP_KIND, batch_jobs, is_stale
 
 
@@ -28,10 +27,6 @@ def batch_number(batch: Job) -> int:
     deleted on their own, so it does not change.
     """
     return Job.objects.filter(project_id=batch.project_id, kind=BATCH_KIND, pk__lte=batch.pk).count()
-
-
-def batch_of(project: Project, batch_id: int) -> Job | None:
-    return project.jobs.filter(kind=BATCH_KIND, pk=batch_id).first()
 
 
 def clip_job(user, job_id: int) -> Job | None:
@@ -174,6 +169,3 @@ def draft_modality_label(draft: Draft) -> str:
     """``modality_note`` of one draft: "drafted from the transcript only" and the like."""
     return modality_note(draft.modality)
 
-
-def failure_meanings() -> dict[str, str]:
-    return dict(REASONS)

@@ -28,11 +28,12 @@ from django.utils import timezone
 from simple_history.utils import bulk_create_with_history
 
 from .. import jobs
+from ..ingest.speakers import SpeakerMapNotConfirmed
 from ..models import Clip, ClipState, Cue, Draft, Gold, Job, JobState, Project, Revision, Row
 from ..services import ServiceError, transition
 from . import conf, gemini, offline
 from .errors import REASONS, PreannotationFailed
-from .transcript import SpeakerMapNotConfirmed, clip_input
+from .transcript import clip_input
 from .validate import Outcome
 
 log = logging.getLogger(__name__)

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from urllib.parse import urlsplit
 
-from ..ingest.speakers import SpeakerMapNotConfirmed, mapped_cues  # noqa: F401 (re-exported)
+from ..ingest.speakers import mapped_cues
 from ..models import Clip, Modality
 from ..taxonomy import THERAPIST, load_taxonomy
 

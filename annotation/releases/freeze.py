@@ -59,7 +59,7 @@ from .drafting_model import drafting_predictions, prediction_files, read_drafts
 from .figures import FIGURE_STYLE, FIGURE_STYLES, release_figures
 from .manifest import FORMAT, MANIFEST, Digests, Verification, dumps_json, file_entries, remove_tree, sha256, write_tree
 from .provenance import collect_provenance, rai_provenance
-from .splits import SPLITS, ClipInfo, SplitPlan, parse_ratios, plan_splits
+from .splits import SPLITS, ClipInfo, SplitPlan, decision_digest, parse_ratios, plan_splits
 from .stats import compute_stats
 
 RELEASABLE_STATES = (ClipState.ADJUDICATED, ClipState.RELEASED)
@@ -208,7 +208,6 @@ def build_release(
     if refusal:
         raise FreezeError(f"release {version} not frozen: {refusal}")
     if confirmed is not None:
-        from .preview import decision_digest  # preview builds on this module
 
         # Checked again here, where the freeze is planned for good: a clip adjudicated after the job was
         # queued would otherwise slip into a release the lead confirmed without it.

@@ -16,8 +16,6 @@ confirmation, and a freeze whose plan no longer has that digest is refused.
 """
 from __future__ import annotations
 
-import hashlib
-import json
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
@@ -29,7 +27,7 @@ from tasks.rules import ALL_TASKS
 from ..labels import state_label
 from ..models import ClipState, Project
 from .freeze import RELEASABLE_STATES, NothingToRelease, plan_release, profile_named, read_gold
-from .splits import SPLITS, SplitPlan, parse_ratios
+from .splits import SPLITS, SplitPlan, decision_digest, parse_ratios
 
 ALL = "all"
 EXAMPLES = 5  # sample ids shown per reason a clip is left out
@@ -157,18 +155,6 @@ class FreezePreview:
             out.append(f"scenario {scenario} reaches no {' and no '.join(missing)} split{accepted}")
         out.append(f"a freeze with these settings would be refused: {self.refusal}" if self.refusal else "a freeze with these settings would go ahead")
         return out
-
-
-def decision_digest(plan: SplitPlan, *, seed: int, group_map: dict[str, str], accepted) -> str:
-    """A short fingerprint of what a lead confirms: the clips, their groups and splits, and the inputs."""
-    decided = {
-        "seed": seed,
-        "ratios": list(plan.ratios),
-        "group_map": dict(sorted(group_map.items())),
-        "accepted": sorted(set(plan.incomplete) & set(accepted)),
-        "clips": [[sid, plan.group_of[sid], split] for sid, split in sorted(plan.splits.items())],
-    }
-    return hashlib.sha256(json.dumps(decided, sort_keys=True).encode()).hexdigest()[:16]
 
 
 def _left_out(project: Project, skipped: list[str]) -> list[dict]:

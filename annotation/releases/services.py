@@ -17,7 +17,7 @@ from django.conf import settings
 from .. import jobs
 from ..models import Job, JobState, Project, Release
 from .freeze import FreezeError, check_version, plan_release, profile_named
-from .preview import decision_digest
+from .splits import decision_digest
 from .selectors import FREEZE_JOB
 from .splits import SplitError, parse_ratios
 
@@ -50,7 +50,7 @@ def start_freeze(
 ) -> Job:
     """Queue the freeze of ``project`` as ``version``; raises FreezeError with a message for the user.
 
-    ``confirmed`` is the digest of the preview the lead confirmed (``preview.decision_digest``);
+    ``confirmed`` is the digest of the preview the lead confirmed (``splits.decision_digest``);
     when given, the freeze goes ahead only while the plan still has that digest.
     """
     check_version(version)

@@ -17,12 +17,13 @@ freeze stops with, unless the lead accepted those scenarios.
 from __future__ import annotations
 
 import hashlib
+import json
 from collections import defaultdict
 from dataclasses import dataclass
 
 from .groups import ClipInfo, Group, relationship_groups
 
-__all__ = ["SPLITS", "DEFAULT_RATIOS", "ClipInfo", "SplitError", "SplitPlan", "parse_ratios", "plan_splits", "assign_splits", "assign_groups"]
+__all__ = ["SPLITS", "DEFAULT_RATIOS", "ClipInfo", "SplitError", "SplitPlan", "parse_ratios", "plan_splits", "assign_splits", "assign_groups", "decision_digest"]
 
 SPLITS = ("train", "validation", "test")
 DEFAULT_RATIOS = (0.7, 0.1, 0.2)
@@ -148,3 +149,15 @@ def plan_splits(clips: list[ClipInfo], *, seed: int, ratios=DEFAULT_RATIOS, grou
 def assign_splits(clips: list[ClipInfo], *, seed: int, ratios=DEFAULT_RATIOS, group_map: dict[str, str] | None = None) -> dict[str, str]:
     """{sample_id: split} for every clip: grouped, stratified by scenario."""
     return plan_splits(clips, seed=seed, ratios=ratios, group_map=group_map).splits
+
+
+def decision_digest(plan: SplitPlan, *, seed: int, group_map: dict[str, str], accepted) -> str:
+    """A short fingerprint of what a lead confirms: the clips, their groups and splits, and the inputs."""
+    decided = {
+        "seed": seed,
+        "ratios": list(plan.ratios),
+        "group_map": dict(sorted(group_map.items())),
+        "accepted": sorted(set(plan.incomplete) & set(accepted)),
+        "clips": [[sid, plan.group_of[sid], split] for sid, split in sorted(plan.splits.items())],
+    }
+    return hashlib.sha256(json.dumps(decided, sort_keys=True).encode()).hexdigest()[:16]

@@ -7,7 +7,7 @@ from annotation.adjudication import selectors
 from annotation.models import ClipState, Gold
 from annotation.services import create_user
 
-from ..test_adjudication_services import reviewed_clip
+from ..builders.adjudication import reviewed_clip
 from .conftest import screenshot
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.browser]
@@ -168,7 +168,7 @@ def test_lead_assigns_clips_in_bulk_from_the_page(login, live_server, project, l
     from annotation.models import Assignment, AssignmentMode
     from annotation.rescue_format.importer import import_rescue
 
-    from ..factories import couple_clip
+    from ..builders.documents import couple_clip
 
     for n in range(3):
         path = tmp_path / f"{n}.jsonl"

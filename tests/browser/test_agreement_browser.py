@@ -10,7 +10,7 @@ from annotation.models import Assignment, AssignmentState, Revision, RevisionSta
 from annotation.synthetic import generate
 from annotation.taxonomy import THERAPIST
 
-from ..test_agreement_builders import reopen_untouched
+from ..builders.agreement import reopen_untouched
 from .conftest import SCREENSHOTS, screenshot
 
 REPORT_WAIT_MS = 90_000  # the worker is shared with the rest of the suite on a busy machine

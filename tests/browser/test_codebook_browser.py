@@ -14,7 +14,7 @@ from annotation.codebook.services import write_guidance
 from annotation.models import Draft, GuidanceVersion, Revision
 from annotation.taxonomy import load_taxonomy
 
-from ..test_codebook_agreement import build
+from ..builders.codebook import build
 from .conftest import screenshot
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.browser]
@@ -149,7 +149,7 @@ def test_lead_sees_guidance_in_the_adjudication_editor_and_the_release_card(logi
     from annotation.releases.freeze import freeze
     from annotation.releases.services import release_dir
 
-    from ..test_adjudication_services import reviewed_clip
+    from ..builders.adjudication import reviewed_clip
 
     settings.RELEASES_ROOT = tmp_path / "releases"
     write_guidance(project, lead, field="utterance_type", labels=["disclosure", "request"], text="A wish said as a feeling is a disclosure.", why="row 1 split")

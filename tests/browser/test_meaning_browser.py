@@ -14,7 +14,7 @@ from annotation.meaning import selectors, services
 from annotation.meaning.models import JudgedPair
 from annotation.synthetic import generate
 
-from .. import meaning_hard_pairs as hard
+from ..builders import meaning_hard_pairs as hard
 from .conftest import SCREENSHOTS, screenshot
 
 

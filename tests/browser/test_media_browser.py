@@ -16,7 +16,7 @@ from annotation.assignment import start_assignment
 from annotation.models import AnnotatorSettings
 from annotation.rescue_format.importer import import_rescue
 
-from ..factories import client_row, couple_clip, therapist_row
+from ..builders.documents import client_row, couple_clip, therapist_row
 from .conftest import screenshot
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.browser]

@@ -13,9 +13,9 @@ from annotation.assignment import start_assignment
 from annotation.models import Assignment, AssignmentMode, Job, Revision
 from annotation.rescue_format.importer import import_rescue
 
-from ..factories import couple_clip
+from ..builders.documents import couple_clip
 from ..fakes.clips import make_clip
-from ..test_pages import RAW_NAMES
+from ..builders.pages import RAW_NAMES
 from .conftest import screenshot
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.browser]

@@ -9,8 +9,6 @@ from annotation.models import Draft
 
 from ..fakes import gemini_server as g
 from ..fakes.clips import make_clip
-from ..test_draft_quality import drafted_sample  # noqa: F401 (fixture)
-from ..test_preannotate import fake, preannotate  # noqa: F401 (fixtures)
 from .conftest import screenshot
 
 

@@ -15,7 +15,7 @@ from annotation.record.models import QualificationAttempt, QualificationDecision
 from annotation.services import create_user
 from annotation.synthetic import generate
 
-from ..record_helpers import code_like_gold, import_gold_clip
+from ..builders.record import code_like_gold, import_gold_clip
 from .conftest import screenshot
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.browser]

@@ -11,7 +11,7 @@ from annotation.assignment import start_assignment
 from annotation.models import AssignmentMode
 from annotation.rescue_format.importer import import_rescue
 
-from ..factories import couple_clip
+from ..builders.documents import couple_clip
 from .conftest import screenshot
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.browser]

@@ -10,7 +10,7 @@ from annotation.models import Assignment, ClipState, Revision, RevisionStatus
 from annotation.rescue_format.importer import import_rescue
 from annotation.workspace.services import save_revision, submit_assignment
 
-from ..factories import couple_clip, family_clip
+from ..builders.documents import couple_clip, family_clip
 from .conftest import screenshot
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.browser]

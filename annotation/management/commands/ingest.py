@@ -10,6 +10,7 @@ from ...api import parsers as bounded_json
 from ...ingest import services
 from ...ingest.formats import TRANSCRIPT_SUFFIXES
 from ...ingest.forms import split_names
+from ...ingest.uploads import MEDIA_SUFFIXES
 from ...services import ServiceError
 from ...taxonomy import SCENARIOS
 from ._base import AuditedCommand
@@ -21,7 +22,7 @@ def _collect(paths: list[str]) -> list[tuple[str, Path]]:
     Relative names start at the named folder (``transcripts/alan_and_evelyn/001.srt``)
     or, for a named file, at its folder (``alan_and_evelyn/001.srt``), as a browser sends them.
     """
-    wanted = TRANSCRIPT_SUFFIXES + services.MEDIA_SUFFIXES
+    wanted = TRANSCRIPT_SUFFIXES + MEDIA_SUFFIXES
     found: list[tuple[str, Path]] = []
     for given in paths:
         path = Path(given)

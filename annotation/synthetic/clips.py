@@ -1,237 +1,56 @@
-"""A full-scale synthetic benchmark, shaped like the real RESCUE-BENCH release.
+"""Pure generation: from a seed, clips with skeleton rows, an LLM-like draft, one revision per annotator with seeded
+disagreement, and the gold a per-field majority of those revisions gives. Nothing here touches the database."""
 
-``build_clips`` is pure: from a seed it builds clips (skeleton rows, an LLM-like
-draft, one revision per annotator with seeded disagreement, and the gold that a
-per-field majority of those revisions gives), without touching the database.
-``generate`` writes them into a project in one transaction, the way an
-adjudicated project would look: Clip + Cues + Rows, Draft / Revision / Gold per
-row, a submitted Assignment per (clip, annotator).
-
-Shape (from the real release and its sample in ``shared/data``): 191 clips,
-7,079 rows, 174 couple and 17 family clips; couple clips about 34 rows with two
-participants, family clips about 71 rows with four or more. Clips are named
-as the release names them (spec/TASKS.md, Splits): ``<couple>/<clip>``, several
-clips per couple, and ``family_therapy/<NNN>/merged``, one clip per family,
-each ``<NNN>`` a different family. Nobody appears in two couples or two
-families (the splits join groups that share a participant). Everything is drawn
-from ``random.Random`` instances derived from the seed, so the same seed gives
-the same documents (the draft does not depend on the number of annotators).
-Dialogue is assembled from the small word lists below: clearly synthetic.
-
-Every generated document follows the platform's regular convention
-(ROW_SCHEMA.md, last section) and passes ``schema.check_clip`` with no errors
-and no warnings; ``generate`` checks that before it writes anything.
-"""
 from __future__ import annotations
 
 import hashlib
 import json
 import random
-import time
 from collections import Counter
 from dataclasses import dataclass
 
-from django.db import transaction
-from django.utils import timezone
-from simple_history.utils import bulk_create_with_history
-
-from .models import (
-    Assignment,
-    AssignmentMode,
-    AssignmentState,
-    Clip,
-    ClipState,
-    Cue,
-    Draft,
-    DraftSource,
-    Gold,
-    Project,
-    Revision,
-    RevisionStatus,
-    Row,
-)
-from .releases.groups import path_group
-from .roles import ANNOTATOR
-from .schema import ANNOTATION_KEYS, CLIP_KEYS, CONVENTION_ROW_KEYS, RELATION_KEYS, SKELETON_KEYS, check_clip
-from .taxonomy import THERAPIST, Taxonomy, load_taxonomy
-
-# --- shape of the real release ---------------------------------------------------
-
-RELEASE_CLIPS = 191
-RELEASE_ROWS = 7079
-RELEASE_FAMILY_CLIPS = 17
-COUPLE_ROWS = (33.75, 8.0, 12, 60)  # mean, sd, min, max: (7079 - 17 * 71) / 174 rows per couple clip
-FAMILY_ROWS = (71.0, 14.0, 45, 110)
-COUPLE_GROUP_SIZE = (3, 10)  # clips per couple (grouped splits need several per group)
-# Small projects still get three couples and three families where they can: a
-# scenario needs as many relationship groups as splits to reach every split.
-MIN_GROUPS_PER_SCENARIO = 3
-FAMILY_SIZE_WEIGHTS = {4: 0.65, 5: 0.25, 6: 0.10}  # participants per family ("4 speakers on average")
-THERAPIST_SHARE = 0.35
-SAME_SPEAKER_AGAIN = 0.45  # runs of turns by one speaker, as in the sample
-
-# --- label frequencies -----------------------------------------------------------
-# Computed once from shared/data/rescue_bench_sample.jsonl (14 couple clips, 406
-# rows of the public release) and rounded. Relation pattern, per row key
-# ``relation_pattern``: null 66%, "" 7%, labels 27%; null on 85% of therapist
-# rows and 55% of client rows. Utterance types over client rows. Support
-# strategies: 53% of therapist rows carry exactly one; types over those. The
-# family weights are our own choice (the sample has no family clip): shared
-# labels keep their couple weight, family-only labels get plausible ones.
-# This table is the only place label names appear in this module; the label
-# sets themselves come from the taxonomy (a label missing here gets _UNLISTED).
-WEIGHTS = {
-    "couple": {
-        "relation": {
-            "pursue_withdraw": 0.49,
-            "repair_softening": 0.24,
-            "constructive_alignment": 0.11,
-            "withdraw_withdraw": 0.08,
-            "mixed_transition": 0.05,
-            "attack_attack": 0.04,
-        },
-        "strategy": {
-            "reframe": 0.22,
-            "evoke": 0.195,
-            "track": 0.18,
-            "goal_align": 0.145,
-            "counterbalance": 0.105,
-            "detach": 0.05,
-            "join": 0.05,
-            "enact": 0.04,
-            "safeguard": 0.015,
-            "repair": 0.01,
-        },
-    },
-    "family": {
-        "relation": {
-            "escalation_conflict": 0.22,
-            "boundary_hierarchy_strain": 0.16,
-            "pursue_withdraw": 0.15,
-            "cross_generational_coalition": 0.14,
-            "repair_softening": 0.12,
-            "mutual_disengagement": 0.08,
-            "cooperative_family_alliance": 0.08,
-            "mixed_transition": 0.05,
-        },
-        "strategy": {
-            "track": 0.20,
-            "reframe": 0.18,
-            "join": 0.15,
-            "boundary": 0.14,
-            "counterbalance": 0.12,
-            "enact": 0.10,
-            "repair": 0.06,
-            "safeguard": 0.05,
-        },
-    },
-    # Same label set in both scenarios.
-    "utterance": {
-        "disclosure": 0.405,
-        "reflection": 0.149,
-        "recollection": 0.134,
-        "defense": 0.118,
-        "accusation": 0.065,
-        "validation": 0.065,
-        "request": 0.034,
-        "withdrawal": 0.015,
-        "other": 0.008,
-        "repair": 0.008,
-    },
-}
-_UNLISTED = 0.01
-RELATION_STATE = {  # (P(null), P("")) by speaker kind; the rest is a label
-    "therapist": (0.85, 0.03),
-    "client": (0.55, 0.09),
-}
-RELATION_KEEP_SEGMENT = 0.75  # a labelled row keeps the running label (patterns come in stretches)
-STRATEGY_SHARE = 0.53
-# Share of rows whose list is non-empty, and of those with a second entry.
-SPARSE_RATES = {
-    "background_dialogue": (0.12, 0.08),
-    "body_posture": (0.28, 0.01),
-    "facial_expressions": (0.46, 0.01),
-    "self_directed_behavior": (0.13, 0.01),
-    "interaction_behavior": (0.19, 0.0),
-    "internal_emotion": (0.52, 0.01),
-    "viewpoints_attitudes": (0.21, 0.0),
-}
-INTENSITY_WEIGHTS = {4: 9, 5: 29, 6: 63, 7: 54, 8: 38, 9: 17, 10: 2}
-
-# --- disagreement ---------------------------------------------------------------
-# An annotator keeps each field of the draft with probability KEEP (0.75-0.85,
-# a little different per annotator); a changed field goes, with probability
-# SHARED_FIX, to the one alternative drawn per (row, field) — the value the
-# draft "should" have had — so annotators agree with each other more than chance.
-KEEP_RANGE = (0.75, 0.85)
-SHARED_FIX = 0.6
-
-# --- word lists (invented for this generator) -----------------------------------
-
-FIRST_NAMES = (
-    "Ada", "Bruno", "Cleo", "Dario", "Edie", "Felix", "Greta", "Hugo", "Ines", "Jonas",
-    "Kira", "Levi", "Mina", "Nils", "Opal", "Pavel", "Quinn", "Rosa", "Silas", "Tilda",
-    "Umar", "Vera", "Wren", "Xavi", "Yara", "Zeno", "Alma", "Boris", "Carla", "Dev",
-    "Elsa", "Finn", "Gil", "Hana", "Ivo", "Juno", "Kai", "Lena", "Milo", "Nora",
-)
-OPENERS = ("", "", "", "Honestly,", "Look,", "I mean,", "Okay, so", "Well,", "The thing is,", "And")
-SUBJECTS = ("I", "we", "you", "we both", "they")
-VERBS = (
-    "keep thinking about", "never really talk about", "always end up fighting over", "want to sort out",
-    "feel tired of", "try to explain", "worry about", "can't stop bringing up", "avoid talking about",
-    "finally want to fix",
-)
-OBJECTS = (
-    "the weekend plans", "the laundry rota", "the car keys", "the grocery list", "the holiday budget",
-    "the spare room", "the late dinners", "the phone bill", "the garden shed", "the school run",
-    "the shared calendar", "the blue sofa",
-)
-TAILS = (
-    ".", ".", ", you know?", ", every single time.", ", I guess.", " and it wears me down.", " and nobody listens.",
-    " and that matters to me.",
-)
-QUESTIONS = (
-    "What happens for you when {name} says that?",
-    "Can you say that again, slower, to {name}?",
-    "So when {name} goes quiet, what do you do next?",
-    "Where do you feel that right now?",
-    "What is it like to hear {name} talk about {obj}?",
-    "Let me slow this down for a moment.",
-    "It sounds like you both get stuck around {obj}.",
-    "Could you turn to {name} and tell them directly?",
-    "Mm-hmm. Keep going.",
-    "What did you hope {name} would notice?",
-)
-TONES = ("calm", "tense", "quiet", "sharp", "hesitant", "warm", "flat", "defensive", "pleading", "measured", "tired")
-POSTURES = ("leaning forward", "arms folded", "turned slightly away", "sitting upright", "slumped back", "half turned")
-FACES = ("furrowed brow", "eyes downcast", "small tight smile", "raised eyebrows", "jaw clenched", "soft gaze")
-SELF_ACTS = ("rubbing hands together", "touching the back of the neck", "tugging at a sleeve", "tapping a foot")
-MOVES = ("turns toward {t}", "gestures at {t}", "reaches a hand toward {t}", "looks away from {t}", "nods at {t}")
-EMOTIONS = (
-    "feels unheard", "feels anxious about {obj}", "feels relieved", "feels blamed", "feels hopeful",
-    "feels embarrassed", "feels lonely",
-)
-VIEWS = ("{t} does not listen", "{t} is trying", "{t} keeps score", "{t} means well", "{t} avoids the hard topics")
-ATTITUDES = ("resentful", "hopeful", "guarded", "appreciative", "frustrated", "wary")
-BACKGROUND = ("Mm-hmm.", "That's not true.", "Okay.", "No, no.", "Right.", "Here we go.")
-STRATEGY_MOVES = (
-    "slows the exchange and names what {t} just did",
-    "invites {t} to say it directly",
-    "asks {t} what sits under the anger",
-    "links the argument about {obj} to the wider cycle",
-    "gives {t} room to finish",
-    "points the conversation back to what {t} wants",
-)
-REASONS = (
-    "{a} presses about {obj} while {b} answers less and less",
-    "{a} and {b} trade sharper replies over {obj}",
-    "{a} softens and {b} takes it in",
-    "{a} and {b} talk about {obj} as a shared problem",
-    "{a} pulls {b} into the disagreement over {obj}",
-)
-NO_PATTERN_REASONS = (
-    "the rows move between topics and no single pattern organises them",
-    "mostly information about {obj}; no clear relational pattern yet",
+from ..releases.groups import path_group
+from ..schema import ANNOTATION_KEYS, CLIP_KEYS, CONVENTION_ROW_KEYS, RELATION_KEYS, check_clip
+from ..taxonomy import THERAPIST, Taxonomy, load_taxonomy
+from .shape import (
+    RELEASE_CLIPS,
+    RELEASE_ROWS,
+    RELEASE_FAMILY_CLIPS,
+    COUPLE_ROWS,
+    FAMILY_ROWS,
+    COUPLE_GROUP_SIZE,
+    MIN_GROUPS_PER_SCENARIO,
+    FAMILY_SIZE_WEIGHTS,
+    THERAPIST_SHARE,
+    SAME_SPEAKER_AGAIN,
+    WEIGHTS,
+    _UNLISTED,
+    RELATION_STATE,
+    RELATION_KEEP_SEGMENT,
+    STRATEGY_SHARE,
+    SPARSE_RATES,
+    INTENSITY_WEIGHTS,
+    KEEP_RANGE,
+    SHARED_FIX,
+    FIRST_NAMES,
+    OPENERS,
+    SUBJECTS,
+    VERBS,
+    OBJECTS,
+    TAILS,
+    QUESTIONS,
+    TONES,
+    POSTURES,
+    FACES,
+    SELF_ACTS,
+    MOVES,
+    EMOTIONS,
+    VIEWS,
+    ATTITUDES,
+    BACKGROUND,
+    STRATEGY_MOVES,
+    REASONS,
+    NO_PATTERN_REASONS,
 )
 
 
@@ -776,133 +595,12 @@ def check_generated(clips: list[SyntheticClip], taxonomy_version: str = "1") -> 
     return problems
 
 
-# --- database --------------------------------------------------------------------
-
-BATCH = 1000
-
-
-def annotator_usernames(project: Project, annotators: int) -> list[str]:
-    return [f"{project.slug}_annotator{k}" for k in range(1, annotators + 1)]
-
-
-def ensure_annotators(project: Project, annotators: int) -> list:
-    """``<slug>_annotator1..N`` with the annotator role: reused when they exist."""
-    from django.contrib.auth import get_user_model
-
-    from .services import create_user
-
-    User = get_user_model()
-    names = annotator_usernames(project, annotators)
-    existing = {u.username: u for u in User.objects.filter(username__in=names)}
-    return [existing.get(name) or create_user(name, ANNOTATOR)[0] for name in names]
-
-
-def generate(project: Project, *, clips: int = RELEASE_CLIPS, annotators: int = 3, seed: int = 0) -> dict:
-    """Build and store a synthetic adjudicated benchmark in ``project``; returns the counts.
-
-    Refuses (SyntheticError, nothing written) when a generated sample id already
-    exists in the project or a generated document fails ``check_clip``.
-    """
-    started = time.perf_counter()
-    built = build_clips(clips=clips, annotators=annotators, seed=seed, taxonomy_version=project.taxonomy_version)
-    problems = check_generated(built, project.taxonomy_version)
-    if problems:  # a generator bug, never data to store
-        raise SyntheticError("generated documents fail validation:\n" + "\n".join(problems[:20]))
-    taken = set(project.clips.filter(sample_id__in=[c.sample_id for c in built]).values_list("sample_id", flat=True))
-    if taken:
-        raise SyntheticError(
-            f"project {project.slug} already has {len(taken)} of these clips (e.g. {sorted(taken)[0]}); "
-            "use another seed or project"
-        )
-
-    provenance = {"generator": "synthetic", "seed": seed}
-    with transaction.atomic():
-        users = ensure_annotators(project, annotators)
-        clip_objs = [
-            Clip(
-                project=project,
-                sample_id=c.sample_id,
-                scenario=c.scenario,
-                participants=list(c.participants),
-                source_file=c.source_file,
-                release_keys=list(CLIP_KEYS),
-                duration=c.duration,
-                state=ClipState.ADJUDICATED,
-                content_hash=c.content_hash,
-                # The rows exist, so the speaker tags (already entity names) count as confirmed.
-                speaker_map={name: name for name in (*c.participants, THERAPIST)},
-                speaker_map_confirmed=True,
-            )
-            for c in built
-        ]
-        # bulk_create_with_history returns the objects with their ids, in order, on every backend.
-        clip_objs = bulk_create_with_history(clip_objs, Clip, batch_size=BATCH)
-
-        row_objs = [
-            Row(clip=obj, **{k: s[k] for k in SKELETON_KEYS}) for obj, c in zip(clip_objs, built) for s in c.skeletons
-        ]
-        row_objs = bulk_create_with_history(row_objs, Row, batch_size=BATCH)
-        Cue.objects.bulk_create(
-            [
-                Cue(
-                    clip_id=r.clip_id,
-                    position=r.row_index,
-                    start_time=r.start_time,
-                    end_time=r.end_time,
-                    speaker=r.primary_speaker,
-                    text=r.dialogue_cleaned,
-                )
-                for r in row_objs
-            ],
-            batch_size=BATCH,
-        )
-
-        def paired(attr):
-            rows = iter(row_objs)
-            for c in built:
-                for content in attr(c):
-                    yield next(rows), content
-
-        drafts = [
-            Draft(row=r, content=content, source=DraftSource.SYNTHETIC, provenance=provenance)
-            for r, content in paired(lambda c: c.draft)
-        ]
-        bulk_create_with_history(drafts, Draft, batch_size=BATCH)
-        revisions = [
-            Revision(row=r, annotator=user, content=content, status=RevisionStatus.REVIEWED)
-            for k, user in enumerate(users)
-            for r, content in paired(lambda c, k=k: c.revisions[k])
-        ]
-        bulk_create_with_history(revisions, Revision, batch_size=BATCH)
-        note = f"synthetic: per-field majority of {annotators} annotators, else annotator 1"
-        golds = [Gold(row=r, content=content, note=note) for r, content in paired(lambda c: c.gold)]
-        bulk_create_with_history(golds, Gold, batch_size=BATCH)
-        now = timezone.now()
-        assignments = [
-            Assignment(
-                clip=obj,
-                annotator=user,
-                mode=AssignmentMode.FROM_DRAFT,
-                state=AssignmentState.SUBMITTED,
-                submitted_at=now,
-            )
-            for obj in clip_objs
-            for user in users
-        ]
-        bulk_create_with_history(assignments, Assignment, batch_size=BATCH)
-
-    scenarios = Counter(c.scenario for c in built)
-    return {
-        "clips": len(built),
-        "couple_clips": scenarios["couple"],
-        "family_clips": scenarios["family"],
-        "rows": len(row_objs),
-        "drafts": len(drafts),
-        "revisions": len(revisions),
-        "gold": len(golds),
-        "documents": len(drafts) + len(revisions) + len(golds),
-        "assignments": len(assignments),
-        "cues": len(row_objs),
-        "annotators": [u.username for u in users],
-        "seconds": round(time.perf_counter() - started, 2),
-    }
+def drafted_clip(sample_id: str, scenario: str, participants: list[str], rows: int, *, rng: random.Random,
+                 taxonomy_version: str = "1") -> SyntheticClip:
+    """One clip of exactly ``rows`` rows with an LLM-like draft and no coders' work (its gold is the draft, for the
+    documents' checks only): what the benchmarks open in the workspace."""
+    taxonomy = load_taxonomy(scenario, taxonomy_version)
+    writer = _ClipWriter(_Plan(sample_id, scenario, participants, rows), taxonomy, rng)
+    skeletons = writer.skeletons()
+    draft = [_content(s["primary_speaker"], {u: writer.value(u, s) for u in UNITS}) for s in skeletons]
+    return SyntheticClip(sample_id, scenario, list(participants), skeletons, draft, revisions=[], gold=draft)

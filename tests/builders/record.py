@@ -7,7 +7,7 @@ from annotation.models import Gold, Revision
 from annotation.rescue_format.importer import import_rescue
 from annotation.workspace.services import save_revision
 
-from .factories import client_row, couple_clip, therapist_row
+from .documents import client_row, couple_clip, therapist_row
 
 UTTERANCES = ["accusation", "defense", "disclosure", "request", "recollection", "reflection", "repair", "withdrawal", "validation", "other"]
 PATTERNS = ["pursue_withdraw", "attack_attack", "withdraw_withdraw", "repair_softening", "constructive_alignment"]

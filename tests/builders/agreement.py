@@ -6,7 +6,7 @@ becomes one clip to which exactly those coders are assigned, so missing
 values come about the way they do on the platform: the coder was not
 assigned to that clip. Reliability data are coded work, so those clips'
 assignments are submitted; ``make_clip`` leaves them open (as assigned) unless
-told otherwise. (No tests in this module.)
+told otherwise.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from annotation.models import (
 from annotation.schema import SKELETON_KEYS
 from annotation.services import create_user
 
-from .factories import client_row, therapist_row
+from .documents import client_row, therapist_row
 
 SUBMITTED = AssignmentState.SUBMITTED
 UTTERANCE_LABELS = {0: "disclosure", 1: "defense", 2: "accusation", 3: "request", 4: "recollection", 5: "reflection"}
@@ -129,3 +129,13 @@ def reopen_untouched(clip) -> None:
     Assignment.objects.filter(clip=clip).update(state=AssignmentState.ASSIGNED, submitted_at=None)
     for draft in Draft.objects.filter(row__clip=clip):
         Revision.objects.filter(row=draft.row).update(content=draft.content, status=RevisionStatus.UNTOUCHED)
+
+
+# Krippendorff's example C (four coders, twelve units, values 1-5, None = not coded).
+_ = None
+EXAMPLE_C = [
+    [1, 2, 3, 3, 2, 1, 4, 1, 2, _, _, _],
+    [1, 2, 3, 3, 2, 2, 4, 1, 2, 5, _, 3],
+    [_, 3, 3, 3, 2, 3, 4, 2, 2, 5, 1, _],
+    [1, 2, 3, 3, 2, 4, 4, 1, 2, 5, 1, _],
+]

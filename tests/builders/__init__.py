@@ -1,0 +1,1 @@
+"""Builders and fixtures the test modules share (no test module imports another)."""

@@ -1,0 +1,38 @@
+"""No import circles, except the one Celery imposes.
+
+A module that enqueues a Celery task imports the task, and the task calls back into that module's functions: that
+pair, inside one capability package, is the only circle allowed. Any other circle (between capabilities, or through
+a third module) means a function lives in the wrong place; the error names the modules to untangle. The graph is
+grimp's (import-linter's engine) and counts imports inside functions too."""
+
+import grimp
+import networkx as nx
+
+
+def import_cycles() -> list[list[str]]:
+    graph = grimp.build_graph("annotation", "tasks", "rescue_annot")
+    directed = nx.DiGraph()
+    for module in graph.modules:
+        directed.add_node(module)
+        for imported in graph.find_modules_directly_imported_by(module):
+            directed.add_edge(module, imported)
+    return [sorted(component) for component in nx.strongly_connected_components(directed) if len(component) > 1]
+
+
+def celery_pair(component: list[str]) -> bool:
+    """A capability's task module and the one module of the same package that enqueues it."""
+    if len(component) != 2:
+        return False
+    packages = {module.rsplit(".", 1)[0] for module in component}
+    return len(packages) == 1 and any(module.endswith(".celery_tasks") for module in component)
+
+
+def test_no_module_imports_itself_through_others_except_a_celery_task_and_its_caller():
+    circles = [component for component in import_cycles() if not celery_pair(component)]
+    assert not circles, "import circles: " + "; ".join(" <-> ".join(c) for c in circles)
+
+
+def test_the_graph_is_read_at_all():
+    """The check above passes on an empty graph; this one does not."""
+    cycles = import_cycles()
+    assert ["annotation.preannotate.celery_tasks", "annotation.preannotate.services"] in cycles
