@@ -366,8 +366,7 @@ def build_croissant(
 
 def croissant_description(stats: dict) -> str:
     """The dataset's description, from ``stats.json``'s counts (the card's numbers, in the card's words)."""
-    from .card.facts import therapy_words
-    from .card.markdown import count_noun  # the card's plural rule
+    from .card.markdown import count_noun, therapy_words  # the card's plural rule and scenario words
     from .stats import ALL
 
     corpus = stats["corpus"]

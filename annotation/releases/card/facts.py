@@ -33,7 +33,7 @@ from ..manifest import MANIFEST
 from ..provenance import CLIP_IMPORTED, PLATFORM, coder_origin_sentence, provenance_sentences, reliability_computable
 from ..splits import SPLITS
 from ..stats import ALL
-from .markdown import count_noun, duration_words
+from .markdown import count_noun, duration_words, therapy_words
 from .texts import CARD_TEMPLATE, FILE_ROWS, LICENCE_NAME, LICENCE_TEXT, ROW_FIELDS, RULES_TEXT, TASK_TABLE
 
 LONG_TAIL_SHARE = 0.02  # labels rarer than this (within their field and scenario) are called out
@@ -483,12 +483,6 @@ def _limits(corpus: dict) -> dict:
         "scenario_share": ", ".join(f"{s['name']} {count_noun(s['clips'], 'clip')} ({s['share']})" for s in scenarios),
         "smaller": smaller,
     }
-
-
-def therapy_words(stats: dict) -> str:
-    """"couple- and family-therapy", "couple-therapy": the scenarios this release holds."""
-    present = [s for s in stats["corpus"] if s != ALL]
-    return (" and ".join(f"{s}-" for s in present[:-1]) + (" and " if len(present) > 1 else "") + f"{present[-1]}-therapy") if present else "therapy"
 
 
 def card_facts(*, manifest: dict, stats: dict, agreement: dict, files: dict[str, bytes], guidance: dict | None = None) -> dict:

@@ -91,3 +91,9 @@ def get(mapping, key):
 def columns(text: str) -> list[str]:
     """A table header written in a template: ``"field;alpha;units"``."""
     return text.split(";")
+
+
+def therapy_words(stats: dict) -> str:
+    """"couple- and family-therapy", "couple-therapy": the scenarios this release holds."""
+    present = [s for s in stats["corpus"] if s != "all"]  # stats.json's corpus: one entry per scenario, and "all"
+    return (" and ".join(f"{s}-" for s in present[:-1]) + (" and " if len(present) > 1 else "") + f"{present[-1]}-therapy") if present else "therapy"
