@@ -290,6 +290,8 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # Clips, ingest and the annotator's record all name a scenario: one enum in the schema, not one per component.
+    "ENUM_NAME_OVERRIDES": {"ScenarioEnum": "annotation.models.Scenario"},
 }
 
 # --- Agreement ----------------------------------------------------------------

@@ -18,9 +18,10 @@ from ..api.parsers import BoundedFormParser, BoundedJSONParser, BoundedMultiPart
 from ..api.permissions import IsLead as SharedIsLead
 from ..api.views import ProjectClipList
 from ..middleware import accepts_uploads
+from ..models import Scenario
 from ..roles import is_lead
 from ..services import ServiceError
-from ..taxonomy import SCENARIOS, load_taxonomy
+from ..taxonomy import load_taxonomy
 from . import services
 from .forms import safe_relative_path, split_names
 from .selectors import speaker_rows
@@ -45,7 +46,7 @@ class IngestRequestSerializer(serializers.Serializer):
         child=serializers.FileField(allow_empty_file=True),
         help_text="Transcript files (also accepted as files[]); a video or audio file goes with the transcript of the same name.",
     )
-    scenario = serializers.ChoiceField(choices=SCENARIOS)
+    scenario = serializers.ChoiceField(choices=Scenario.choices)
     participants = serializers.ListField(
         child=serializers.CharField(), required=False,
         help_text="On-screen names: repeat the field or send one comma-separated value. Default: each transcript's speaker labels without the therapist and the group label.",

@@ -18,6 +18,7 @@ from rest_framework.views import APIView
 
 from .. import selectors as scoped
 from ..api.permissions import IsLead
+from ..models import Scenario
 from ..roles import is_lead
 from ..services import ServiceError
 from ..taxonomy import SCENARIOS
@@ -55,7 +56,7 @@ class CoderRecord(APIView):
 
 
 class DecisionSerializer(serializers.Serializer):
-    scenario = serializers.ChoiceField(choices=SCENARIOS)
+    scenario = serializers.ChoiceField(choices=Scenario.choices)
     kind = serializers.ChoiceField(choices=DecisionKind.values)
     reason = serializers.CharField(max_length=5000)
 

@@ -112,7 +112,9 @@ def test_the_agreement_page_shows_the_free_text_figures(login, live_server, proj
     section = page.locator("#agreement-texts")
     section.scroll_into_view_if_needed()
     assert "sentence-transformers/all-MiniLM-L6-v2" in page.inner_text("#agreement-texts-model")
-    rows = page.locator("#agreement-texts-table tbody tr")
+    rows = page.locator("#agreement-texts-table tbody tr[data-field]")
     assert rows.count() == 10
     assert "Tone of voice" in rows.first.inner_text()
+    # Under each field, what its figure measures (no one has judged pairs here: not validated yet).
+    assert page.locator("#agreement-texts-table tbody tr.validity-row").count() == 10
     screenshot(page, "agreement-free-text")

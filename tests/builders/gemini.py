@@ -12,7 +12,7 @@ from ..fakes import gemini_server as g
 @pytest.fixture
 def fake(settings, eager_celery):
     with g.FakeGemini() as server:
-        settings.GEMINI_API_KEY = "test-key"
+        settings.GEMINI_API_KEY = "test-key"  # pragma: allowlist secret
         settings.GEMINI_BASE_URL = server.url
         settings.GEMINI_TIMEOUT_SECONDS = 5
         settings.GEMINI_RPM = 100_000

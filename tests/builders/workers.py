@@ -99,7 +99,7 @@ def workers(worker_fake, settings, django_db_blocker):
     )
     queue = f"preannotate-test-{uuid.uuid4().hex[:8]}"
     settings.PREANNOTATE_QUEUE = queue  # where this process dispatches
-    settings.GEMINI_API_KEY = "test-key"
+    settings.GEMINI_API_KEY = "test-key"  # pragma: allowlist secret
     settings.GEMINI_BASE_URL = worker_fake.url
     with django_db_blocker.unblock():
         database = _test_database_url()
