@@ -598,6 +598,7 @@ class ApiToken(AbstractAuthToken):
 
 # The meaning capability's tables (judged text pairs, the LLM judge's cached verdicts) live with it.
 from .meaning.models import JudgedPair, JudgeVerdict  # noqa: E402,F401
+
 # The annotator's record (qualification rounds, waivers, stored dashboards): its own module, same app.
 from .record.models import (  # noqa: E402,F401
     AnnotatorRecordReport,

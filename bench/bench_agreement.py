@@ -63,16 +63,14 @@ def main(argv=None) -> int:
     django.setup()
     import numpy as np
     from django.db import connection
+    from django.db.models import Count
 
-    from annotation.agreement.report import compute_project_report
     from annotation.agreement.alpha import compute_alpha, distance_matrix, library_alpha, pairable
     from annotation.agreement.extract import extract, scope_clips
     from annotation.agreement.plots import slice_plots
-    from annotation.agreement.report import prepared_matrices, report_from_extraction
+    from annotation.agreement.report import compute_project_report, prepared_matrices, report_from_extraction
     from annotation.agreement.services import Params, fingerprint
     from annotation.audit import audit_source
-    from django.db.models import Count
-
     from annotation.models import Assignment, AssignmentMode, Project
     from annotation.services import create_project
     from annotation.synthetic import RELEASE_CLIPS, generate
@@ -258,15 +256,15 @@ class _Worker:
 
 def bench_page(project) -> bool:
     """Part 5; True when the targets are met (or the part cannot run here)."""
+    from bench_workspace import Gunicorn
     from django.conf import settings
     from django.db import connection
     from django.test import Client
-    from annotation.tokens import issue_token
 
     from annotation.agreement.services import JOB_KIND
     from annotation.models import AgreementReport, Assignment, AssignmentState, Job
     from annotation.services import create_user
-    from bench_workspace import Gunicorn
+    from annotation.tokens import issue_token
 
     if connection.vendor != "postgresql" or not os.environ.get("CELERY_BROKER_URL"):
         print("page                skipped: needs PostgreSQL (DATABASE_URL) and CELERY_BROKER_URL for a real worker")

@@ -35,7 +35,6 @@ def main(argv=None) -> int:
     from datetime import timedelta
 
     from django.db import connection
-    from django.db.models import F
     from django.test import Client
     from django.test.utils import setup_test_environment
     from django.utils import timezone

@@ -33,17 +33,17 @@ def main(argv=None) -> int:
 
     django.setup()
     import psutil
+    from bench_agreement import _Worker
     from django.conf import settings
     from django.db import connection
 
     from annotation.agreement import services
-    from annotation.agreement.report import compute_project_report
     from annotation.agreement.embeddings import current_provider
+    from annotation.agreement.report import compute_project_report
     from annotation.audit import audit_source
     from annotation.models import AgreementReport, Job, Project, Revision, TextEmbedding
     from annotation.services import create_project
     from annotation.synthetic import RELEASE_CLIPS, generate
-    from bench_agreement import _Worker
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--clips", type=int, default=RELEASE_CLIPS)

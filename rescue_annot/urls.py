@@ -5,6 +5,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitVie
 
 from annotation.adjudication import urls as adjudication_urls
 from annotation.agreement import urls as agreement_urls
+from annotation.assignment import urls as assignment_urls
 from annotation.audit_trail import urls as audit_trail_urls
 from annotation.codebook import urls as codebook_urls
 from annotation.ingest import urls as ingest_urls
@@ -17,7 +18,7 @@ from annotation.study import urls as study_urls
 from annotation.workspace import urls as workspace_urls
 
 # Each capability package owns its pages and endpoints.
-CAPABILITIES = (ingest_urls, preannotate_urls, workspace_urls, adjudication_urls, agreement_urls, releases_urls, audit_trail_urls, codebook_urls, study_urls, meaning_urls, record_urls)
+CAPABILITIES = (ingest_urls, preannotate_urls, workspace_urls, adjudication_urls, assignment_urls, agreement_urls, releases_urls, audit_trail_urls, codebook_urls, study_urls, meaning_urls, record_urls)
 
 urlpatterns = [
     path("admin/", admin.site.urls),

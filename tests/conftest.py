@@ -14,7 +14,6 @@ import pytest
 
 from annotation.services import create_project, create_user
 
-
 REPO = Path(__file__).resolve().parent.parent
 SHARED = REPO.parent / "shared"
 SAMPLE = SHARED / "data" / "rescue_bench_sample.jsonl"
@@ -75,7 +74,7 @@ def draft_clip(project, tmp_path):
 @pytest.fixture
 def coded_clip(draft_clip, annotator, other_annotator):
     """``draft_clip`` assigned to two coders, ann1 and ann2."""
-    from annotation.assignment import start_assignment
+    from annotation.assignment.starting import start_assignment
 
     start_assignment(draft_clip, annotator)
     start_assignment(draft_clip, other_annotator)

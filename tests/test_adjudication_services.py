@@ -3,7 +3,6 @@ field by field with every decision audited, unanimous rows in bulk, and the
 clip-level decisions (discard, re-review, adjudicated)."""
 from __future__ import annotations
 
-
 import pytest
 
 from annotation.adjudication import selectors, services

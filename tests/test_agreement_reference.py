@@ -20,13 +20,13 @@ from annotation.agreement.report import compute_project_report
 from annotation.models import AssignmentMode
 
 from .builders.agreement import (
+    EXAMPLE_C,
     SUBMITTED,
     UTTERANCE_LABELS,
     annotators,
     client_content,
     coded_client_content,
     make_clip,
-    EXAMPLE_C,
     reliability_project,
     therapist_content,
 )

@@ -418,8 +418,8 @@ def test_every_coders_texts_are_what_the_field_reads_from_their_whole_document(s
     back, every coder's text of every unit must be what the field makes of that coder's whole document (a second
     path: the full JSON of each revision and draft, one at a time), and every row and key someone wrote about
     must be a unit."""
-    from annotation.models import Draft, Row
     from annotation.agreement.extract import LLM_CODER, NOT_CODED
+    from annotation.models import Draft, Row
 
     # Repeated parts with another speaker: the relation reason depends on the row's speaker, not only the parts.
     row = Row.objects.filter(clip__project=semantic_project, primary_speaker="Therapist").first()

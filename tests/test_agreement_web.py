@@ -11,13 +11,13 @@ import os
 import re
 
 import pytest
-from annotation.tokens import issue_token
 
 from annotation.agreement import services
 from annotation.models import AgreementReport, Assignment, AssignmentState, Job, JobState, Revision
+from annotation.tokens import issue_token
 
-from .conftest import require, wait_for
 from .builders.agreement import SUBMITTED, annotators, coded_client_content, make_clip
+from .conftest import require, wait_for
 
 BROKER = bool(os.environ.get("CELERY_BROKER_URL"))
 

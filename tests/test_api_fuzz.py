@@ -13,14 +13,14 @@ from pathlib import Path
 
 import pytest
 
-from annotation.assignment import start_assignment
+from annotation.assignment.starting import start_assignment
 from annotation.models import Revision
 from annotation.rescue_format.importer import import_rescue
 from annotation.services import create_user
 from annotation.tokens import issue_token
 
-from .conftest import require
 from .builders.documents import couple_clip
+from .conftest import require
 
 REPO = Path(__file__).resolve().parent.parent
 

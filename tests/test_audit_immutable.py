@@ -16,8 +16,8 @@ from annotation.models import Assignment, Clip, ClipState, Comment, Project, Rev
 from annotation.services import create_user, transition
 from annotation.workspace.services import add_comment
 
-from .fakes.clips import make_clip as make_imported_clip
 from .builders.agreement import coded_client_content, make_clip
+from .fakes.clips import make_clip as make_imported_clip
 
 pytestmark = pytest.mark.django_db
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from annotation.assignment import start_assignment
+from annotation.assignment.starting import start_assignment
 from annotation.audit_trail import selectors
 from annotation.models import Revision
 from annotation.services import create_project

@@ -9,7 +9,9 @@ import codecs
 import json
 
 import pytest
-from hypothesis import HealthCheck, given, settings as hsettings, strategies as st
+from hypothesis import HealthCheck, given
+from hypothesis import settings as hsettings
+from hypothesis import strategies as st
 
 from annotation.ingest import services as ingest
 from annotation.models import Clip, Cue, Draft, Gold, Revision, Row
@@ -130,7 +132,7 @@ API_BAD_VALUES = {
 
 @pytest.fixture
 def assigned(draft_clip, annotator):
-    from annotation.assignment import start_assignment
+    from annotation.assignment.starting import start_assignment
 
     start_assignment(draft_clip, annotator)
     return Revision.objects.get(row__clip=draft_clip, row__row_index=1, annotator=annotator)

@@ -8,12 +8,11 @@ everything the annotator can open.
 """
 from __future__ import annotations
 
-
 import pytest
 from django.test import Client
 
 from annotation.adjudication.services import accept_discard, decide, request_rereview
-from annotation.assignment import start_assignment
+from annotation.assignment.starting import start_assignment
 from annotation.models import Comment, CommentKind
 from annotation.services import create_user
 from annotation.workspace.services import add_comment

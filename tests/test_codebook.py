@@ -10,14 +10,14 @@ from django.core.management import CommandError, call_command
 from django.urls import reverse
 
 from annotation.adjudication import services as adjudication
-from annotation.assignment import start_assignment
+from annotation.assignment.starting import start_assignment
 from annotation.codebook import selectors
 from annotation.codebook.services import GuidanceConflict, GuidanceError, withdraw_guidance, write_guidance
 from annotation.models import AssignmentMode, Draft, Gold, GuidanceImmutable, GuidanceVersion, Revision
 
+from .builders.adjudication import reviewed_clip
 from .builders.api import api_for
 from .builders.documents import family_clip
-from .builders.adjudication import reviewed_clip
 
 pytestmark = pytest.mark.django_db
 

@@ -14,8 +14,8 @@ from annotation.codebook.services import write_guidance
 from annotation.models import Gold, Revision
 from annotation.releases.freeze import build_release, freeze, reproduce
 
-from .builders.documents import couple_clip
 from .builders.adjudication import reviewed_clip
+from .builders.documents import couple_clip
 
 pytestmark = pytest.mark.django_db
 

@@ -24,6 +24,7 @@ from annotation.preannotate.quality import draft_quality
 
 from .builders.drafts import drops_strategies, invents_face, modality_of
 
+
 def expected_figures(clips: list[dict]) -> dict:
     """Per modality and all together: {field: (rows, agreeing, drafted, deleted, human, missed)} for the
     two spoiled fields, counted straight from the sample."""

@@ -17,8 +17,8 @@ import time
 import pytest
 
 from . import services as svc
-from .conftest import require
 from .builders.agreement import coded_client_content
+from .conftest import require
 
 pytestmark = [pytest.mark.services]
 
@@ -31,10 +31,10 @@ def seed() -> dict:
     """(Run in a Django process on the throw-away cluster.) An annotator with a token and a
     logged-in session, assigned to a clip of four rows."""
     from django.test import Client
-    from annotation.tokens import issue_token
 
     from annotation.models import Revision
     from annotation.services import create_project, create_user
+    from annotation.tokens import issue_token
 
     from .builders.agreement import make_clip
 

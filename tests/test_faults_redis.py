@@ -12,15 +12,15 @@ import os
 import re
 
 import pytest
-from annotation.tokens import issue_token
 
 from annotation import jobs
 from annotation.models import ClipState, Draft, Job, JobState, Revision
+from annotation.tokens import issue_token
 
 from . import services as svc
+from .builders.agreement import annotators, coded_client_content, make_clip
 from .conftest import _test_database_url, require
 from .fakes.clips import make_clip as make_imported_clip
-from .builders.agreement import annotators, coded_client_content, make_clip
 
 pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]
 

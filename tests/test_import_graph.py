@@ -1,4 +1,4 @@
-"""No import circles, except the ones Celery and Django impose (and the two named in KNOWN, with what removes them).
+"""No import circles, except the ones Celery and Django impose (and the one named in KNOWN, with what removes it).
 
 A module that enqueues a Celery task imports the task, and the task calls back into that module's functions: that
 pair, inside one capability package, is the only circle allowed. Any other circle (between capabilities, or through
@@ -25,10 +25,6 @@ APP_MODELS = "annotation.models"
 
 # Known circles, each with the change that removes it. Nothing may be added here without one.
 KNOWN = {
-    # assign_clips asks the record whether an annotator may take production work and adds known-answer checks, and the
-    # record starts its rounds with start_assignment: gone when assignment becomes a package whose module that starts
-    # one assignment is apart from the planning that asks the record (issue 28, point 2).
-    frozenset({"annotation.assignment", "annotation.record.services"}),
     # The platform profile's builders live in tasks.instances and register themselves on the profile when it is first
     # looked up: gone when they move into tasks/profiles/platform_v1.py beside rescue_v1.py.
     frozenset({"tasks.instances", "tasks.profiles"}),

@@ -9,7 +9,13 @@ import pytest
 from django.core.files.base import ContentFile
 
 from annotation.ingest import services
-from annotation.ingest.services import IngestOptions, Upload, accept_suggested_speakers, confirm_speaker_map, ingest_files
+from annotation.ingest.services import (
+    IngestOptions,
+    Upload,
+    accept_suggested_speakers,
+    confirm_speaker_map,
+    ingest_files,
+)
 from annotation.ingest.speakers import SpeakerMapNotConfirmed, mapped_cues
 from annotation.models import Clip, ClipState, Cue, Draft, Gold, Revision, Row
 from annotation.schema import CLIP_KEYS

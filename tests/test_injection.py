@@ -5,11 +5,11 @@ import json
 
 import pytest
 
-from annotation.assignment import start_assignment
+from annotation.assignment.starting import start_assignment
 from annotation.rescue_format.exporter import ExportSource, export_rescue
 from annotation.rescue_format.importer import import_rescue
-from annotation.workspace.services import add_comment
 from annotation.services import ServiceError
+from annotation.workspace.services import add_comment
 
 from .builders.documents import couple_clip
 

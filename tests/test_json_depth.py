@@ -14,7 +14,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 
 from annotation.api.parsers import TooDeep, exceeds_depth, loads
-from annotation.assignment import start_assignment
+from annotation.assignment.starting import start_assignment
 from annotation.models import Assignment, Clip, Comment, Cue, Gold, Revision, Row
 
 pytestmark = pytest.mark.django_db

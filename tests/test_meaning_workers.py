@@ -14,8 +14,8 @@ from annotation.models import Job, JobState
 from annotation.synthetic import generate
 
 from .builders import meaning_hard_pairs as hard
-from .conftest import wait_for
 from .builders.meaning import FIXTURE, fixture_responder
+from .conftest import wait_for
 
 pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]
 

@@ -1,10 +1,10 @@
 """Pages and API scoped by role: annotators see only what is assigned to them."""
 import pytest
-from annotation.tokens import issue_token
 
 from annotation.models import Assignment
 from annotation.rescue_format.importer import import_rescue
 from annotation.services import create_project
+from annotation.tokens import issue_token
 
 from .builders.documents import couple_clip, family_clip
 
@@ -91,13 +91,14 @@ from html import unescape  # noqa: E402
 from django.core.management import call_command  # noqa: E402
 from django.template import Context, Template  # noqa: E402
 
-from annotation.assignment import assign_clips  # noqa: E402
+from annotation.assignment.services import assign_clips  # noqa: E402
 from annotation.labels import field_label, state_label  # noqa: E402
 from annotation.models import AssignmentState, ClipState, Job, JobState, RevisionStatus  # noqa: E402
 from annotation.preannotate.services import start_preannotation  # noqa: E402
 
 from .builders.pages import RAW_NAMES  # noqa: E402
 from .fakes.clips import make_clip  # noqa: E402
+
 
 # Internal names that must never reach a person outside the two rich pages (the editor and adjudication).
 def visible_text(response) -> str:

@@ -22,7 +22,7 @@ from django.core.files.base import ContentFile
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver
 
-from annotation.assignment import start_assignment
+from annotation.assignment.starting import start_assignment
 from annotation.models import (
     Assignment,
     Clip,

@@ -29,8 +29,8 @@ from annotation.schema import Row as RowModel
 from annotation.services import ServiceError
 from annotation.taxonomy import load_taxonomy
 
-from .conftest import require
 from .builders.gemini import assert_preannotated, clip_job
+from .conftest import require
 from .fakes import gemini_server as g
 from .fakes.clips import make_clip, make_family_clip
 

@@ -24,9 +24,9 @@ from annotation.preannotate.transcript import media_type
 from annotation.rescue_format.exporter import ExportSource, export_rescue
 from annotation.services import ServiceError
 
+from .builders.gemini import assert_preannotated
 from .fakes import gemini_server as g
 from .fakes.clips import make_clip, make_family_clip
-from .builders.gemini import assert_preannotated
 
 TRANSCRIPT_RULE = "stay `[]`, unless the words themselves report the behaviour"
 AUDIO_RULE = "The clip's sound is attached; there is no picture."

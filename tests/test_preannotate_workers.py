@@ -11,7 +11,6 @@ broker visibility timeout so the unacknowledged message comes back quickly).
 
 from __future__ import annotations
 
-
 import pytest
 
 from annotation.models import ClipState, Draft, Job, JobState, Row

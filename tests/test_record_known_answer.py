@@ -10,7 +10,7 @@ import pytest
 from annotation.adjudication.selectors import coders_of, row_states
 from annotation.agreement.extract import extract, scope_clips
 from annotation.agreement.report import compute_project_report
-from annotation.assignment import assign_clips
+from annotation.assignment.services import assign_clips
 from annotation.models import Assignment, AssignmentPurpose, Revision
 from annotation.record import selectors, services
 from annotation.releases.freeze import freeze

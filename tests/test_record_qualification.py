@@ -12,7 +12,7 @@ from django.core.management.base import CommandError
 from django.test import Client
 
 from annotation.agreement.extract import extract, scope_clips
-from annotation.assignment import assign_clips
+from annotation.assignment.services import assign_clips
 from annotation.codebook.services import write_guidance
 from annotation.models import Assignment, AssignmentPurpose, Revision
 from annotation.record import selectors, services

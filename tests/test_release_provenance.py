@@ -17,9 +17,9 @@ import pytest
 from django.core.management import call_command
 
 from annotation.adjudication.fields import field_value
-from annotation.adjudication.services import accept_unanimous, decide, mark_adjudicated
 from annotation.adjudication.selectors import row_states
-from annotation.assignment import assign_clips
+from annotation.adjudication.services import accept_unanimous, decide, mark_adjudicated
+from annotation.assignment.services import assign_clips
 from annotation.ingest.services import IngestOptions, Upload, accept_suggested_speakers, ingest_files
 from annotation.models import Assignment, AssignmentMode, ClipState, Draft, Gold, ImportRecord, Revision, Row
 from annotation.releases.freeze import freeze

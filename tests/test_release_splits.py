@@ -5,7 +5,14 @@ from collections import defaultdict
 import pytest
 
 from annotation.models import Clip
-from annotation.releases.groups import ClipInfo, GroupMapError, dump_group_map, path_group, read_group_map, relationship_groups
+from annotation.releases.groups import (
+    ClipInfo,
+    GroupMapError,
+    dump_group_map,
+    path_group,
+    read_group_map,
+    relationship_groups,
+)
 from annotation.releases.splits import SplitError, assign_groups, assign_splits, parse_ratios, plan_splits
 from annotation.synthetic import build_clips
 

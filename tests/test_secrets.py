@@ -8,9 +8,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from annotation.tokens import issue_token
 
 from annotation.preannotate.services import start_preannotation
+from annotation.tokens import issue_token
 
 from .conftest import require
 from .fakes import gemini_server as g

@@ -14,7 +14,7 @@ from django.core.management import CommandError, call_command
 from django.test import Client
 from rest_framework.test import APIClient
 
-from annotation.assignment import assign_clips
+from annotation.assignment.services import assign_clips
 from annotation.models import Assignment, AssignmentMode
 from annotation.rescue_format.importer import import_rescue
 from annotation.services import ServiceError, create_user

@@ -33,7 +33,7 @@ from annotation.adjudication import services as gold_services
 from annotation.adjudication.fields import FIELDS, comparable, field_value
 from annotation.adjudication.gold_sources import WORDS
 from annotation.agreement.report import compute_project_report
-from annotation.assignment import assign_clips
+from annotation.assignment.services import assign_clips
 from annotation.models import Assignment, AssignmentMode, ClipState, Draft, Gold, Revision
 from annotation.releases.freeze import freeze
 from annotation.releases.human_work import FAR_ABOVE
@@ -42,8 +42,8 @@ from annotation.services import create_project, create_user
 from annotation.study.services import update_design
 from annotation.workspace.services import save_revision, set_reviewed, submit_assignment
 
-from .builders.documents import client_row, couple_clip, therapist_row
 from .builders.card import section, table, wrong_plurals
+from .builders.documents import client_row, couple_clip, therapist_row
 
 pytestmark = pytest.mark.django_db
 

@@ -5,7 +5,8 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from annotation.assignment import assign_clips, reassign, start_assignment
+from annotation.assignment.services import assign_clips
+from annotation.assignment.starting import reassign, start_assignment
 from annotation.models import AssignmentMode, AssignmentState, ClipState, Comment, Revision, RevisionStatus
 from annotation.rescue_format.importer import import_rescue
 from annotation.services import ServiceError, create_user

@@ -16,8 +16,20 @@ from django.urls import reverse
 
 from .. import selectors as scoped
 from ..agreement.scope import LEFT_OUT, LEFT_OUT_FIELD, with_left_out
-from ..assignment import empty_content
-from ..models import Assignment, AssignmentState, Clip, ClipState, Comment, CommentKind, Draft, Gold, Project, Revision, Row
+from ..assignment.starting import empty_content
+from ..models import (
+    Assignment,
+    AssignmentState,
+    Clip,
+    ClipState,
+    Comment,
+    CommentKind,
+    Draft,
+    Gold,
+    Project,
+    Revision,
+    Row,
+)
 from ..workspace.selectors import clip_header, editor_config
 from ..workspace.services import relation_keys
 from .fields import (

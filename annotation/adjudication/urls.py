@@ -1,14 +1,11 @@
-"""URL patterns of the adjudication capability (and the lead's assignment pages), included by rescue_annot/urls.py."""
+"""URL patterns of the adjudication capability, included by rescue_annot/urls.py."""
 from django.urls import path
 
 from . import api, views
 
 web_urlpatterns = [  # pages, mounted at /
     path("adjudication/", views.choose_project, {"target": "adjudication"}, name="adjudication-projects"),
-    path("assignments/", views.choose_project, {"target": "assignments"}, name="assignment-projects"),
     path("projects/<slug:slug>/adjudication/", views.project_adjudication, name="adjudication-index"),
-    path("projects/<slug:slug>/assignments/", views.project_assignments, name="assignment-index"),
-    path("assignments/<int:assignment_id>/reassign/", views.reassign, name="assignment-reassign"),
     path("adjudication/clips/<int:clip_id>/", views.clip_adjudication, name="adjudication-clip"),
     path("adjudication/clips/<int:clip_id>/accept-unanimous/", views.accept_unanimous, name="adjudication-accept-unanimous"),
     path("adjudication/clips/<int:clip_id>/accept-agreeing/", views.accept_agreeing, name="adjudication-accept-agreeing"),
@@ -19,8 +16,6 @@ web_urlpatterns = [  # pages, mounted at /
 ]
 api_urlpatterns = [  # endpoints, mounted at /api/v1/
     path("projects/<slug:slug>/adjudication/", api.ProjectAdjudication.as_view(), name="api-project-adjudication"),
-    path("projects/<slug:slug>/assignments/", api.ProjectAssignments.as_view(), name="api-project-assignments"),
-    path("assignments/<int:assignment_id>/reassign/", api.Reassign.as_view(), name="api-assignment-reassign"),
     path("clips/<int:clip_id>/adjudication/", api.ClipAdjudication.as_view(), name="api-clip-adjudication"),
     path("clips/<int:clip_id>/adjudication/accept-unanimous/", api.AcceptUnanimous.as_view(), name="api-adjudication-accept-unanimous"),
     path("clips/<int:clip_id>/adjudication/agreeing/", api.AgreeingRows.as_view(), name="api-adjudication-agreeing"),

@@ -1,4 +1,4 @@
-"""The lead's pages: adjudication (project progress, the clip page) and assignment.
+"""The lead's adjudication pages (project progress, the clip page).
 
 Leads and admins only. Anonymous visitors are sent to the login page; any
 other signed-in user gets 403 on every page (a role's tool, not someone's
@@ -14,21 +14,20 @@ from urllib.parse import urlencode
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
-from django.db.models import Count, Prefetch
+from django.db.models import Count
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from .. import assignment as assigning
 from .. import selectors as scoped
-from ..models import Assignment, ClipState
+from ..agreement.embeddings import EmbeddingError
+from ..models import ClipState
 from ..roles import is_lead
 from ..services import ServiceError
-from ..agreement.embeddings import EmbeddingError
-from . import disagreement, selectors, services
 from ..workspace.selectors import annotator_settings
+from . import disagreement, selectors, services
 from .fields import FIELD_TITLES, FIELDS
-from .forms import AssignForm, ReassignForm, RereviewForm
+from .forms import RereviewForm
 
 
 def _require_lead(request) -> None:
@@ -192,69 +191,4 @@ def request_rereview(request, clip_id):
     return _clip_action(request, clip_id, act)
 
 
-# --- assignment ---------------------------------------------------------------------
-
-
-@login_required
-def project_assignments(request, slug):
-    """Bulk assignment (GET shows the form, POST assigns), reassignment and annotator progress."""
-    project = _project(request, slug)
-    form = AssignForm(request.POST or None, project=project)
-    if request.method == "POST" and form.is_valid():
-        d = form.cleaned_data
-        try:
-            plan = assigning.assign_clips(
-                project,
-                clips=project.clips.filter(sample_id__in=d["clips"]),
-                users=list(d["annotators"]) or None,
-                per_clip=d["per_clip"],
-                calibration=form.calibration_subset(),
-                seed=d["seed"],
-                actor=request.user,
-            )
-        except ServiceError as exc:
-            form.add_error(None, str(exc))
-        else:
-            messages.success(request, plan.summary + ".")
-            for line in plan.skipped[:20]:
-                messages.info(request, f"Skipped {line}")
-            for line in plan.refused:
-                messages.warning(request, f"Left out: {line}")
-            return redirect("assignment-index", slug=project.slug)
-    clips = list(
-        project.clips.annotate(row_count=Count("rows", distinct=True))
-        .prefetch_related(Prefetch("assignments", queryset=Assignment.objects.select_related("annotator").order_by("annotator__username")))
-        .order_by("sample_id")
-    )
-    present = {clip.state for clip in clips}
-    context = {
-        "project": project,
-        "form": form,
-        "clips": clips,
-        "assignable_states": assigning.ASSIGNABLE_STATES,
-        "states": [state for state in ClipState.values if state in present],  # the state filter's choices
-        "ticked": form.ticked("clips"),
-        "ticked_calibration": form.ticked("calibration_clips"),
-        "progress": assigning.annotator_progress(project),
-        "annotators": list(assigning.annotators(project)),
-    }
-    return render(request, "adjudication/assignments.html", context, status=422 if form.errors else 200)
-
-
-@login_required
-@require_POST
-def reassign(request, assignment_id):
-    _require_lead(request)
-    assignment = get_object_or_404(Assignment.objects.filter(clip__in=scoped.visible_clips(request.user)).select_related("clip__project", "annotator"), pk=assignment_id)
-    form = ReassignForm(request.POST)
-    if not form.is_valid():
-        messages.error(request, "Choose an active annotator to hand the clip to.")
-    else:
-        try:
-            assigning.reassign(assignment, form.cleaned_data["annotator"], actor=request.user, discard_edits=form.cleaned_data["discard_edits"])
-        except ServiceError as exc:
-            messages.error(request, str(exc))
-        else:
-            messages.success(request, f"{assignment.clip.sample_id}: {assignment.annotator.username} → {form.cleaned_data['annotator'].username}.")
-    return redirect("assignment-index", slug=assignment.clip.project.slug)
 

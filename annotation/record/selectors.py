@@ -9,8 +9,15 @@ from django.http import Http404
 
 from ..models import Assignment, AssignmentPurpose, AssignmentState, Gold, Project, Revision
 from ..roles import is_lead
-from .models import AttemptState, DecisionKind, QualificationAttempt, QualificationDecision, QualificationRule, TrainingClip  # noqa: F401 (QualificationRule for callers)
 from . import scoring
+from .models import (  # noqa: F401 (QualificationRule for callers)
+    AttemptState,
+    DecisionKind,
+    QualificationAttempt,
+    QualificationDecision,
+    QualificationRule,
+    TrainingClip,
+)
 from .scoring import measure_label
 
 PASSED, WAIVED, NOT_REQUIRED, NOT_PASSED = "passed", "waived", "not required", "not passed"

@@ -11,14 +11,30 @@ from django.db import transaction
 from django.db.models import Count, F
 from django.utils import timezone
 
-from ..agreement.fields import MEASURES_BY_KEY
-from ..assignment import empty_content, start_assignment
-from ..models import Assignment, AssignmentMode, AssignmentPurpose, AssignmentState, Clip, Gold, Project, Revision, RevisionStatus
+from ..assignment.starting import empty_content, start_assignment
+from ..models import (
+    Assignment,
+    AssignmentMode,
+    AssignmentPurpose,
+    AssignmentState,
+    Clip,
+    Gold,
+    Project,
+    Revision,
+    RevisionStatus,
+)
 from ..services import CLOSED_STATES, ServiceError
 from ..taxonomy import SCENARIOS
 from ..workspace.services import submit_assignment
 from . import scoring, selectors
-from .models import AttemptState, DecisionKind, QualificationAttempt, QualificationDecision, QualificationRule, TrainingClip
+from .models import (
+    AttemptState,
+    DecisionKind,
+    QualificationAttempt,
+    QualificationDecision,
+    QualificationRule,
+    TrainingClip,
+)
 
 
 def _audited(obj, actor):

@@ -11,7 +11,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from .. import selectors as scoped
-from ..assignment import annotators
+from ..assignment.selectors import annotators
 from ..roles import is_lead
 from ..services import ServiceError
 from ..taxonomy import SCENARIOS

@@ -17,9 +17,8 @@ from django.conf import settings
 from .. import jobs
 from ..models import Job, JobState, Project, Release
 from .freeze import FreezeError, check_version, plan_release, profile_named
-from .splits import decision_digest
 from .selectors import FREEZE_JOB
-from .splits import SplitError, parse_ratios
+from .splits import SplitError, decision_digest, parse_ratios
 
 
 def release_dir(project: Project, version: str) -> Path:

@@ -18,8 +18,8 @@ from pathlib import Path
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import FileResponse, Http404, HttpResponse
-from django.urls import reverse
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from tasks.profiles import DEFAULT_PROFILE, PROFILES
@@ -31,8 +31,8 @@ from .diff import Snapshot, diff_releases
 from .freeze import FreezeError, check_version
 from .groups import GroupMapError, dump_group_map, read_group_map
 from .manifest import sha256, verify
-from .readme_html import readme_html
 from .preview import preview_freeze
+from .readme_html import readme_html
 from .splits import DEFAULT_RATIOS, SPLITS, SplitError
 
 

@@ -39,8 +39,8 @@ from ..models import (
     Row,
 )
 from ..roles import is_lead
-from ..services import transition
 from ..schema import ANNOTATION_KEYS, CLIP_KEYS, SKELETON_KEYS, Issue, check_clip, row_issue_index
+from ..services import transition
 from . import layout
 from .reader import Problem, ReadError, SourceClip, read_path
 

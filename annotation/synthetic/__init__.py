@@ -22,7 +22,15 @@ Every generated document follows the platform's regular convention
 (ROW_SCHEMA.md, last section) and passes ``schema.check_clip`` with no errors
 and no warnings; ``generate`` checks that before it writes anything.
 """
-from .clips import SyntheticClip, SyntheticError, build_clips, check_generated, drafted_clip, family_clip_count, keep_probability
+from .clips import (
+    SyntheticClip,
+    SyntheticError,
+    build_clips,
+    check_generated,
+    drafted_clip,
+    family_clip_count,
+    keep_probability,
+)
 from .shape import FIRST_NAMES, RELEASE_CLIPS, RELEASE_FAMILY_CLIPS, RELEASE_ROWS, WEIGHTS
 from .store import annotator_usernames, ensure_annotators, generate, store_clips
 

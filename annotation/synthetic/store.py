@@ -33,7 +33,6 @@ from .shape import (
     RELEASE_CLIPS,
 )
 
-
 BATCH = 1000
 
 

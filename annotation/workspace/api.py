@@ -14,8 +14,8 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from .. import selectors as scoped
-from ..models import Assignment, CommentKind, Revision, Row
 from ..api.responses import clip_closed
+from ..models import Assignment, CommentKind, Revision, Row
 from ..services import ClipClosed, ServiceError
 from . import selectors, services
 

@@ -10,11 +10,13 @@ from django.http import Http404
 from django.urls import reverse
 
 from .. import selectors
+from ..codebook.selectors import editor_guidance
+from ..labels import state_label, state_words
 from ..models import (
+    AnnotatorSettings,
     Assignment,
     AssignmentMode,
     AssignmentState,
-    AnnotatorSettings,
     Clip,
     ClipState,
     Draft,
@@ -22,8 +24,6 @@ from ..models import (
     RevisionStatus,
     Row,
 )
-from ..codebook.selectors import editor_guidance
-from ..labels import state_label, state_words
 from ..preannotate.selectors import modality_note
 from ..schema import ANNOTATION_KEYS
 from ..taxonomy import load_taxonomy

@@ -22,9 +22,9 @@ from ..models import (
     ClipState,
     Comment,
     CommentKind,
+    ReplaySpeed,
     Revision,
     RevisionStatus,
-    ReplaySpeed,
     Row,
 )
 from ..schema import THERAPIST, ClipContext, Issue, check_row, relation_key_family

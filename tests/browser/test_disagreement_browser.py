@@ -13,8 +13,8 @@ from annotation.agreement.embeddings import embed_texts
 from annotation.models import Gold
 from annotation.synthetic import generate
 
-from ..builders.documents import couple_clip
 from ..builders.adjudication import reviewed_clip
+from ..builders.documents import couple_clip
 from .conftest import screenshot
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.browser]

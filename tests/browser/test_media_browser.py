@@ -12,7 +12,7 @@ import pytest
 from django.core.files.base import ContentFile
 from playwright.sync_api import expect
 
-from annotation.assignment import start_assignment
+from annotation.assignment.starting import start_assignment
 from annotation.models import AnnotatorSettings
 from annotation.rescue_format.importer import import_rescue
 

@@ -9,13 +9,13 @@ import re
 
 import pytest
 
-from annotation.assignment import start_assignment
+from annotation.assignment.starting import start_assignment
 from annotation.models import Assignment, AssignmentMode, Job, Revision
 from annotation.rescue_format.importer import import_rescue
 
 from ..builders.documents import couple_clip
-from ..fakes.clips import make_clip
 from ..builders.pages import RAW_NAMES
+from ..fakes.clips import make_clip
 from .conftest import screenshot
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.browser]

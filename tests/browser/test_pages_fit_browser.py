@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from annotation.agreement import services as agreement
-from annotation.assignment import start_assignment
+from annotation.assignment.starting import start_assignment
 from annotation.synthetic import generate
 
 from .conftest import SCREENSHOTS, screenshot

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from annotation.assignment import start_assignment
+from annotation.assignment.starting import start_assignment
 from annotation.models import AssignmentMode
 from annotation.rescue_format.importer import import_rescue
 

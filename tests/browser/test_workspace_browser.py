@@ -5,7 +5,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from annotation.assignment import start_assignment
+from annotation.assignment.starting import start_assignment
 from annotation.models import Assignment, ClipState, Revision, RevisionStatus
 from annotation.rescue_format.importer import import_rescue
 from annotation.workspace.services import save_revision, submit_assignment

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import uuid
 
-from annotation.assignment import start_assignment
+from annotation.assignment.starting import start_assignment
 from annotation.models import Assignment, Revision
 from annotation.rescue_format.importer import import_rescue
 from annotation.workspace.services import save_revision, submit_assignment

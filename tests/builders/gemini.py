@@ -9,6 +9,7 @@ from annotation.preannotate.services import start_preannotation
 
 from ..fakes import gemini_server as g
 
+
 @pytest.fixture
 def fake(settings, eager_celery):
     with g.FakeGemini() as server:

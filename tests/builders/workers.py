@@ -21,6 +21,7 @@ import pytest
 from ..conftest import REPO, _test_database_url, require
 from ..fakes import gemini_server as g
 
+
 class Workers:
     """Celery worker processes for one test, each in its own process group (so a kill takes its pool too)."""
 

@@ -1,7 +1,8 @@
 from django.contrib.auth import get_user_model
 from django.core.management.base import CommandError
 
-from ...assignment import annotator_progress, assign_clips
+from ...assignment.selectors import annotator_progress
+from ...assignment.services import assign_clips
 from ...services import ServiceError
 from ._base import AuditedCommand
 

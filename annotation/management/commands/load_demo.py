@@ -2,8 +2,8 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management.base import CommandError
 
+from ...assignment.services import assign_clips
 from ...demo import DEMO_CLIPS, DEMO_TRANSCRIPTS, demo_media_file
-from ...assignment import assign_clips
 from ...models import Project
 from ...rescue_format.importer import import_rescue
 from ...services import create_project, create_user

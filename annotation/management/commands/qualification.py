@@ -11,7 +11,7 @@
 from django.contrib.auth import get_user_model
 from django.core.management.base import CommandError
 
-from ...assignment import annotators
+from ...assignment.selectors import annotators
 from ...record import selectors, services
 from ...record.models import DecisionKind
 from ...services import ServiceError

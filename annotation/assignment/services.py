@@ -1,21 +1,5 @@
-"""Assigning clips to annotators, and the revisions an assignment starts with.
-
-An assignment gives one annotator their own revision of every row of a clip:
-a copy of the LLM draft (``from_draft``, the published workflow) or an empty
-document (``from_empty``, the calibration subset that measures agreement
-without the draft's anchoring). A clip never gets the same annotator twice.
-Once a clip is assigned its row skeleton is locked: every coder annotates the
-same units.
-
-Which clips start empty is part of the study design: unless the lead names
-them, the project's ``from_empty_share`` reserves that share of the clips of
-each scenario, counted over every clip assigned so far (so that assigning in
-batches keeps the share), chosen by the seed. All coders of a reserved clip
-code it from empty: the anchoring effect compares coders' agreement among
-themselves with and without the draft, which needs two or more coders on the
-same rows in each condition. Each assignment records how its mode was chosen
-(``Assignment.design``).
-"""
+"""Assigning clips in bulk: k coders per clip with balanced load, the study design's from-empty share, the
+record's qualification rules and known-answer checks."""
 from __future__ import annotations
 
 import random
@@ -23,47 +7,22 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from decimal import ROUND_HALF_UP, Decimal
 
-from django.contrib.auth import get_user_model
 from django.db import transaction
-from django.db.models import Count, Q
-from simple_history.utils import bulk_create_with_history
+from django.db.models import Count
 
-from .labels import state_label
-from .models import Assignment, AssignmentMode, AssignmentPurpose, AssignmentState, Clip, ClipState, Draft, Project, Revision, RevisionStatus
-from .roles import ANNOTATOR
-from .schema import CONVENTION_ROW_KEYS, SKELETON_KEYS, THERAPIST, RowAnnotation
-from .services import ServiceError, transition
-
-CONVENTION_ANNOTATION_KEYS = tuple(k for k in CONVENTION_ROW_KEYS if k not in SKELETON_KEYS)
+from ..labels import state_label
+from ..models import (
+    Assignment,
+    AssignmentMode,
+    Clip,
+    ClipState,
+    Project,
+)
+from ..services import ServiceError
+from .selectors import annotators
+from .starting import start_assignment
 
 ASSIGNABLE_STATES = {ClipState.PREANNOTATED, ClipState.IN_REVIEW, ClipState.IMPORTED}
-
-
-def empty_content(draft_content: dict | None = None, speaker: str = "") -> dict:
-    """A blank annotation document with the draft's keys (calibration mode).
-
-    Lists are empty, texts are "", and the relation pattern is null (not
-    annotated) — except the mirrored cycle keys, which are "" off therapist rows.
-    """
-    keys = list(draft_content) if draft_content else list(CONVENTION_ANNOTATION_KEYS)
-    blank = {}
-    for key in keys:
-        field = RowAnnotation.model_fields.get(key)
-        if field is None:
-            continue
-        if getattr(field.annotation, "__origin__", None) is list:
-            blank[key] = []
-        elif key in ("relation_pattern", "relation_pattern_reason"):
-            blank[key] = None
-        elif key in ("relation_cycle_state", "relation_cycle_reason") and speaker == THERAPIST:
-            blank[key] = None  # mirrors the (unset) relation pattern on therapist rows
-        else:
-            blank[key] = ""
-    return blank
-
-
-def annotators(project: Project | None = None):
-    return get_user_model().objects.filter(groups__name=ANNOTATOR, is_active=True).order_by("username")
 
 
 @dataclass
@@ -115,7 +74,7 @@ def assign_clips(
     Without it, the project's from-empty share reserves clips (``_design``).
     A clip that already has coders gives new ones the mode its coders have.
     """
-    from .record.selectors import refusals  # the record reads assignments too: imported here, not at the top
+    from ..record.selectors import refusals  # the record reads assignments too: imported here, not at the top
 
     per_clip = per_clip or project.annotators_per_clip
     named = users is not None
@@ -161,7 +120,7 @@ def assign_clips(
             plan.created.append(start_assignment(clip, by_pk[pk], mode=mode, actor=actor, design=design))
             load[pk] += 1
             empty_load[pk] += mode == AssignmentMode.FROM_EMPTY
-    from .record.services import add_known_answer_checks
+    from ..record.services import add_known_answer_checks
 
     plan.known_answer = add_known_answer_checks(project, plan.created, seed=seed, actor=actor)
     return plan
@@ -218,67 +177,3 @@ def _design(project: Project, clips: list[Clip], calibration, seed: int, selecti
             out[sample_id] = (AssignmentMode.FROM_EMPTY if sample_id in chosen else AssignmentMode.FROM_DRAFT, record)
     return out
 
-
-def start_assignment(
-    clip: Clip, user, *, mode: str = AssignmentMode.FROM_DRAFT, actor=None, design: dict | None = None, purpose: str = AssignmentPurpose.PRODUCTION
-) -> Assignment:
-    """Create the assignment and one revision per row (draft copy or empty); ``design`` records why this mode.
-
-    ``purpose``: production work, or the annotator's record (a qualification round, a known-answer check).
-    """
-    if Assignment.every.filter(clip=clip, annotator=user).exists():
-        raise ServiceError(f"{user.username} is already assigned to {clip.sample_id}")
-    assignment = Assignment(clip=clip, annotator=user, mode=mode, design=design or {}, purpose=purpose)
-    if actor is not None:
-        assignment._history_user = actor
-    assignment.save()
-    drafts = {d.row_id: d for d in Draft.objects.filter(row__clip=clip)}
-    revisions = []
-    for row in clip.rows.all():
-        draft = drafts.get(row.pk)
-        if mode == AssignmentMode.FROM_DRAFT and draft is not None:
-            content, layout = dict(draft.content), dict(draft.layout)
-        else:
-            content, layout = empty_content(draft.content if draft else None, row.primary_speaker), dict(draft.layout) if draft else {}
-        revisions.append(Revision(row=row, annotator=user, content=content, layout=layout, status=RevisionStatus.UNTOUCHED))
-    bulk_create_with_history(revisions, Revision, default_user=actor)
-    if purpose == AssignmentPurpose.PRODUCTION and clip.state in (ClipState.IMPORTED, ClipState.PREANNOTATED):
-        transition(clip, ClipState.IN_REVIEW, actor=actor, reason=f"assigned to {user.username}")
-    return assignment
-
-
-@transaction.atomic
-def reassign(assignment: Assignment, new_user, *, actor=None, discard_edits: bool = False) -> Assignment:
-    """Hand a clip to another annotator. Edited work is only thrown away when asked to."""
-    if Assignment.every.filter(clip=assignment.clip, annotator=new_user).exists():
-        raise ServiceError(f"{new_user.username} is already assigned to {assignment.clip.sample_id}")
-    revisions = Revision.objects.filter(row__clip=assignment.clip, annotator=assignment.annotator)
-    if not discard_edits and revisions.exclude(status=RevisionStatus.UNTOUCHED).exists():
-        raise ServiceError(f"{assignment.annotator.username} has already edited {assignment.clip.sample_id}; reassigning would discard that work")
-    clip, mode, design = assignment.clip, assignment.mode, assignment.design
-    for revision in revisions:
-        revision.delete()  # one by one, so each deletion is in the audit trail
-    assignment.delete()
-    return start_assignment(clip, new_user, mode=mode, actor=actor, design=design)
-
-
-def annotator_progress(project: Project) -> list[dict]:
-    """Per annotator: clips assigned and submitted, rows reviewed of rows assigned."""
-    rows = (
-        Revision.objects.filter(row__clip__project=project)
-        .values("annotator__username")
-        .annotate(
-            rows=Count("id"),
-            reviewed=Count("id", filter=Q(status=RevisionStatus.REVIEWED)),
-            edited=Count("id", filter=Q(status=RevisionStatus.EDITED)),
-        )
-    )
-    clips = (
-        Assignment.objects.filter(clip__project=project)
-        .values("annotator__username")
-        .annotate(clips=Count("id"), submitted=Count("id", filter=Q(state=AssignmentState.SUBMITTED)))
-    )
-    out = {c["annotator__username"]: {"annotator": c["annotator__username"], "clips": c["clips"], "submitted": c["submitted"], "rows": 0, "reviewed": 0, "edited": 0} for c in clips}
-    for r in rows:
-        out.setdefault(r["annotator__username"], {"annotator": r["annotator__username"], "clips": 0, "submitted": 0}).update(rows=r["rows"], reviewed=r["reviewed"], edited=r["edited"])
-    return sorted(out.values(), key=lambda d: d["annotator"])
