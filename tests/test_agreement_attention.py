@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import html as html_lib
 import re
-import time
 from statistics import mean
 
 import pytest
@@ -86,12 +85,11 @@ def test_with_no_broker_the_first_view_answers_at_once_with_progress(client, lea
     settings.JOBS_EAGER_IN_THREAD = True
     generate(project, clips=3, annotators=3, seed=4)
     client.force_login(lead)
-    started = time.perf_counter()
     response = client.get(f"/projects/{project.slug}/agreement/")
-    took = time.perf_counter() - started
     page = response.content.decode()
-    assert response.status_code == 200 and 'id="agreement-progress"' in page, "the first view shows progress"
-    assert took < 2.0, f"the request waited for the computation ({took:.2f} s)"
+    # Progress, not figures: the response was made before the computation ran (a request that waited for it would
+    # show the report), which a count of what it shows proves on a loaded machine as well as an idle one.
+    assert response.status_code == 200 and 'id="agreement-progress"' in page and 'id="agreement-attention"' not in page
     # The thread stores both reports (labels and free text); then the page shows them without a job.
     wait_for(lambda: AgreementReport.objects.filter(project=project).count() == 2, timeout=120)
     page = client.get(f"/projects/{project.slug}/agreement/").content.decode()
