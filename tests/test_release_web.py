@@ -260,3 +260,19 @@ def test_a_freeze_started_through_the_api_runs_on_a_real_worker(celery_worker_pr
     assert job.progress_done == job.progress_total and job.result["rows"] == 406
     release = Release.objects.get(project=sample_project, version="1.0.0")
     assert json.loads((releases_root / sample_project.slug / "1.0.0" / "manifest.json").read_text()) == release.manifest
+
+
+def test_the_lead_picks_the_task_rules_on_the_page_and_the_release_records_them(client, lead, sample_project, eager_celery, django_capture_on_commit_callbacks, releases_root):
+    client.force_login(lead)
+    form = client.get(reverse("releases-list", args=[sample_project.slug])).content.decode()
+    assert '<select name="task_profile">' in form and 'value="rescue-v1" selected' in form and 'value="platform-v1"' in form
+    page = preview(client, sample_project, accept_incomplete="couple", task_profile="platform-v1").content.decode()
+    assert 'value="platform-v1" selected' in page
+    fields = confirmation(page)
+    assert fields["task_profile"] == ["platform-v1"]
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post(reverse("releases-freeze", args=[sample_project.slug]), fields)
+    release = Release.objects.get(project=sample_project, version="2.0.0")
+    assert release.manifest["task_profile"]["name"] == release.manifest["inputs"]["task_profile"] == "platform-v1"
+    refused = preview(client, sample_project, version="3.0.0", accept_incomplete="couple", task_profile="no-such-rules")
+    assert refused.status_code == 400 and "no-such-rules" in refused.content.decode()

@@ -63,8 +63,9 @@ def release_list(request, slug: str):
         "project": project,
         "releases": releases,
         "jobs": jobs,
-        "form": {"version": request.GET.get("version", ""), "seed": 0, "splits": ",".join(str(r) for r in DEFAULT_RATIOS), "group_map": ""},
+        "form": {"version": request.GET.get("version", ""), "seed": 0, "splits": ",".join(str(r) for r in DEFAULT_RATIOS), "group_map": "", "task_profile": DEFAULT_PROFILE},
         "versions": [s["release"].version for s in releases],
+        "task_profiles": PROFILES,
     }
     return render(request, "releases/list.html", context)
 
