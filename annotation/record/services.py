@@ -13,8 +13,8 @@ from django.utils import timezone
 
 from ..agreement.fields import MEASURES_BY_KEY
 from ..assignment import empty_content, start_assignment
-from ..models import Assignment, AssignmentMode, AssignmentPurpose, AssignmentState, Clip, Gold, Project, Revision, RevisionStatus
-from ..services import CLOSED_STATES, ServiceError
+from ..models import Assignment, AssignmentMode, AssignmentPurpose, AssignmentState, Clip, ClipState, Gold, Project, Revision, RevisionStatus
+from ..services import ServiceError, closed_to
 from ..taxonomy import SCENARIOS
 from ..workspace.services import submit_assignment
 from . import scoring, selectors
@@ -59,8 +59,8 @@ def mark_training(project: Project, clip: Clip, *, actor=None, note: str = "") -
     """Set a clip with gold aside as qualification material for its scenario."""
     if clip.project_id != project.pk:
         raise ServiceError(f"{clip.sample_id} is not in {project.slug}")
-    if clip.state in CLOSED_STATES:
-        raise ServiceError(f"{clip.sample_id} is {clip.state}: closed clips take no more coding, so they cannot train anyone")
+    if closed_to(clip.state, AssignmentPurpose.QUALIFICATION):
+        raise ServiceError(f"{clip.sample_id} is {clip.state}: a discarded clip has left the benchmark, so it cannot train anyone")
     if not has_full_gold(clip):
         raise ServiceError(f"{clip.sample_id} has no gold on every row: only adjudicated (or imported) gold can be training material")
     existing = TrainingClip.objects.filter(clip=clip).first()
@@ -173,9 +173,10 @@ def _round(x: Decimal) -> int:
 
 
 def known_answer_pool(project: Project):
-    """Clips whose every row has gold, still open to coding, and not training material."""
+    """Clips whose every row has gold, open to a known-answer check (released ones too: ``services.closed_to``),
+    and not training material."""
     return (
-        project.clips.exclude(state__in=CLOSED_STATES)
+        project.clips.exclude(state=ClipState.DISCARDED)
         .exclude(pk__in=TrainingClip.objects.values("clip_id"))
         .annotate(n_rows=Count("rows", distinct=True), n_gold=Count("rows__gold", distinct=True))
         .filter(n_rows__gt=0, n_gold=F("n_rows"))
