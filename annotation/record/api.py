@@ -21,7 +21,7 @@ from ..api.permissions import IsLead
 from ..roles import is_lead
 from ..services import ServiceError
 from ..taxonomy import SCENARIOS
-from . import dashboard, selectors, services
+from . import dashboard, free_text, selectors, services
 from .models import DecisionKind
 
 
@@ -33,6 +33,7 @@ def _attempt_json(a) -> dict:
     return {
         "number": a.number, "scenario": a.scenario, "state": a.state, "rows": a.rows, "passed": a.passed,
         "scores": a.scores, "rule": a.rule, "scored_at": a.scored_at and a.scored_at.isoformat(),
+        "free_text": free_text.text_state(a),  # ready / computing / failed / none: the worker's free-text scores
     }  # fmt: skip
 
 
