@@ -45,13 +45,15 @@ def round_world(project, lead, tmp_path):
     return {"project": project, "trainee": trainee, "clip": clip, "attempt": attempt}
 
 
-def _direct_tone_alpha(clip, trainee, provider) -> tuple[float, int, int]:
-    """Tone of voice (one text per row): alpha of trainee and gold with delta = 1 - cos (0 for the same text,
-    1 between an empty and a written text), through the krippendorff package; units and same-text count."""
-    mine = {r.row.row_index: " ".join((r.content.get("tone_of_voice") or "").split()) for r in Revision.objects.filter(row__clip=clip, annotator=trainee).select_related("row")}
-    gold = {r.row_index: " ".join((r.gold.content.get("tone_of_voice") or "").split()) for r in clip.rows.select_related("gold")}
-    units = [i for i in sorted(gold) if mine[i] or gold[i]]
-    values = sorted({mine[i] for i in units} | {gold[i] for i in units})
+def _norm(text) -> str:
+    return " ".join((text or "").split())
+
+
+def _krippendorff_tone(pairs: list[tuple[str, str]], provider) -> tuple[float, int, int]:
+    """Tone of voice (one text per row): alpha of (coder, gold) pairs with delta = 1 - cos (0 for the same
+    text, 1 between an empty and a written text), through the krippendorff package; units and same-text count."""
+    units = [(a, b) for a, b in pairs if a or b]
+    values = sorted({t for pair in units for t in pair})
     written = [v for v in values if v]
     vec = dict(zip(written, provider.embed(written)))
     n = len(values)
@@ -69,9 +71,15 @@ def _direct_tone_alpha(clip, trainee, provider) -> tuple[float, int, int]:
     def lookup(v1, v2, i1, i2, n_v, dtype=np.float64):
         return delta[i1, i2].astype(dtype)
 
-    data = np.array([[values.index(mine[i]) for i in units], [values.index(gold[i]) for i in units]], dtype=float)
+    data = np.array([[values.index(a) for a, _ in units], [values.index(b) for _, b in units]], dtype=float)
     alpha = krippendorff.alpha(reliability_data=data, value_domain=np.arange(n, dtype=float), level_of_measurement=lookup)
-    return float(alpha), len(units), sum(mine[i] == gold[i] for i in units)
+    return float(alpha), len(units), sum(a == b for a, b in units)
+
+
+def _direct_tone_alpha(clip, trainee, provider) -> tuple[float, int, int]:
+    mine = {r.row.row_index: _norm(r.content.get("tone_of_voice")) for r in Revision.objects.filter(row__clip=clip, annotator=trainee).select_related("row")}
+    gold = {r.row_index: _norm(r.gold.content.get("tone_of_voice")) for r in clip.rows.select_related("gold")}
+    return _krippendorff_tone([(mine[i], gold[i]) for i in sorted(gold)], provider)
 
 
 @pytest.mark.django_db
@@ -137,3 +145,37 @@ def test_the_worker_scores_the_free_text_after_a_submit_on_the_page(celery_worke
     assert job.state == JobState.SUCCEEDED, job.error
     page = client.get(response["Location"]).content.decode()
     assert 'id="text-scores"' in page and "Tone of voice" in page
+
+
+@pytest.mark.django_db
+def test_the_dashboard_free_text_part_against_krippendorff(project, lead, model):
+    from annotation.models import Assignment, Gold
+    from annotation.record import dashboard, dashboard_texts
+    from annotation.synthetic import generate
+
+    generate(project, clips=6, annotators=3, seed=5)
+    dashboard.compute_and_store(project, "couple")  # the label dashboard, as its worker stores it
+    fp = dashboard.fingerprint(project, "couple")
+    state = dashboard_texts.text_state(project, "couple", fp, user=lead)  # the page's call: a job, no model
+    assert state.status == JobState.QUEUED and state.report is None
+    client = Client()
+    client.force_login(lead)
+    page = client.get(f"/projects/{project.slug}/record/?scenario=couple").content.decode()
+    assert 'id="text-state"' in page and "being computed" in page
+
+    dashboard_texts.compute_and_store(project, "couple", fp, provider=model)  # what the embeddings worker does
+    state = dashboard_texts.text_state(project, "couple", fp)
+    assert state.status == "ready"
+    tone = next(f for f in state.report["fields"] if f["key"] == "tone_of_voice")
+    golds = {g.row_id: g.content for g in Gold.objects.filter(row__clip__project=project, row__clip__scenario="couple")}
+    for figure in tone["coders"]:
+        submitted = Assignment.objects.filter(annotator__username=figure["coder"], state="submitted", clip__scenario="couple").values("clip_id")
+        pairs = [
+            (_norm(r.content.get("tone_of_voice")), _norm(golds[r.row_id].get("tone_of_voice")))
+            for r in Revision.objects.filter(annotator__username=figure["coder"], row__clip_id__in=submitted, row_id__in=list(golds)).order_by("row_id")
+        ]
+        expected, units, same = _krippendorff_tone(pairs, model)
+        assert figure["units"] == units and figure["matching"]["same"] == same
+        assert figure["alpha"] == pytest.approx(expected, abs=1e-4)
+    page = client.get(f"/projects/{project.slug}/record/?scenario=couple").content.decode()
+    assert 'id="text-summary"' in page and f"{tone['coders'][0]['alpha']:.3f}" in page

@@ -21,7 +21,7 @@ from ..api.permissions import IsLead
 from ..roles import is_lead
 from ..services import ServiceError
 from ..taxonomy import SCENARIOS
-from . import dashboard, free_text, selectors, services
+from . import dashboard, dashboard_texts, free_text, selectors, services
 from .models import DecisionKind
 
 
@@ -90,4 +90,6 @@ class Dashboard(APIView):
         state = dashboard.report_state(project, scenario, user=request.user)
         if state.report is None:
             return Response({"detail": "the dashboard is being computed", "job": state.job_id}, status=status.HTTP_202_ACCEPTED)
-        return Response({**state.report, "stale": state.stale})
+        texts = dashboard_texts.text_state(project, scenario, state.fingerprint, user=request.user)
+        # The free-text part comes from an embeddings worker: null with its status until it is stored.
+        return Response({**state.report, "stale": state.stale, "free_text": {"status": texts.status, "report": texts.report}})

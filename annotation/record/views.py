@@ -15,7 +15,7 @@ from ..assignment import annotators
 from ..roles import is_lead
 from ..services import ServiceError
 from ..taxonomy import SCENARIOS
-from . import dashboard, free_text, selectors, services
+from . import dashboard, dashboard_texts, free_text, selectors, services
 from .forms import DecisionForm, KnownAnswerForm, RuleForm, StartRoundForm, TrainingForm
 from .models import AttemptState, QualificationAttempt, QualificationDecision, QualificationRule
 
@@ -202,6 +202,8 @@ def dashboard_page(request, slug):
         raise Http404("no such scenario")
     state = dashboard.report_state(project, scenario, user=request.user)
     context = {
+        # The free-text part, from an embeddings worker: shown when stored, "being computed" until then.
+        "texts": dashboard_texts.text_state(project, scenario, state.fingerprint, user=request.user),
         "project": project,
         "scenario": scenario,
         "scenarios": SCENARIOS,
