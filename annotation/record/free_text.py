@@ -73,7 +73,9 @@ def label_scores(scores: dict) -> dict:
 
 
 def text_scores(scores: dict) -> dict:
-    return {k: v for k, v in (scores or {}).items() if k.startswith(PREFIX)}
+    """The free-text figures in the fields' order (a jsonb column keeps no key order)."""
+    scores = scores or {}
+    return {f"{PREFIX}{f.key}": scores[f"{PREFIX}{f.key}"] for f in TEXT_FIELDS if f"{PREFIX}{f.key}" in scores}
 
 
 def text_state(attempt) -> str:
