@@ -15,7 +15,7 @@ from ..assignment import annotators
 from ..roles import is_lead
 from ..services import ServiceError
 from ..taxonomy import SCENARIOS
-from . import dashboard, dashboard_texts, free_text, selectors, services
+from . import dashboard, dashboard_texts, free_text, scoring, selectors, services
 from .forms import DecisionForm, KnownAnswerForm, RuleForm, StartRoundForm, TrainingForm
 from .models import AttemptState, QualificationAttempt, QualificationDecision, QualificationRule
 
@@ -91,7 +91,9 @@ def attempt(request, slug, attempt_id):
 
 def _score_rows(attempt) -> list[dict]:
     fields = set((attempt.rule or {}).get("fields", []))
-    return [{"key": k, **v, "in_rule": k in fields} for k, v in free_text.label_scores(attempt.scores).items()]
+    labels = free_text.label_scores(attempt.scores)
+    order = [m.key for m in scoring.SCORED if m.key in labels] + [k for k in labels if k not in {m.key for m in scoring.SCORED}]  # jsonb keeps no key order
+    return [{"key": k, **labels[k], "in_rule": k in fields} for k in order]
 
 
 @login_required
