@@ -10,7 +10,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from .addressees import names_in
-from .models import Assignment, Clip, ClipState, Project
+from .models import Assignment, AssignmentPurpose, Clip, ClipState, Project
 from .roles import ADMIN, GROUP_ROLES, ROLES, is_lead
 from .taxonomy import DEFAULT_VERSION, available_versions
 
@@ -41,9 +41,25 @@ def closed_clip_message(clip: Clip, what: str = "work") -> str:
     return f"clip {clip.sample_id} is frozen in a release and takes no more {what}; nothing was saved (corrections go into a new release)"
 
 
-def ensure_clip_open(clip: Clip, what: str) -> None:
-    """Raise ``ClipClosed`` when ``clip`` is discarded or released (``what``: "edits", "comments"...)."""
-    if clip.state in CLOSED_STATES:
+# The one exception to the closed-clip rule: a released clip's gold is frozen, yet it is still the
+# record's material (a qualification round, a known-answer check codes it). Those assignments are read by
+# the annotator's record only (``Assignment.objects`` and ``agreement.scope`` leave them out), so coding
+# them cannot reach a release's files, the production agreement or adjudication. A discarded clip has left
+# the benchmark and takes no work of any kind.
+RECORD_PURPOSES_ON_RELEASED = (AssignmentPurpose.QUALIFICATION, AssignmentPurpose.KNOWN_ANSWER)
+
+
+def closed_to(state: str, purpose: str = AssignmentPurpose.PRODUCTION) -> bool:
+    """Whether a clip in ``state`` refuses the work of an assignment of ``purpose``."""
+    if state == ClipState.RELEASED:
+        return purpose not in RECORD_PURPOSES_ON_RELEASED
+    return state in CLOSED_STATES
+
+
+def ensure_clip_open(clip: Clip, what: str, purpose: str = AssignmentPurpose.PRODUCTION) -> None:
+    """Raise ``ClipClosed`` when ``clip`` takes no more ``what`` ("edits", "comments"...) from work of
+    ``purpose``: production work (and comments) on a discarded or released clip, any work on a discarded one."""
+    if closed_to(clip.state, purpose):
         raise ClipClosed(clip, what)
 
 

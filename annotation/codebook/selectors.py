@@ -11,6 +11,7 @@ from urllib.parse import urlencode
 
 from django.urls import reverse
 
+from ..agreement.scope import production_revisions
 from ..models import Gold, GuidanceVersion, Project, Revision
 from ..taxonomy import NONE, SCENARIOS, load_taxonomy
 from .fields import (
@@ -200,7 +201,7 @@ def release_guidance(project: Project, clip_pks: list[int], choice=CURRENT) -> t
         version = GuidanceVersion.objects.select_related("created_by").get(project=project, number=choice)
     record = {
         "version": version.number if version else None,
-        "revisions": _by_version(Revision.objects.filter(row__clip_id__in=clip_pks).values_list("guidance_version__number", flat=True)),
+        "revisions": _by_version(production_revisions(Revision.objects.filter(row__clip_id__in=clip_pks)).values_list("guidance_version__number", flat=True)),
         "gold": _by_version(Gold.objects.filter(row__clip_id__in=clip_pks).values_list("guidance_version__number", flat=True)),
     }
     shipped = None

@@ -22,7 +22,7 @@ from ..models import Scenario
 from ..roles import is_lead
 from ..services import ServiceError
 from ..taxonomy import SCENARIOS
-from . import dashboard, selectors, services
+from . import dashboard, dashboard_texts, free_text, selectors, services
 from .models import DecisionKind
 
 
@@ -34,6 +34,7 @@ def _attempt_json(a) -> dict:
     return {
         "number": a.number, "scenario": a.scenario, "state": a.state, "rows": a.rows, "passed": a.passed,
         "scores": a.scores, "rule": a.rule, "scored_at": a.scored_at and a.scored_at.isoformat(),
+        "free_text": free_text.text_state(a),  # ready / computing / failed / none: the worker's free-text scores
     }  # fmt: skip
 
 
@@ -90,4 +91,6 @@ class Dashboard(APIView):
         state = dashboard.report_state(project, scenario, user=request.user)
         if state.report is None:
             return Response({"detail": "the dashboard is being computed", "job": state.job_id}, status=status.HTTP_202_ACCEPTED)
-        return Response({**state.report, "stale": state.stale})
+        texts = dashboard_texts.text_state(project, scenario, state.fingerprint, user=request.user)
+        # The free-text part comes from an embeddings worker: null with its status until it is stored.
+        return Response({**state.report, "stale": state.stale, "free_text": {"status": texts.status, "report": texts.report}})

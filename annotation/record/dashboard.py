@@ -291,7 +291,8 @@ def fingerprint(project: Project, scenario: str) -> str:
     """
     clips = project.clips.filter(scenario=scenario)
     parts = [
-        project.work_scope, project.quick_confirm_seconds, project.taxonomy_version,
+        # str(): a project made in this process holds the enum member, one read from the database its value.
+        str(project.work_scope), project.quick_confirm_seconds, project.taxonomy_version,
         list(clips.order_by("id").values_list("id", "state")),
         Revision.objects.filter(row__clip__in=clips).aggregate(n=Count("id"), t=Max("updated_at"), v=Sum("version")),
         Assignment.every.filter(clip__in=clips).aggregate(n=Count("id"), s=Count("submitted_at"), t=Max("submitted_at"), i=Sum("id"), st=Count("id", filter=Q(state="submitted"))),

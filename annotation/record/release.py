@@ -38,7 +38,18 @@ def _combined_status(project: Project, scenarios: list[str], user) -> tuple[str,
     return selectors.NOT_PASSED, rounds
 
 
-def coders_record(project: Project, clip_pks: list[int]) -> dict:
+def qualification_facts(project: Project, clip_pks: list[int]) -> dict:
+    """What the database alone tells of the released coders' qualification at freeze time (each coder's
+    status and rounds, the rules, whether known-answer checks were on), anonymised like the figures.
+
+    Recorded with the release's provenance: a rule set, a round taken or a waiver given after the freeze
+    must not change a rebuilt release (``releases.freeze.reproduce`` compares it byte for byte)."""
+    record = coders_record(project, clip_pks)
+    return {k: record[k] for k in ("known_answer_checks", "qualification_rules", "qualification")}
+
+
+def coders_record(project: Project, clip_pks: list[int], facts: dict | None = None) -> dict:
+    """``facts``: the qualification facts recorded at freeze time (``qualification_facts``); None reads them now."""
     clips = Clip.objects.filter(pk__in=clip_pks)
     ex = extract(clips, project.work_scope)
     humans = ex.humans
@@ -78,7 +89,7 @@ def coders_record(project: Project, clip_pks: list[int]) -> dict:
             "agreement_with_gold": head["agreement_with_gold"],
             "by_field": by_field[c],
         })  # fmt: skip
-    return {
+    record = {
         "count": len(humans),
         "anonymised": ORDER,
         "headline_field": HEADLINE,
@@ -89,3 +100,4 @@ def coders_record(project: Project, clip_pks: list[int]) -> dict:
         "qualification": qualification,
         "per_coder": per_coder,
     }
+    return {**record, **facts} if facts is not None else record

@@ -7,10 +7,12 @@ import random
 from collections import defaultdict
 from decimal import ROUND_HALF_UP, Decimal
 
+from django.conf import settings
 from django.db import transaction
 from django.db.models import Count, F
 from django.utils import timezone
 
+from .. import jobs
 from ..assignment.starting import empty_content, start_assignment
 from ..models import (
     Assignment,
@@ -18,15 +20,17 @@ from ..models import (
     AssignmentPurpose,
     AssignmentState,
     Clip,
+    ClipState,
     Gold,
+    Job,
     Project,
     Revision,
     RevisionStatus,
 )
-from ..services import CLOSED_STATES, ServiceError
+from ..services import ServiceError, closed_to
 from ..taxonomy import SCENARIOS
 from ..workspace.services import submit_assignment
-from . import scoring, selectors
+from . import free_text, scoring, selectors
 from .models import (
     AttemptState,
     DecisionKind,
@@ -75,8 +79,8 @@ def mark_training(project: Project, clip: Clip, *, actor=None, note: str = "") -
     """Set a clip with gold aside as qualification material for its scenario."""
     if clip.project_id != project.pk:
         raise ServiceError(f"{clip.sample_id} is not in {project.slug}")
-    if clip.state in CLOSED_STATES:
-        raise ServiceError(f"{clip.sample_id} is {clip.state}: closed clips take no more coding, so they cannot train anyone")
+    if closed_to(clip.state, AssignmentPurpose.QUALIFICATION):
+        raise ServiceError(f"{clip.sample_id} is {clip.state}: a discarded clip has left the benchmark, so it cannot train anyone")
     if not has_full_gold(clip):
         raise ServiceError(f"{clip.sample_id} has no gold on every row: only adjudicated (or imported) gold can be training material")
     existing = TrainingClip.objects.filter(clip=clip).first()
@@ -164,7 +168,34 @@ def submit_round(attempt: QualificationAttempt, user) -> QualificationAttempt:
         attempt.passed = None
     attempt.state, attempt.scored_at = AttemptState.SCORED, timezone.now()
     _audited(attempt, user).save()
+    enqueue_text_scores(attempt, user)
     return attempt
+
+
+def enqueue_text_scores(attempt: QualificationAttempt, user=None) -> Job:
+    """Hand the round's free-text scoring to a worker (the embedding model never loads in a web request)."""
+    from .celery_tasks import score_round_texts_task
+
+    job = Job.objects.create(kind=free_text.JOB_KIND, project=attempt.project, key=str(attempt.pk), params={"attempt": attempt.pk}, created_by=user)
+    return jobs.enqueue(job, score_round_texts_task, queue=settings.EMBEDDINGS_QUEUE)
+
+
+def store_text_scores(attempt_id: int, *, provider=None) -> int:
+    """Score the free-text fields of a scored round on the documents it was scored on (its ``answers``) and
+    store them beside the label scores; returns the number of fields stored. Informative only: pass rules
+    name label measures."""
+    attempt = QualificationAttempt.objects.select_related("project").get(pk=attempt_id)
+    clips = list(Clip.objects.filter(project=attempt.project, sample_id__in=attempt.sample_ids))
+    units = [
+        {**u, "coder": attempt.answers.get(f"{u['sample_id']}#{u['row_index']}", u["coder"])}
+        for u in selectors.units_of(clips, attempt.annotator)
+    ]
+    texts = free_text.score_texts(units, seed=attempt.number, provider=provider)
+    with transaction.atomic():
+        attempt = QualificationAttempt.objects.select_for_update().get(pk=attempt_id)
+        attempt.scores = {**free_text.label_scores(attempt.scores), **texts}
+        attempt.save(update_fields=["scores"])
+    return len(texts)
 
 
 def decide(project: Project, scenario: str, annotator, kind: str, reason: str, *, actor) -> QualificationDecision:
@@ -189,9 +220,10 @@ def _round(x: Decimal) -> int:
 
 
 def known_answer_pool(project: Project):
-    """Clips whose every row has gold, still open to coding, and not training material."""
+    """Clips whose every row has gold, open to a known-answer check (released ones too: ``services.closed_to``),
+    and not training material."""
     return (
-        project.clips.exclude(state__in=CLOSED_STATES)
+        project.clips.exclude(state=ClipState.DISCARDED)
         .exclude(pk__in=TrainingClip.objects.values("clip_id"))
         .annotate(n_rows=Count("rows", distinct=True), n_gold=Count("rows__gold", distinct=True))
         .filter(n_rows__gt=0, n_gold=F("n_rows"))

@@ -15,7 +15,7 @@ from ..assignment.selectors import annotators
 from ..roles import is_lead
 from ..services import ServiceError
 from ..taxonomy import SCENARIOS
-from . import dashboard, selectors, services
+from . import dashboard, dashboard_texts, free_text, scoring, selectors, services
 from .forms import DecisionForm, KnownAnswerForm, RuleForm, StartRoundForm, TrainingForm
 from .models import AttemptState, QualificationAttempt, QualificationDecision, QualificationRule
 
@@ -80,12 +80,20 @@ def attempt(request, slug, attempt_id):
     found = selectors.attempt_for(request.user, attempt_id)
     if found.project.slug != slug:
         raise Http404("no such qualification round")
-    return render(request, "record/attempt.html", {"project": found.project, "attempt": found, "scores": _score_rows(found)})
+    context = {
+        "project": found.project, "attempt": found, "scores": _score_rows(found),
+        # The free-text fields are scored by a worker after the submit: shown when stored, "being computed" until then.
+        "text_scores": [{"key": k, **v} for k, v in free_text.text_scores(found.scores).items()],
+        "text_state": free_text.text_state(found),
+    }  # fmt: skip
+    return render(request, "record/attempt.html", context)
 
 
 def _score_rows(attempt) -> list[dict]:
     fields = set((attempt.rule or {}).get("fields", []))
-    return [{"key": k, **v, "in_rule": k in fields} for k, v in (attempt.scores or {}).items()]
+    labels = free_text.label_scores(attempt.scores)
+    order = [m.key for m in scoring.SCORED if m.key in labels] + [k for k in labels if k not in {m.key for m in scoring.SCORED}]  # jsonb keeps no key order
+    return [{"key": k, **labels[k], "in_rule": k in fields} for k in order]
 
 
 @login_required
@@ -196,6 +204,8 @@ def dashboard_page(request, slug):
         raise Http404("no such scenario")
     state = dashboard.report_state(project, scenario, user=request.user)
     context = {
+        # The free-text part, from an embeddings worker: shown when stored, "being computed" until then.
+        "texts": dashboard_texts.text_state(project, scenario, state.fingerprint, user=request.user),
         "project": project,
         "scenario": scenario,
         "scenarios": SCENARIOS,

@@ -247,7 +247,11 @@ def _gc_paused():
 
 def _database_facts(project: Project, clip_pks: list[int], data_as_of: str | None, provenance: dict | None) -> tuple[str, dict]:
     """(the release's data date, unless given; its provenance, unless given): what the database alone tells."""
-    return data_as_of or _data_as_of(clip_pks), provenance if provenance is not None else collect_provenance(project, clip_pks)
+    if provenance is None:
+        from ..record.release import qualification_facts  # the coders' qualification at freeze time (contract C3)
+
+        provenance = {**collect_provenance(project, clip_pks), "record": qualification_facts(project, clip_pks)}
+    return data_as_of or _data_as_of(clip_pks), provenance
 
 
 def _build(project, complete, skipped, plan: SplitPlan, *, version, seed, group_map, accepted, data_as_of, profile, params, figure_style, progress, started, provenance, guidance, card_template) -> BuiltRelease:
@@ -328,7 +332,8 @@ def _build(project, complete, skipped, plan: SplitPlan, *, version, seed, group_
     del drafting
     from ..record.release import coders_record  # the coders' record, anonymised (contract C3)
 
-    stats["coders"] = coders_record(project, [c.pk for c in complete])
+    # Releases frozen before the qualification facts were recorded read them from the database as it is now.
+    stats["coders"] = coders_record(project, [c.pk for c in complete], facts=provenance.get("record"))
     files["stats.json"] = dumps_json(stats)
     stage("stats")
 

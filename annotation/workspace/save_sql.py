@@ -15,6 +15,7 @@ from __future__ import annotations
 from functools import cache
 
 from ..models import Assignment, AssignmentState, Clip, ClipState, GuidanceVersion, Project, Revision, Row
+from ..services import RECORD_PURPOSES_ON_RELEASED
 
 # Values of the historical record's own columns (everything else is copied from the revision).
 _HISTORY_OWN = {
@@ -32,13 +33,15 @@ def _table(model) -> str:
 
 @cache
 def context_select() -> str:
-    """The caller's revision with its row, clip (and its state), project, the clip's row count and the caller's assignment state."""
+    """The caller's revision with its row, clip (and its state), project, the clip's row count and the caller's
+    assignment state and purpose."""
     return (
         "SELECT r.id, r.row_index, r.start_time, r.end_time, r.primary_speaker, r.dialogue_cleaned, r.clip_id, "
         "c.scenario, c.participants, c.duration, p.taxonomy_version, "
         f"(SELECT count(*) FROM {_table(Row)} r2 WHERE r2.clip_id = r.clip_id), "
         f"(SELECT a.state FROM {_table(Assignment)} a WHERE a.clip_id = r.clip_id AND a.annotator_id = %(user)s), "
-        "v.version, v.status, v.layout, v.content, c.state "
+        "v.version, v.status, v.layout, v.content, c.state, "
+        f"(SELECT a.purpose FROM {_table(Assignment)} a WHERE a.clip_id = r.clip_id AND a.annotator_id = %(user)s) "
         f"FROM {_table(Revision)} v JOIN {_table(Row)} r ON r.id = v.row_id "
         f"JOIN {_table(Clip)} c ON c.id = r.clip_id JOIN {_table(Project)} p ON p.id = c.project_id "
         "WHERE v.id = %(id)s AND v.annotator_id = %(user)s"
@@ -65,8 +68,15 @@ def _history_columns(source_alias: str) -> tuple[str, str]:
 
 # The compare-and-set: only the version the editor started from, only the caller's own
 # revision, and never once the caller has submitted the clip or a lead has discarded or
-# released it (a submit or a discard can land between the read and the write).
-_CLOSED = ", ".join(f"'{state.value}'" for state in (ClipState.DISCARDED, ClipState.RELEASED))
+# released it (a submit or a discard can land between the read and the write). A released
+# clip still takes the record's work (``services.closed_to``: a qualification round or a
+# known-answer check on its frozen gold); a discarded one takes nothing.
+_RECORD_PURPOSES = ", ".join(f"'{p.value}'" for p in RECORD_PURPOSES_ON_RELEASED)
+_CLOSED_TO_CALLER = (
+    f"c.state = '{ClipState.DISCARDED.value}' OR (c.state = '{ClipState.RELEASED.value}' AND NOT EXISTS "
+    "(SELECT 1 FROM {assignment} ra WHERE ra.clip_id = %(clip)s AND ra.annotator_id = %(user)s "
+    f"AND ra.purpose IN ({_RECORD_PURPOSES})))"
+)
 # Every save records the project's guidance version in force at that moment (its latest), read
 # inside the same statement, so no guidance change can fall between the read and the write.
 _GUIDANCE_IN_FORCE = (
@@ -79,7 +89,7 @@ _UPDATE = (
     "WHERE id = %(id)s AND annotator_id = %(user)s AND version = %(version)s "
     "AND NOT EXISTS (SELECT 1 FROM {assignment} a WHERE a.clip_id = %(clip)s AND a.annotator_id = %(user)s "
     f"AND a.state = '{AssignmentState.SUBMITTED.value}') "
-    f"AND NOT EXISTS (SELECT 1 FROM {{clip}} c WHERE c.id = %(clip)s AND c.state IN ({_CLOSED}))"
+    f"AND NOT EXISTS (SELECT 1 FROM {{clip}} c WHERE c.id = %(clip)s AND ({_CLOSED_TO_CALLER}))"
 )
 
 

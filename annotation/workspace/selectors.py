@@ -16,6 +16,7 @@ from ..models import (
     AnnotatorSettings,
     Assignment,
     AssignmentMode,
+    AssignmentPurpose,
     AssignmentState,
     Clip,
     ClipState,
@@ -26,6 +27,7 @@ from ..models import (
 )
 from ..preannotate.selectors import modality_note
 from ..schema import ANNOTATION_KEYS
+from ..services import closed_to
 from ..taxonomy import load_taxonomy
 from .services import relation_keys
 
@@ -122,7 +124,7 @@ def read_only_reason(user, clip: Clip, assignment: Assignment | None) -> dict | 
     if clip.state == ClipState.DISCARDED:
         # Never the discard reason: it may quote a coder's proposal, and coders are blind to each other.
         return {"reason": "discarded", "message": "A lead discarded this clip: it left the benchmark and nothing in it can be edited."}
-    if clip.state == ClipState.RELEASED:
+    if clip.state == ClipState.RELEASED and closed_to(clip.state, assignment.purpose if assignment else AssignmentPurpose.PRODUCTION):
         return {"reason": "released", "message": "This clip is part of a frozen release: its annotations can be read here but no longer edited."}
     if assignment is None:
         return {"reason": "not_assigned", "message": "You are viewing this clip without an assignment: nothing here can be edited."}

@@ -28,7 +28,7 @@ from ..models import (
     Row,
 )
 from ..schema import THERAPIST, ClipContext, Issue, check_row, relation_key_family
-from ..services import CLOSED_STATES, ClipClosed, ServiceError, comment_addressee, ensure_clip_open, transition
+from ..services import ClipClosed, ServiceError, closed_to, comment_addressee, ensure_clip_open, transition
 from . import save_sql
 
 
@@ -109,6 +109,7 @@ class SaveTarget:
     row: Row
     ctx: ClipContext
     assignment_state: str
+    purpose: str
     version: int
     status: str
     layout: dict
@@ -133,16 +134,16 @@ def load_for_save(revision_id: int, user) -> SaveTarget:
     if found is None:
         raise Revision.DoesNotExist("no such revision")
     (row_id, index, start, end, speaker, dialogue, clip_id, scenario, participants, duration, taxonomy_version,
-     row_count, assignment_state, version, status, layout, content, clip_state) = found  # fmt: skip
+     row_count, assignment_state, version, status, layout, content, clip_state, purpose) = found  # fmt: skip
     if assignment_state is None:
         raise ServiceError("this clip is not assigned to you")
-    if clip_state in CLOSED_STATES:
+    if closed_to(clip_state, purpose):
         raise ClipClosed(Clip.objects.get(pk=clip_id), "edits or reviews")
     if assignment_state == AssignmentState.SUBMITTED:
         raise ServiceError("this clip was submitted; ask a lead to reopen it before editing")
     row = Row(id=row_id, clip_id=clip_id, row_index=index, start_time=start, end_time=end, primary_speaker=speaker, dialogue_cleaned=dialogue)
     ctx = ClipContext.for_clip(scenario, _json(participants), row_count, taxonomy_version, duration)
-    return SaveTarget(revision_id, row, ctx, assignment_state, version, status, _json(layout) or {}, _json(content))
+    return SaveTarget(revision_id, row, ctx, assignment_state, purpose, version, status, _json(layout) or {}, _json(content))
 
 
 def _at_version(target: SaveTarget, expected_version: int) -> SaveTarget:
@@ -191,7 +192,7 @@ def _write(target: SaveTarget, user, content: dict, status: str, expected_versio
                     guidance = found[0] if found else None
     if not written:
         current = Revision.objects.select_related("row__clip").get(pk=target.revision_id)
-        ensure_clip_open(current.row.clip, "edits or reviews")  # discarded or released since we read it
+        ensure_clip_open(current.row.clip, "edits or reviews", target.purpose)  # discarded or released since we read it
         if current.version != expected_version:  # another save won the race since we read the row
             raise VersionConflict(current)
         raise ServiceError("this clip was submitted; ask a lead to reopen it before editing")
@@ -239,7 +240,7 @@ def set_reviewed(revision_id: int, user, expected_version: int, reviewed: bool =
 def submit_assignment(assignment: Assignment, user) -> Assignment:
     """Hand in a clip once every row is reviewed; the clip is reviewed when all its coders are done."""
     assignment = Assignment.every.select_for_update().select_related("clip").get(pk=assignment.pk, annotator=user)
-    ensure_clip_open(assignment.clip, "submissions")
+    ensure_clip_open(assignment.clip, "submissions", assignment.purpose)
     if assignment.state == AssignmentState.SUBMITTED:
         return assignment
     open_rows = Revision.objects.filter(row__clip=assignment.clip, annotator=user).exclude(status=RevisionStatus.REVIEWED)

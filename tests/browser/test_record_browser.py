@@ -10,7 +10,7 @@ from django.utils import timezone
 from playwright.sync_api import expect
 
 from annotation.models import Assignment, Revision
-from annotation.record import dashboard, services
+from annotation.record import dashboard, free_text, services
 from annotation.record.models import QualificationAttempt, QualificationDecision
 from annotation.services import create_user
 from annotation.synthetic import generate
@@ -57,6 +57,15 @@ def test_an_annotator_takes_a_round_and_reads_the_feedback(login, live_server, p
     attempt = QualificationAttempt.objects.get(annotator=trainee)
     assert attempt.state == "scored" and attempt.scores["utterance_type"]["matching"]["same"] == attempt.scores["utterance_type"]["matching"]["rows"] - 1
     page.locator("#scores").scroll_into_view_if_needed()
+    # The free-text scores: being computed until the worker has stored them (with a broker and no worker here,
+    # the job waits; without a broker it ran eagerly), then shown beside the label scores.
+    if not free_text.text_scores(QualificationAttempt.objects.get(pk=attempt.pk).scores):
+        expect(page.locator("#free-text-state")).to_contain_text("being computed")
+        services.store_text_scores(attempt.pk)  # what the embeddings worker does
+    page.reload()
+    expect(page.locator("#text-scores")).to_contain_text("Tone of voice")
+    page.locator("#text-scores").scroll_into_view_if_needed()
+    screenshot(page, "record-feedback-free-text")
     assert page.errors == []
 
 
