@@ -224,17 +224,10 @@ def test_a_judge_is_never_shown_their_own_texts_nor_a_clip_they_code(judged_proj
 # --- the LLM judge --------------------------------------------------------------------------------------------
 
 @pytest.fixture
-def fake(settings, eager_celery):
-    with g.FakeGemini() as server:
-        settings.GEMINI_API_KEY = "test-key"  # pragma: allowlist secret
-        settings.GEMINI_BASE_URL = server.url
-        settings.GEMINI_TIMEOUT_SECONDS = 5
-        settings.GEMINI_RPM = 100_000
-        settings.PREANNOTATE_MAX_ATTEMPTS = 3
-        settings.PREANNOTATE_RETRY_BASE_DELAY = 0.01
-        settings.PREANNOTATE_RETRY_MAX_DELAY = 1.0
-        server.responder = fixture_responder
-        yield server
+def fake(fake):
+    """conftest's fake Gemini server (this fixture overrides it in this module), answering as the judge of meaning."""
+    fake.responder = fixture_responder
+    return fake
 
 
 @pytest.mark.django_db
