@@ -63,7 +63,9 @@ def agreement_document(project, sample_ids: list[str]) -> dict:
     return {
         "available": True,
         "scope": {"clips": len(sample_ids), "resamples": AGREEMENT_RESAMPLES, "seed": AGREEMENT_SEED},
-        "report": _plain(labels),
+        # The stored report's "previous" (the dashboard's alphas before this report) depends on what was computed
+        # when, not on the release's data: a release holds the figures of its data only.
+        "report": _plain({k: v for k, v in labels.items() if k != "previous"}),
         "semantic": semantic,
     }
 

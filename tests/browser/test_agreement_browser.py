@@ -18,7 +18,8 @@ REPORT_WAIT_MS = 90_000  # the worker is shared with the rest of the suite on a 
 
 def utterance_units(page) -> int:
     row = page.locator(".agreement-table tbody tr", has_text="Utterance type")
-    return int(row.locator("td.counts span[title=units]").inner_text())
+    # text_content, not inner_text: the full tables are folded by section, and a folded cell renders no text.
+    return int(row.locator("td.counts span[title=units]").first.text_content())
 
 
 @pytest.mark.services

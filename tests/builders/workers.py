@@ -107,7 +107,7 @@ def workers(worker_fake, settings, django_db_blocker):
     env = {
         **os.environ,
         "DATABASE_URL": database,
-        "GEMINI_API_KEY": "test-key",
+        "GEMINI_API_KEY": "test-key",  # pragma: allowlist secret
         "GEMINI_BASE_URL": worker_fake.url,
         "GEMINI_RPM": "100000",
         "PREANNOTATE_RATE_KEY": f"test:rate:{queue}",
