@@ -48,7 +48,8 @@ def test_lead_sees_progress_then_the_report_and_switches_the_scope_with_the_mous
     submitted_units = utterance_units(page)
     expect(page.locator("#agreement-left-out")).to_contain_text("not submitted")
     screenshot(page, "agreement-submitted")
-    # The plots are images of their own, drawn when the browser asks.
+    # The plots are images of their own, drawn when the browser asks: the lead opens their fold with the mouse.
+    page.click("#section-plots > summary")
     plot = page.locator(".agreement-plot img").first
     plot.scroll_into_view_if_needed()
     expect(plot).to_have_js_property("complete", True, timeout=30_000)
