@@ -33,7 +33,7 @@ demo: install
 
 ## make test: the whole suite; PostgreSQL/Redis when DATABASE_URL / CELERY_BROKER_URL are set
 test: $(TEST_STAMP)
-	$(PY) -m pytest $(PYTEST_ARGS)
+	$(PY) tests/run_suite.py $(PYTEST_ARGS)
 
 worker: install
 	$(VENV)/bin/celery -A rescue_annot worker --loglevel=INFO

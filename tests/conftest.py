@@ -21,6 +21,20 @@ TRANSCRIPTS = SHARED / "data" / "transcripts"
 IN_CI = os.environ.get("CI", "").lower() == "true"
 
 
+WAITING_FIXTURES = {"celery_worker_process", "live_server", "workers", "browser", "login"}
+
+
+@pytest.hookimpl(tryfirst=True)  # before `-m` selects: tests/run_suite.py splits the suite by these marks
+def pytest_collection_modifyitems(items):
+    """Every test in tests/browser is a browser test, and every test that waits on a real worker or a live server
+    is a services test, whether or not its module says so."""
+    for item in items:
+        if "browser" in Path(str(item.fspath)).parts:
+            item.add_marker(pytest.mark.browser)
+        if WAITING_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.services)
+
+
 def require(condition: bool, why: str) -> None:
     """Skip locally when a service or file is missing; fail in CI."""
     if condition:
