@@ -29,7 +29,7 @@ from tasks.metrics import scorer_for
 from tasks.profiles import PLATFORM_V1, RESCUE_V1
 from tasks.profiles.rescue_v1 import early_cutoff, even_sample, pick_evenly, word_count
 
-from .builders.documents import client_row, couple_clip, family_clip, therapist_row
+from .builders.documents import client_row, couple_clip, family_clip, maya, therapist, therapist_row, tobias
 
 SID = "maya_and_tobias/001_opening"
 approx = pytest.approx
@@ -51,19 +51,6 @@ def built(task, doc, profile=RESCUE_V1, seed=0):
 
 def rows_of(task, doc, **kw):
     return [(i.row_index, i.gold) for i in built(task, doc, **kw)]
-
-
-def maya(i, **kw):
-    return client_row(i, speaker="Maya", **kw)
-
-
-def tobias(i, **kw):
-    return client_row(i, speaker="Tobias", target=kw.pop("target", ("Maya",)), **kw)
-
-
-def therapist(i, **kw):
-    kw.setdefault("relation_cycle_state", None)
-    return therapist_row(i, **kw)
 
 
 # --- the pickers ---------------------------------------------------------------------------------

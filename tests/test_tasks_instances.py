@@ -11,7 +11,7 @@ from annotation.synthetic import build_clips
 from tasks.instances import ClipView, InstanceWriter, build_instances, context_row, instances_for_clip, resolve_target
 from tasks.rules import CONTEXT_KEYS, RuleParameters
 
-from .builders.documents import client_row, couple_clip, family_clip, therapist_row
+from .builders.documents import client_row, couple_clip, family_clip, maya, therapist, therapist_row, tobias
 
 SID = "maya_and_tobias/001_opening"
 PLATFORM = "platform-v1"
@@ -27,19 +27,6 @@ def clip_of(rows, sample_id=SID, scenario="couple"):
 def built(task, doc, seed=0, **params):
     view = ClipView.of(doc, "1")
     return [(i.id, i.row_index, i.context_end, i.inputs, i.gold) for i in instances_for_clip(task, view, split="test", seed=seed, params=RuleParameters(**params), profile=PLATFORM)]
-
-
-def maya(i, **kw):
-    return client_row(i, speaker="Maya", **kw)
-
-
-def tobias(i, **kw):
-    return client_row(i, speaker="Tobias", target=kw.pop("target", ("Maya",)), **kw)
-
-
-def therapist(i, **kw):
-    kw.setdefault("relation_cycle_state", None)
-    return therapist_row(i, **kw)
 
 
 # --- ITP ------------------------------------------------------------------------

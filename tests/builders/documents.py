@@ -77,3 +77,20 @@ def mutate(doc: dict, fn) -> dict:
     out = copy.deepcopy(doc)
     fn(out)
     return out
+
+
+# Rows of the factories' couple by speaker, for hand-built clips (the task-instance tests).
+def maya(i, **kw):
+    """Maya's row ``i``."""
+    return client_row(i, speaker="Maya", **kw)
+
+
+def tobias(i, **kw):
+    """Tobias's row ``i``, addressed to Maya unless a target is given."""
+    return client_row(i, speaker="Tobias", target=kw.pop("target", ("Maya",)), **kw)
+
+
+def therapist(i, **kw):
+    """The therapist's row ``i``, its relation pattern unset unless given."""
+    kw.setdefault("relation_cycle_state", None)
+    return therapist_row(i, **kw)
