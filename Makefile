@@ -7,7 +7,7 @@ TEST_STAMP := $(VENV)/.installed-test
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: demo test install worker clean bench
+.PHONY: demo test lint install worker clean bench
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -34,6 +34,11 @@ demo: install
 ## make test: the whole suite; PostgreSQL/Redis when DATABASE_URL / CELERY_BROKER_URL are set
 test: $(TEST_STAMP)
 	$(PY) tests/run_suite.py $(PYTEST_ARGS)
+
+## make lint: ruff's checks and its formatter (check only) over the whole tree, as CI runs them
+lint: $(TEST_STAMP)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
 
 worker: install
 	$(VENV)/bin/celery -A rescue_annot worker --loglevel=INFO

@@ -9,6 +9,7 @@ as named wherever it stands apart from letters and digits, in any case:
 wrongly taken to name a coder is refused with a message and written again; one
 wrongly taken to name nobody is shown to every coder.
 """
+
 from __future__ import annotations
 
 import re

@@ -1,5 +1,6 @@
 """Admin for every model. History (the audit trail) is viewable, never editable;
 releases are read-only."""
+
 from django.contrib import admin
 from simple_history.admin import SimpleHistoryAdmin
 

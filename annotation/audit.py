@@ -5,6 +5,7 @@ historical record also stores ``history_source`` (``web``, ``api``, ``cli``,
 ``worker``, ``system``), read from a context variable that the request
 middleware, management commands and Celery tasks set.
 """
+
 from __future__ import annotations
 
 import contextvars
@@ -65,7 +66,9 @@ def historical_models() -> list[type[models.Model]]:
 
 def _refuse_change(sender, instance, using=None, **kwargs) -> None:
     """pre_save: a new record is the trail growing; anything else would rewrite what happened."""
-    if instance._state.adding and (instance.pk is None or not sender._base_manager.using(using).filter(pk=instance.pk).exists()):
+    if instance._state.adding and (
+        instance.pk is None or not sender._base_manager.using(using).filter(pk=instance.pk).exists()
+    ):
         return
     raise AuditTrailImmutable(f"{sender._meta.label} {instance.pk} is part of the audit trail and cannot be changed")
 

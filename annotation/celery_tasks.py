@@ -1,4 +1,5 @@
 """Celery tasks of the annotation workflow. Each task works on a Job row."""
+
 from __future__ import annotations
 
 from celery import shared_task
@@ -14,7 +15,9 @@ def recheck_project_task(self, job_id: int) -> None:
     with audit_source("worker"):
         job = jobs.mark_running(job_id)
         try:
-            summary = recheck_project(job.project, progress=lambda done, total: jobs.report_progress(job_id, done, total))
+            summary = recheck_project(
+                job.project, progress=lambda done, total: jobs.report_progress(job_id, done, total)
+            )
         except Exception as exc:  # the job row must say what went wrong
             jobs.mark_failed(job_id, f"{type(exc).__name__}: {exc}")
             raise

@@ -1,4 +1,5 @@
 """Template context every page needs."""
+
 from .roles import is_lead
 
 

@@ -12,6 +12,7 @@ answers again. The sweeper also sends again a job whose message reached the
 broker but was never picked up (Redis restarted without persistence, queue
 flushed), and a running job whose worker stopped sending heartbeats.
 """
+
 from __future__ import annotations
 
 import logging
@@ -74,7 +75,11 @@ def warm_broker() -> None:
         try:
             from .preannotate import conf as preannotate
 
-            queues = {settings.CELERY_TASK_DEFAULT_QUEUE, settings.EMBEDDINGS_QUEUE, preannotate.get("PREANNOTATE_QUEUE")}
+            queues = {
+                settings.CELERY_TASK_DEFAULT_QUEUE,
+                settings.EMBEDDINGS_QUEUE,
+                preannotate.get("PREANNOTATE_QUEUE"),
+            }
             with app.producer_or_acquire() as producer:
                 producer.connection.ensure_connection(max_retries=1)
                 for name in queues:
@@ -189,7 +194,9 @@ def stale_jobs(now=None, running_after: timedelta = RUNNING_STALE_AFTER, queued_
     )
 
 
-def sweep_stale_jobs(now=None, running_after: timedelta = RUNNING_STALE_AFTER, queued_after: timedelta = QUEUED_STALE_AFTER) -> list[int]:
+def sweep_stale_jobs(
+    now=None, running_after: timedelta = RUNNING_STALE_AFTER, queued_after: timedelta = QUEUED_STALE_AFTER
+) -> list[int]:
     """Send again the jobs whose worker died or whose message never arrived.
 
     Returns the ids of the jobs sent again. A job that has been tried
@@ -221,7 +228,13 @@ def sweep_stale_jobs(now=None, running_after: timedelta = RUNNING_STALE_AFTER, q
 def mark_running(job_id: int, total: int = 0) -> Job:
     now = timezone.now()
     Job.objects.filter(pk=job_id).update(
-        state=JobState.RUNNING, started_at=now, heartbeat_at=now, progress_total=total, progress_done=0, error="", attempts=F("attempts") + 1
+        state=JobState.RUNNING,
+        started_at=now,
+        heartbeat_at=now,
+        progress_total=total,
+        progress_done=0,
+        error="",
+        attempts=F("attempts") + 1,
     )
     return Job.objects.get(pk=job_id)
 
@@ -239,4 +252,3 @@ def mark_succeeded(job_id: int, result: dict) -> None:
 
 def mark_failed(job_id: int, error: str) -> None:
     Job.objects.filter(pk=job_id).update(state=JobState.FAILED, error=error[:5000], finished_at=timezone.now())
-

@@ -9,6 +9,7 @@ Field names follow the row editor's labels: the six dimensions by their
 titles (``adjudication.fields.FIELD_TITLES``), list entries by position from 1
 (``Support strategy 1 › for``), rows by their 1-based number.
 """
+
 from __future__ import annotations
 
 import re
@@ -21,7 +22,9 @@ from .models import AssignmentState, ClipState, JobState, RevisionStatus
 from .schema import RowAnnotation
 
 # The words of every state: the labels of the state choices (models.py), the one place they are written.
-_STATE_WORDS: dict[str, str] = {value: label for kind in (ClipState, AssignmentState, RevisionStatus, JobState) for value, label in kind.choices}
+_STATE_WORDS: dict[str, str] = {
+    value: label for kind in (ClipState, AssignmentState, RevisionStatus, JobState) for value, label in kind.choices
+}
 
 
 def state_words() -> dict[str, str]:
@@ -64,7 +67,9 @@ _STEP = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)((?:\[\d+\])*)")
 
 def _is_record_list(annotation) -> bool:
     args = get_args(annotation)
-    return get_origin(annotation) is list and bool(args) and isinstance(args[0], type) and issubclass(args[0], BaseModel)
+    return (
+        get_origin(annotation) is list and bool(args) and isinstance(args[0], type) and issubclass(args[0], BaseModel)
+    )
 
 
 # Lists whose entries are records (an emotion, a strategy): an index names an entry ("Internal emotion 2").

@@ -29,6 +29,7 @@ count and lock exactly as failed logins do.
 django-axes' maintainers point to a custom handler for per-parameter limits
 (jazzband/django-axes#661); this is that handler.
 """
+
 from __future__ import annotations
 
 from axes.attempts import get_cool_off_threshold

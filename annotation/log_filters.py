@@ -1,4 +1,5 @@
 """Logging filters (settings.LOGGING)."""
+
 from __future__ import annotations
 
 import logging

@@ -1,4 +1,5 @@
 """Middleware: clear answers for a database outage, oversized or non-UTF-8 bodies, expected refusals and errors."""
+
 from __future__ import annotations
 
 import logging
@@ -33,7 +34,10 @@ class DatabaseUnavailableMiddleware:
             return None
         log.error("database unavailable while serving %s: %s", request.path, exception)
         if request.path.startswith("/api/"):
-            response = JsonResponse({"detail": "The database is unavailable right now; nothing was saved. Try again in a moment."}, status=503)
+            response = JsonResponse(
+                {"detail": "The database is unavailable right now; nothing was saved. Try again in a moment."},
+                status=503,
+            )
         else:
             # Rendered without the request: the context processors read the session and the
             # user, i.e. the database that is down, and would turn this 503 into a 500.
@@ -81,7 +85,9 @@ def _refusal(request, status: int, message: str, **extra):
     """A refusal in the form the caller reads: JSON under /api/, a page elsewhere."""
     if request.path.startswith("/api/"):
         return JsonResponse({"detail": message, **extra}, status=status)
-    return HttpResponse(render_to_string("refused.html", {"status": status, "message": message}, request=request), status=status)
+    return HttpResponse(
+        render_to_string("refused.html", {"status": status, "message": message}, request=request), status=status
+    )
 
 
 class RequestSizeLimitMiddleware:
@@ -132,14 +138,21 @@ class RequestSizeLimitMiddleware:
             return self._too_large(request, length, settings.MAX_INGEST_REQUEST_BYTES, "MAX_INGEST_REQUEST_BYTES")
         who = "a caller who is not signed in" if caller is None else f"{caller.get_username()}, who may not upload here"
         return self._too_large(
-            request, length, settings.MAX_REQUEST_BYTES, "MAX_REQUEST_BYTES",
+            request,
+            length,
+            settings.MAX_REQUEST_BYTES,
+            "MAX_REQUEST_BYTES",
             f" for {who} (larger uploads are for leads, up to MAX_INGEST_REQUEST_BYTES)",
         )
 
     @staticmethod
     def _too_large(request, length: int, limit: int, setting: str, why: str = ""):
         log.warning("request body of %s bytes refused on %s (limit %s)", length, request.path, limit)
-        return _refusal(request, 413, f"The request is {length:,} bytes, over the limit of {limit:,} bytes ({setting}){why}; nothing was read.")
+        return _refusal(
+            request,
+            413,
+            f"The request is {length:,} bytes, over the limit of {limit:,} bytes ({setting}){why}; nothing was read.",
+        )
 
 
 # --- refusals ---------------------------------------------------------------------------------

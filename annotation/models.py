@@ -5,6 +5,7 @@ words); the annotation itself is a validated JSON document per source: the
 LLM ``Draft``, one ``Revision`` per annotator and the adjudicated ``Gold``.
 Writes to these models are kept in the audit trail (django-simple-history).
 """
+
 from __future__ import annotations
 
 from decimal import Decimal
@@ -46,21 +47,29 @@ class Project(models.Model):
         help_text="Which coders' values count in adjudication, agreement, edit rates and the card",
     )
     adjudication_min_coders = models.PositiveSmallIntegerField(
-        null=True, blank=True, help_text="Coders who must have submitted before a clip's gold can be decided; empty: every assigned coder"
+        null=True,
+        blank=True,
+        help_text="Coders who must have submitted before a clip's gold can be decided; empty: every assigned coder",
     )
     from_empty_share = models.DecimalField(
-        max_digits=3, decimal_places=2, default=Decimal("0.20"),
-        help_text="Share of clips (and so of assignments) reserved to be coded from empty, chosen at assignment by a seed",
-    )  # fmt: skip
+        max_digits=3,
+        decimal_places=2,
+        default=Decimal("0.20"),
+        help_text=(
+            "Share of clips (and so of assignments) reserved to be coded from empty, chosen at assignment by a seed"
+        ),
+    )
     quick_confirm_seconds = models.PositiveSmallIntegerField(
         default=3, help_text="A draft row confirmed unchanged faster than this counts as a quick confirmation"
     )
     # Known-answer checks (``annotation.record``): this share of each annotator's new assignments is added
     # as clips with gold that look like any other; 0 (the default) is off.
     known_answer_share = models.DecimalField(
-        max_digits=3, decimal_places=2, default=Decimal("0"),
+        max_digits=3,
+        decimal_places=2,
+        default=Decimal("0"),
         help_text="Share of an annotator's assignments added as known-answer checks (gold clips); 0 is off",
-    )  # fmt: skip
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     history = _history()
 
@@ -242,7 +251,8 @@ class Gold(AnnotationDocument):
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     note = models.TextField(blank=True)
-    # Per-field adjudication decisions: {field: {"source": "draft"|"edit"|<username>, "note": ..., "by": ..., "at": ...}}.
+    # Per-field adjudication decisions: {field: {"source": "draft"|"edit"|<username>, "note": ..., "by": ..., "at":
+    # ...}}.
     decisions = models.JSONField(default=dict, blank=True)
     # Optimistic locking, as for revisions: two leads never overwrite each other.
     version = models.PositiveIntegerField(default=1)
@@ -358,7 +368,9 @@ class Job(models.Model):
     error = models.TextField(blank=True)
     attempts = models.PositiveSmallIntegerField(default=0)
     celery_task_id = models.CharField(max_length=64, blank=True)
-    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
@@ -404,7 +416,9 @@ class TextEmbedding(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
-        constraints = [models.UniqueConstraint(fields=["model", "text_sha256"], name="one_embedding_per_model_and_text")]
+        constraints = [
+            models.UniqueConstraint(fields=["model", "text_sha256"], name="one_embedding_per_model_and_text")
+        ]
 
 
 class FrozenReleaseError(Exception):
@@ -431,7 +445,9 @@ class Release(models.Model):
     # The database facts the card states (stats.json's provenance) as JSON text, kept so that
     # --reproduce states what was true at freeze time, whatever the project did since.
     provenance = models.TextField(blank=True, default="")
-    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     objects = ReleaseQuerySet.as_manager()
@@ -475,8 +491,12 @@ class ImportRecord(models.Model):
     kind = models.CharField(max_length=12, choices=ImportKind.choices)
     file_path = models.CharField(max_length=1000, help_text="The file as the import read it")
     sha256 = models.CharField(max_length=64, help_text="SHA-256 of the file's bytes")
-    annotator = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+")
-    imported_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+")
+    annotator = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    imported_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
     source = models.CharField(max_length=16, help_text="cli, web, api or system (as in the audit trail)")
     created_at = models.DateTimeField(auto_now_add=True)
     sample_ids = models.JSONField(default=list, help_text="The clips of the file, in file order")
@@ -546,14 +566,20 @@ class GuidanceVersion(models.Model):
 
     project = models.ForeignKey(Project, on_delete=models.PROTECT, related_name="guidance_versions")
     number = models.PositiveIntegerField(help_text="1, 2, ... within the project")
-    taxonomy_version = models.CharField(max_length=20, help_text="The project's taxonomy the entries were checked against")
+    taxonomy_version = models.CharField(
+        max_length=20, help_text="The project's taxonomy the entries were checked against"
+    )
     # [{"scenario", "field", "labels", "text", "written_by", "written_at", "version"}], in display order.
     entries = models.JSONField(default=list)
     # What this version changed: {"action": "wrote"|"rewrote"|"withdrew", "scenario", "field", "labels"}.
     change = models.JSONField(default=dict)
     reason = models.TextField(help_text="Why the lead made the change")
-    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+")
-    source = models.CharField(max_length=16, default="system", help_text="web, api, cli or system (as in the audit trail)")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    source = models.CharField(
+        max_length=16, default="system", help_text="web, api, cli or system (as in the audit trail)"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     objects = GuidanceVersionQuerySet.as_manager()
@@ -567,7 +593,9 @@ class GuidanceVersion(models.Model):
 
     def save(self, *args, **kwargs):
         if self.pk is not None:
-            raise GuidanceImmutable("guidance versions are never changed; write the guidance again to make a new version")
+            raise GuidanceImmutable(
+                "guidance versions are never changed; write the guidance again to make a new version"
+            )
         super().save(*args, **kwargs)
 
     def delete(self, *args, **kwargs):

@@ -3,6 +3,7 @@
 Each check answers ok / not ok with a short public reason; internals (hosts,
 exception texts) go to the log, not to the response.
 """
+
 from __future__ import annotations
 
 import logging

@@ -3,10 +3,11 @@
 Useful after a taxonomy update or a bulk import: it recomputes each
 document's warnings and reports the documents that no longer pass.
 """
+
 from __future__ import annotations
 
 from collections import Counter
-from typing import Callable
+from collections.abc import Callable
 
 from .models import Draft, Gold, Project, Revision
 from .schema import ClipContext, check_row
@@ -27,7 +28,14 @@ def recheck_project(project: Project, progress: Callable[[int, int], None] | Non
                 summary["errors"].update(i.code for i in report.errors)
                 summary["warnings"].update(i.code for i in report.warnings)
                 if report.errors:
-                    summary["invalid"].append({"sample_id": clip.sample_id, "row": doc.row.row_index, "source": kind, "errors": [str(i) for i in report.errors]})
+                    summary["invalid"].append(
+                        {
+                            "sample_id": clip.sample_id,
+                            "row": doc.row.row_index,
+                            "source": kind,
+                            "errors": [str(i) for i in report.errors],
+                        }
+                    )
         if progress:
             progress(done, len(clips))
     summary["errors"] = dict(summary["errors"])

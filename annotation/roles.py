@@ -1,4 +1,5 @@
 """Roles are Django groups; superusers are admins."""
+
 from __future__ import annotations
 
 ANNOTATOR = "annotator"

@@ -16,10 +16,12 @@ that come from elsewhere (LLM drafts, imported releases) are not held to
 these completeness rules: the public release itself leaves the reasons of its
 therapist rows empty.
 """
+
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
-from typing import Any, Iterable, Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
@@ -169,9 +171,7 @@ def relation_label_key(row: dict) -> str:
     ``relation_cycle_state`` (what the public evaluation code reads); every
     other row under ``relation_pattern``.
     """
-    if "relation_cycle_state" in row and (
-        row.get("primary_speaker") == THERAPIST or "relation_pattern" not in row
-    ):
+    if "relation_cycle_state" in row and (row.get("primary_speaker") == THERAPIST or "relation_pattern" not in row):
         return "relation_cycle_state"
     return "relation_pattern"
 
@@ -349,7 +349,11 @@ class _RowChecker:
             return
         if value not in allowed:
             choices = ", ".join(sorted(allowed))
-            self.add(path, f"{value!r} is not a {what} of the {self.ctx.taxonomy.scenario} taxonomy (choose from: {choices})", "label_unknown")
+            self.add(
+                path,
+                f"{value!r} is not a {what} of the {self.ctx.taxonomy.scenario} taxonomy (choose from: {choices})",
+                "label_unknown",
+            )
 
     def run(self) -> list[Issue]:
         row, tax = self.row, self.ctx.taxonomy
@@ -362,13 +366,22 @@ class _RowChecker:
         if row.end_time <= row.start_time:
             self.add("end_time", f"end time {row.end_time} must be after the start time {row.start_time}", "time_order")
         if self.ctx.duration is not None and row.end_time > self.ctx.duration + 0.5:
-            self.add("end_time", f"end time {row.end_time} is past the end of the clip ({self.ctx.duration} s)", "time_beyond_clip", "warning")
+            self.add(
+                "end_time",
+                f"end time {row.end_time} is past the end of the clip ({self.ctx.duration} s)",
+                "time_beyond_clip",
+                "warning",
+            )
         self.person("primary_speaker", speaker)
         self.targets("target", row.target, speaker, "speaker")
 
         # 2. verbal content
         if is_therapist and row.utterance_type != "":
-            self.add("utterance_type", "must be empty on a therapist row (utterance types describe client turns)", "utterance_type_on_therapist")
+            self.add(
+                "utterance_type",
+                "must be empty on a therapist row (utterance types describe client turns)",
+                "utterance_type_on_therapist",
+            )
         elif not is_therapist and row.utterance_type == "":
             self.add("utterance_type", "a client row needs an utterance type", "utterance_type_missing")
         elif not is_therapist:
@@ -378,7 +391,12 @@ class _RowChecker:
             self.targets(f"background_dialogue[{i}].target", bg.target, bg.speaker, "speaker")
         nonverbal = row.body_posture or row.facial_expressions or row.interaction_behavior or row.self_directed_behavior
         if not row.dialogue_cleaned.strip() and not nonverbal:
-            self.add("dialogue_cleaned", "is empty, and the row records no nonverbal behaviour that would make it a reaction row", "dialogue_empty", "warning")
+            self.add(
+                "dialogue_cleaned",
+                "is empty, and the row records no nonverbal behaviour that would make it a reaction row",
+                "dialogue_empty",
+                "warning",
+            )
 
         # 3. individual cues
         for name in ("body_posture", "facial_expressions", "self_directed_behavior"):
@@ -387,7 +405,9 @@ class _RowChecker:
         for i, emo in enumerate(row.internal_emotion):
             self.person(f"internal_emotion[{i}].person", emo.person)
             if not 0 <= emo.intensity <= 10:
-                self.add(f"internal_emotion[{i}].intensity", f"intensity {emo.intensity} is outside 0–10", "intensity_range")
+                self.add(
+                    f"internal_emotion[{i}].intensity", f"intensity {emo.intensity} is outside 0–10", "intensity_range"
+                )
 
         # 4. relational stance
         for i, ib in enumerate(row.interaction_behavior):
@@ -397,7 +417,11 @@ class _RowChecker:
             self.person(f"viewpoints_attitudes[{i}].source", va.source)
             self.person(f"viewpoints_attitudes[{i}].target", va.target)
             if va.source == va.target:
-                self.add(f"viewpoints_attitudes[{i}].target", f"{va.source!r} is the source and cannot also be the target", "self_target")
+                self.add(
+                    f"viewpoints_attitudes[{i}].target",
+                    f"{va.source!r} is the source and cannot also be the target",
+                    "self_target",
+                )
 
         # 5. therapist strategy
         for i, st in enumerate(row.support_strategy):
@@ -405,18 +429,34 @@ class _RowChecker:
             if not is_therapist:
                 self.add(base, "support strategies belong on therapist rows only", "strategy_on_client_row")
             if st.provider != THERAPIST:
-                self.add(f"{base}.provider", f"provider must be {THERAPIST!r}, got {st.provider!r}", "strategy_provider")
+                self.add(
+                    f"{base}.provider", f"provider must be {THERAPIST!r}, got {st.provider!r}", "strategy_provider"
+                )
             self.targets(f"{base}.target", st.target, THERAPIST, "provider")
             if tax.group_label in st.target and len(st.target) > 1:
-                self.add(f"{base}.target", f"when {tax.group_label!r} is a target it must be the only one", "group_label_not_alone")
-            self.label(f"{base}.strategy_type", st.strategy_type, tax.strategy_labels, "support strategy", blank_ok=False)
+                self.add(
+                    f"{base}.target",
+                    f"when {tax.group_label!r} is a target it must be the only one",
+                    "group_label_not_alone",
+                )
+            self.label(
+                f"{base}.strategy_type", st.strategy_type, tax.strategy_labels, "support strategy", blank_ok=False
+            )
 
         # 6. relation pattern (both key families)
-        for label_key, ev_key in (("relation_pattern", "relation_pattern_evidence_rows"), ("relation_cycle_state", "relation_cycle_evidence_rows")):
+        for label_key, ev_key in (
+            ("relation_pattern", "relation_pattern_evidence_rows"),
+            ("relation_cycle_state", "relation_cycle_evidence_rows"),
+        ):
             self.label(label_key, getattr(row, label_key), tax.relation_labels, "relation pattern", blank_ok=True)
             for i, ev in enumerate(getattr(row, ev_key)):
                 if not 1 <= ev <= self.ctx.row_count:
-                    self.add(f"{ev_key}[{i}]", f"evidence row {ev} does not exist (this clip has rows 1–{self.ctx.row_count})", "evidence_row_missing", "warning")
+                    self.add(
+                        f"{ev_key}[{i}]",
+                        f"evidence row {ev} does not exist (this clip has rows 1–{self.ctx.row_count})",
+                        "evidence_row_missing",
+                        "warning",
+                    )
         if self.strict:
             self.completeness()
         return self.issues
@@ -435,7 +475,11 @@ class _RowChecker:
         label_key, reason_key, evidence_key = relation_key_family({**present, "primary_speaker": row.primary_speaker})
         label = getattr(row, label_key)
         if label is None and getattr(row, evidence_key):
-            self.add(evidence_key, "evidence rows belong to a relation pattern: choose a pattern, or remove the rows", "evidence_without_pattern")
+            self.add(
+                evidence_key,
+                "evidence rows belong to a relation pattern: choose a pattern, or remove the rows",
+                "evidence_without_pattern",
+            )
         if label is not None and not (getattr(row, reason_key) or "").strip():
             what = "“no clear pattern”" if label == "" else "a relation pattern"
             self.add(reason_key, f"{what} needs a short reason", "relation_reason_missing")
@@ -470,8 +514,18 @@ def check_row(data: dict, ctx: ClipContext, *, base: str = "", strict: bool = Fa
 
 
 # A blank of the type each pydantic error asks for: what ``_with_blanks`` puts in place of an unreadable value.
-_BLANKS = {"int_type": 0, "int_parsing": 0, "int_from_float": 0, "float_type": 0.0, "float_parsing": 0.0,
-           "string_type": "", "bool_type": False, "bool_parsing": False, "list_type": [], "dict_type": {}}
+_BLANKS = {
+    "int_type": 0,
+    "int_parsing": 0,
+    "int_from_float": 0,
+    "float_type": 0.0,
+    "float_parsing": 0.0,
+    "string_type": "",
+    "bool_type": False,
+    "bool_parsing": False,
+    "list_type": [],
+    "dict_type": {},
+}
 
 
 def _with_blanks(data: dict, exc: ValidationError) -> dict | None:
@@ -502,7 +556,9 @@ def _parse_base(base: str) -> list:
     return [name, int(rest.rstrip("]"))]
 
 
-def check_clip(data: Any, *, taxonomy_version: str = "1", duration: float | None = None, strict: bool = False) -> tuple[Clip | None, Report]:
+def check_clip(
+    data: Any, *, taxonomy_version: str = "1", duration: float | None = None, strict: bool = False
+) -> tuple[Clip | None, Report]:
     """Validate a whole clip document. Returns the parsed clip (None if structurally broken) and the report."""
     if not isinstance(data, dict):
         return None, Report([Issue("", f"a clip must be a JSON object, got {_describe(data)}", "model_type")])
@@ -515,7 +571,9 @@ def check_clip(data: Any, *, taxonomy_version: str = "1", duration: float | None
     try:
         taxonomy = load_taxonomy(clip.scenario, taxonomy_version)
     except UnknownTaxonomy:
-        return clip, Report([Issue("scenario", f"unknown scenario {clip.scenario!r} (expected couple or family)", "unknown_scenario")])
+        return clip, Report(
+            [Issue("scenario", f"unknown scenario {clip.scenario!r} (expected couple or family)", "unknown_scenario")]
+        )
 
     reserved = {THERAPIST, taxonomy.group_label}
     if not clip.participants:
@@ -525,7 +583,9 @@ def check_clip(data: Any, *, taxonomy_version: str = "1", duration: float | None
         if not name.strip():
             issues.append(Issue(f"participants[{i}]", "participant name is empty", "participant_invalid"))
         elif name in reserved:
-            issues.append(Issue(f"participants[{i}]", f"{name!r} is a reserved entity, not a participant", "participant_invalid"))
+            issues.append(
+                Issue(f"participants[{i}]", f"{name!r} is a reserved entity, not a participant", "participant_invalid")
+            )
         elif name in seen:
             issues.append(Issue(f"participants[{i}]", f"{name!r} is listed twice", "participant_invalid"))
         seen.add(name)
@@ -535,9 +595,23 @@ def check_clip(data: Any, *, taxonomy_version: str = "1", duration: float | None
     for pos, row in enumerate(clip.rows):
         base = f"rows[{pos}]"
         if row.row_index != pos + 1:
-            issues.append(Issue(f"{base}.row_index", f"row_index is {row.row_index}, expected {pos + 1} (1-based, dense, in order)", "row_index_order"))
+            issues.append(
+                Issue(
+                    f"{base}.row_index",
+                    f"row_index is {row.row_index}, expected {pos + 1} (1-based, dense, in order)",
+                    "row_index_order",
+                )
+            )
         if previous_start is not None and row.start_time < previous_start:
-            issues.append(Issue(f"{base}.start_time", f"row starts at {row.start_time}, before the previous row ({previous_start}); rows must be in time order", "rows_out_of_order", "warning"))
+            issues.append(
+                Issue(
+                    f"{base}.start_time",
+                    f"row starts at {row.start_time}, before the previous row ({previous_start}); rows must be in time "
+                    "order",
+                    "rows_out_of_order",
+                    "warning",
+                )
+            )
         previous_start = row.start_time
         issues.extend(_RowChecker(row, base, ctx, strict).run())
     return clip, _finish(issues, strict)

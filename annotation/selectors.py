@@ -1,6 +1,7 @@
 """Reads, scoped by role. Every view and endpoint asks here, so that blind
 annotation is enforced in one place: an annotator sees only the clips assigned
 to them (and only their own revisions); leads and admins see everything."""
+
 from __future__ import annotations
 
 from django.core.exceptions import PermissionDenied

@@ -1,4 +1,5 @@
 """Writes that are not tied to one capability: projects, users and roles, clip states."""
+
 from __future__ import annotations
 
 import secrets
@@ -38,7 +39,10 @@ def closed_clip_message(clip: Clip, what: str = "work") -> str:
     """
     if clip.state == ClipState.DISCARDED:
         return f"clip {clip.sample_id} was discarded by a lead and takes no more {what}; nothing was saved"
-    return f"clip {clip.sample_id} is frozen in a release and takes no more {what}; nothing was saved (corrections go into a new release)"
+    return (
+        f"clip {clip.sample_id} is frozen in a release and takes no more {what}; nothing was saved (corrections go "
+        "into a new release)"
+    )
 
 
 # The one exception to the closed-clip rule: a released clip's gold is frozen, yet it is still the
@@ -63,14 +67,20 @@ def ensure_clip_open(clip: Clip, what: str, purpose: str = AssignmentPurpose.PRO
         raise ClipClosed(clip, what)
 
 
-def create_project(slug: str, *, name: str = "", annotators_per_clip: int = 3, taxonomy_version: str = DEFAULT_VERSION) -> Project:
+def create_project(
+    slug: str, *, name: str = "", annotators_per_clip: int = 3, taxonomy_version: str = DEFAULT_VERSION
+) -> Project:
     if Project.objects.filter(slug=slug).exists():
         raise ServiceError(f"project {slug!r} already exists")
     if taxonomy_version not in available_versions():
-        raise ServiceError(f"unknown taxonomy version {taxonomy_version!r} (available: {', '.join(available_versions())})")
+        raise ServiceError(
+            f"unknown taxonomy version {taxonomy_version!r} (available: {', '.join(available_versions())})"
+        )
     if annotators_per_clip < 1:
         raise ServiceError("annotators per clip must be at least 1")
-    return Project.objects.create(slug=slug, name=name or slug, annotators_per_clip=annotators_per_clip, taxonomy_version=taxonomy_version)
+    return Project.objects.create(
+        slug=slug, name=name or slug, annotators_per_clip=annotators_per_clip, taxonomy_version=taxonomy_version
+    )
 
 
 def create_user(username: str, role: str, *, password: str | None = None, email: str = "") -> tuple[object, str | None]:
@@ -135,10 +145,14 @@ def comment_addressee(clip: Clip, author, body: str, addressee=None):
     if addressee is not None:
         others = [name for name in named if name != addressee.username]
         if others:
-            raise ServiceError(f"a message to {addressee.username} must not name other coders of the clip ({', '.join(others)})")
+            raise ServiceError(
+                f"a message to {addressee.username} must not name other coders of the clip ({', '.join(others)})"
+            )
         return addressee
     if len(named) > 1:
-        raise ServiceError(f"this comment names several coders of the clip ({', '.join(named)}); write to each of them on their own")
+        raise ServiceError(
+            f"this comment names several coders of the clip ({', '.join(named)}); write to each of them on their own"
+        )
     if named:
         return get_user_model().objects.get(username=named[0])
     return None
@@ -196,5 +210,7 @@ def transition_many(clips, to_state: str, *, actor=None, reason: str) -> int:
         for clip in locked:
             clip.state, clip.updated_at = to_state, now
         Clip.objects.filter(pk__in=[c.pk for c in locked]).update(state=to_state, updated_at=now)
-        Clip.history.bulk_history_create(locked, update=True, default_user=actor, default_change_reason=reason, default_date=now)
+        Clip.history.bulk_history_create(
+            locked, update=True, default_user=actor, default_change_reason=reason, default_date=now
+        )
     return len(locked)

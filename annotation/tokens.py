@@ -12,6 +12,7 @@ Changing a user's password, by any path (the password page, the admin,
 Tokens are made and revoked with ``manage.py api_token``; ``GET
 /api/v1/me/token/`` tells a script the scope and expiry of the token it sends.
 """
+
 from __future__ import annotations
 
 from datetime import timedelta
@@ -123,4 +124,6 @@ def _revoke_on_password_change(sender, instance, created, **kwargs):
 
 
 def connect_signals() -> None:
-    post_save.connect(_revoke_on_password_change, sender=get_user_model(), dispatch_uid="tokens-revoke-on-password-change")
+    post_save.connect(
+        _revoke_on_password_change, sender=get_user_model(), dispatch_uid="tokens-revoke-on-password-change"
+    )

@@ -1,4 +1,5 @@
 """Server-rendered pages. Views stay thin: reads go through selectors."""
+
 from django.contrib.auth.decorators import login_required
 from django.http import JsonResponse
 from django.shortcuts import get_object_or_404, render

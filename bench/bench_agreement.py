@@ -114,15 +114,18 @@ def main(argv=None) -> int:
         print(f"the report has no figures: {report['empty_reason']}")
         return 1
     print(
-        f"scope               {c['clips']} clips, {c['rows']} rows, {c['annotators']} annotators + LLM draft, {c['revisions']} revisions"
+        f"scope               {c['clips']} clips, {c['rows']} rows, {c['annotators']} annotators + LLM draft, "
+        f"{c['revisions']} revisions"
     )
     print(f"figures             {figures} in {len(slices)} non-empty slices, 1,000 bootstrap resamples each")
     print(
-        f"full report         best {min(walls):.2f} s, median {statistics.median(walls):.2f} s over {len(walls)} runs  [target < {REPORT_TARGET_SECONDS:.0f} s: {'met' if max(walls) < REPORT_TARGET_SECONDS else 'NOT MET'}]"
+        f"full report         best {min(walls):.2f} s, median {statistics.median(walls):.2f} s over {len(walls)} runs  "
+        f"[target < {REPORT_TARGET_SECONDS:.0f} s: {'met' if max(walls) < REPORT_TARGET_SECONDS else 'NOT MET'}]"
     )
     print(f"  extraction        {t_extract:.2f} s (database -> coder-by-unit matrices)")
     print(
-        f"  computation       {t_compute:.2f} s (alpha, bootstrap, confusion, edit rates; identical figures computed once)"
+        f"  computation       {t_compute:.2f} s (alpha, bootstrap, confusion, edit rates; identical figures computed "
+        "once)"
     )
 
     # 2. Alpha alone, ours against the package, on the same prepared matrices.
@@ -157,11 +160,13 @@ def main(argv=None) -> int:
     print(f"alpha on {len(matrices)} distinct prepared matrices: ours (coincidences by bincount) vs krippendorff.alpha")
     for kind in sorted(lib_time):
         print(
-            f"  {kind:24s} ours {ours_time[kind]:7.3f} s   package {lib_time[kind]:7.3f} s   ratio {ours_time[kind] / lib_time[kind]:.3f}x"
+            f"  {kind:24s} ours {ours_time[kind]:7.3f} s   package {lib_time[kind]:7.3f} s   ratio "
+            f"{ours_time[kind] / lib_time[kind]:.3f}x"
         )
     verdict = "met" if ratio <= ALPHA_RATIO_TARGET else "NOT MET"
     print(
-        f"  {'all':24s} ours {t_ours:7.3f} s   package {t_lib:7.3f} s   ratio {ratio:.3f}x  [target <= {ALPHA_RATIO_TARGET}x: {verdict}]"
+        f"  {'all':24s} ours {t_ours:7.3f} s   package {t_lib:7.3f} s   ratio {ratio:.3f}x  [target <= "
+        f"{ALPHA_RATIO_TARGET}x: {verdict}]"
     )
     print(f"  largest difference between the two alphas: {worst:.1e}")
 
@@ -184,7 +189,8 @@ def main(argv=None) -> int:
         " (what every page view and API call pays to know whether the stored report is current)"
     )
     print(
-        f"plots, one slice    {t_plots:.2f} s for {len(plots)} SVG plots, {sum(len(p['uri']) for p in plots) / 1024:.0f} KiB inline (cached per report)"
+        f"plots, one slice    {t_plots:.2f} s for {len(plots)} SVG plots, "
+        f"{sum(len(p['uri']) for p in plots) / 1024:.0f} KiB inline (cached per report)"
     )
     page_ok = bench_page(project)
     ok = max(walls) < REPORT_TARGET_SECONDS and ratio <= ALPHA_RATIO_TARGET and worst < 1e-9 and page_ok
@@ -229,13 +235,28 @@ class _Worker:
         # A fresh checkout has no var/ yet (it is not in git).
         (ROOT / "var").mkdir(exist_ok=True)
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "celery", "-A", "rescue_annot", "worker", "-Q", queue, "--concurrency=1",
-             "--loglevel=WARNING", "-n", f"bench-agreement-{queue}-{os.getpid()}@%h"],
+            [
+                sys.executable,
+                "-m",
+                "celery",
+                "-A",
+                "rescue_annot",
+                "worker",
+                "-Q",
+                queue,
+                "--concurrency=1",
+                "--loglevel=WARNING",
+                "-n",
+                f"bench-agreement-{queue}-{os.getpid()}@%h",
+            ],
             # DEBUG off, as in production: with DEBUG on Django keeps the SQL of every query (Celery warns of it),
             # which for the embedding cache's inserts is hundreds of megabytes.
-            cwd=ROOT, env={**os.environ, "DEBUG": "false"}, start_new_session=True,
-            stdout=open(ROOT / "var" / f"bench-agreement-worker-{queue}.log", "w"), stderr=subprocess.STDOUT,
-        )  # fmt: skip
+            cwd=ROOT,
+            env={**os.environ, "DEBUG": "false"},
+            start_new_session=True,
+            stdout=open(ROOT / "var" / f"bench-agreement-worker-{queue}.log", "w"),
+            stderr=subprocess.STDOUT,
+        )
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:

@@ -12,6 +12,7 @@ median of --runs, on the database DATABASE_URL names (a fresh SQLite file by def
 
     .venv/bin/python bench/bench_agreement_page.py [--clips 191] [--runs 5]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -87,7 +88,10 @@ def main(argv=None) -> int:
         started = time.perf_counter()
         generate(big, clips=args.clips, annotators=3, seed=0)
     rows = big.clips.values_list("rows__id", flat=True).count()
-    print(f"project             {big.slug}: {big.clips.count()} clips, {rows} rows (generated in {time.perf_counter() - started:.0f} s)")
+    print(
+        f"project             {big.slug}: {big.clips.count()} clips, {rows} rows (generated in "
+        f"{time.perf_counter() - started:.0f} s)"
+    )
     url = f"/projects/{big.slug}/agreement/"
 
     # The process's first request pays its imports and template compilation: paid here, on another page, and printed.

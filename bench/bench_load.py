@@ -10,6 +10,7 @@ stale save got a 409. Prints requests, failures, p50 and p95 per request type.
 Exit status 0 only when there are no unexpected failures and no lost saves
 (and, unless --no-latency-target, the p95 of row saves is under 100 ms).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -56,7 +57,9 @@ def print_phases(timings: Path, startup: float) -> None:
     # Locust's table misses some of the requests that finish while the run stops (its
     # grace period, --stop-timeout); the locustfile's own record has every one, as the
     # database check does (their counts of acknowledged saves agree).
-    print(f"\n{'request, by phase':32} {'requests':>9} {'p50 ms':>8} {'p95 ms':>8}   (every request, the stop included)")
+    print(
+        f"\n{'request, by phase':32} {'requests':>9} {'p50 ms':>8} {'p95 ms':>8}   (every request, the stop included)"
+    )
     for (name, steady), values in sorted(phases.items()):
         label = f"{name} ({'after' if steady else 'first'} {startup:.0f} s)"
         p50, p95 = np.percentile(values, [50, 95])
@@ -82,7 +85,9 @@ def check_database(log_path: Path) -> dict:
     lost = []
     # The audit trail keeps every version: each acknowledged (version, content) must be in it.
     by_revision: dict[int, dict[int, str]] = {}
-    for rec in Revision.history.model.objects.filter(id__in={s["revision"] for s in saves}).values("id", "version", "content"):
+    for rec in Revision.history.model.objects.filter(id__in={s["revision"] for s in saves}).values(
+        "id", "version", "content"
+    ):
         by_revision.setdefault(rec["id"], {})[rec["version"]] = rec["content"].get("tone_of_voice")
     for s in saves:
         if by_revision.get(s["revision"], {}).get(s["version"]) != s["tone"]:
@@ -107,14 +112,19 @@ def main(argv=None) -> int:
     parser.add_argument("--rows", type=int, default=30, help="rows per clip")
     parser.add_argument("--workers", type=int, default=4, help="gunicorn workers")
     parser.add_argument("--conflict-rate", type=float, default=0.1)
-    parser.add_argument("--no-latency-target", action="store_true", help="judge failures and lost saves only (CI smoke run)")
+    parser.add_argument(
+        "--no-latency-target", action="store_true", help="judge failures and lost saves only (CI smoke run)"
+    )
     parser.add_argument("--keep", action="store_true")
     args = parser.parse_args(argv)
     require_postgres()
     call_command("migrate", verbosity=0)
     t0 = time.monotonic()
     project, annotators, identities = build(args.users, args.rows)
-    print(f"built {len(identities)} clips of {args.rows} rows for {args.users} annotators in {time.monotonic() - t0:.1f} s")
+    print(
+        f"built {len(identities)} clips of {args.rows} rows for {args.users} annotators in {time.monotonic() - t0:.1f} "
+        "s"
+    )
     server = Gunicorn(workers=args.workers, worker_class="sync", threads=1)
     work = Path(tempfile.mkdtemp(prefix="bench-load-"))
     (work / "identities.json").write_text(json.dumps(identities), encoding="utf-8")
@@ -129,9 +139,27 @@ def main(argv=None) -> int:
             LOAD_TIMINGS=str(work / "timings.tsv"),
             LOAD_CONFLICT_RATE=str(args.conflict_rate),
         )
-        locust = [str(Path(sys.executable).with_name("locust")), "-f", str(ROOT / "bench" / "locustfile.py"), "--headless",
-                  "-u", str(args.users), "-r", str(args.users), "-t", f"{args.seconds}s", "--host", f"http://127.0.0.1:{server.port}",
-                  "--csv", str(work / "run"), "--only-summary", "--stop-timeout", "10", "--loglevel", "WARNING"]
+        locust = [
+            str(Path(sys.executable).with_name("locust")),
+            "-f",
+            str(ROOT / "bench" / "locustfile.py"),
+            "--headless",
+            "-u",
+            str(args.users),
+            "-r",
+            str(args.users),
+            "-t",
+            f"{args.seconds}s",
+            "--host",
+            f"http://127.0.0.1:{server.port}",
+            "--csv",
+            str(work / "run"),
+            "--only-summary",
+            "--stop-timeout",
+            "10",
+            "--loglevel",
+            "WARNING",
+        ]
         subprocess.run(locust, env=env, cwd=work, timeout=args.seconds + 120, capture_output=True, text=True)
     finally:
         server.stop()
@@ -140,7 +168,10 @@ def main(argv=None) -> int:
     save_p95 = None
     failures = 0
     for r in rows:
-        print(f"{r['Name']:32} {r['Request Count']:>9} {r['Failure Count']:>9} {r['50%']:>8} {r['95%']:>8} {float(r['Requests/s']):>7.1f}")
+        print(
+            f"{r['Name']:32} {r['Request Count']:>9} {r['Failure Count']:>9} {r['50%']:>8} {r['95%']:>8} "
+            f"{float(r['Requests/s']):>7.1f}"
+        )
         if r["Name"] == "save row":
             save_p95 = float(r["95%"])
         if r["Name"] != "Aggregated":
@@ -151,12 +182,20 @@ def main(argv=None) -> int:
     for key, value in result.items():
         print(f"{key:24} {value}")
     ok_latency = args.no_latency_target or (save_p95 is not None and save_p95 < SAVE_P95_TARGET_MS)
-    print(f"\ntargets: unexpected failures {failures} (0), lost saves {result['lost saves']} (0), "
-          f"conflicts all 409 {result['conflicts answered 409'] == result['deliberate conflicts']}, "
-          f"save p95 {save_p95} ms (< {SAVE_P95_TARGET_MS}){' [not judged]' if args.no_latency_target else ''}")
+    print(
+        f"\ntargets: unexpected failures {failures} (0), lost saves {result['lost saves']} (0), "
+        f"conflicts all 409 {result['conflicts answered 409'] == result['deliberate conflicts']}, "
+        f"save p95 {save_p95} ms (< {SAVE_P95_TARGET_MS}){' [not judged]' if args.no_latency_target else ''}"
+    )
     if not args.keep:
         drop(project, annotators)
-    ok = failures == 0 and result["lost saves"] == 0 and result["acknowledged saves"] > 0 and result["conflicts answered 409"] == result["deliberate conflicts"] and ok_latency
+    ok = (
+        failures == 0
+        and result["lost saves"] == 0
+        and result["acknowledged saves"] > 0
+        and result["conflicts answered 409"] == result["deliberate conflicts"]
+        and ok_latency
+    )
     return 0 if ok else 1
 
 

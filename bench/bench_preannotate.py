@@ -193,7 +193,9 @@ def main(argv=None) -> int:
         "--window-cues",
         type=int,
         default=None,
-        help="cues per request (PREANNOTATE_WINDOW_CUES; default: the platform's, sized from the output budget: 82 cues)",
+        help=(
+            "cues per request (PREANNOTATE_WINDOW_CUES; default: the platform's, sized from the output budget: 82 cues)"
+        ),
     )
     parser.add_argument("--dump", help="write the request arrival times (JSON) to this file")
     args = parser.parse_args(argv)
@@ -303,27 +305,33 @@ def main(argv=None) -> int:
     ok_time = wall <= TARGET_RATIO * governing
     ok_rate = observed <= args.limit
     print(
-        f"database            {connection.vendor} ({connection.settings_dict['NAME']}), broker {os.environ['CELERY_BROKER_URL']}"
+        f"database            {connection.vendor} ({connection.settings_dict['NAME']}), broker "
+        f"{os.environ['CELERY_BROKER_URL']}"
     )
     print(
-        f"project             {slug}: {args.clips} clips, {cue_count} cues; worker -c {args.concurrency} --pool={args.pool} on queue {queue}"
+        f"project             {slug}: {args.clips} clips, {cue_count} cues; worker -c {args.concurrency} "
+        f"--pool={args.pool} on queue {queue}"
     )
     print(
-        f"fake Gemini         {args.latency:.2f} s per answer; {requests} requests ({requests - args.clips} extra for long clips split in windows)"
+        f"fake Gemini         {args.latency:.2f} s per answer; {requests} requests ({requests - args.clips} extra for "
+        "long clips split in windows)"
     )
     print(
         f"result              {args.clips - failed} clips pre-annotated, {failed} failed; {rows} rows, {drafts} drafts"
     )
     print(
-        f"dispatch            {dispatched:6.2f} s  (start_preannotation returns; clips are sent chunk by chunk from the start)"
+        f"dispatch            {dispatched:6.2f} s  (start_preannotation returns; clips are sent chunk by chunk from "
+        "the start)"
     )
     print(f"wall time           {wall:6.2f} s")
     print(
-        f"floor               {floor:6.2f} s  ({args.clips} x {args.latency:g} s / {args.concurrency}); per request {request_floor:.2f} s"
+        f"floor               {floor:6.2f} s  ({args.clips} x {args.latency:g} s / {args.concurrency}); per request "
+        f"{request_floor:.2f} s"
     )
     if rate_floor:
         print(
-            f"rate floor          {rate_floor:6.2f} s  ({requests} requests at {args.limit} per {args.window:g} s + {args.margin:g} s margin)"
+            f"rate floor          {rate_floor:6.2f} s  ({requests} requests at {args.limit} per {args.window:g} s + "
+            f"{args.margin:g} s margin)"
         )
     print(
         f"ratio               {wall / governing:6.3f}x the {'rate floor' if rate_floor > floor else 'floor'}"
@@ -339,12 +347,14 @@ def main(argv=None) -> int:
         busy, workers_run, own_run = busy_after - busy_before, workers_after - workers_before, own_after - own_before
         others = max(0.0, busy - workers_run - own_run - db_run)
         print(
-            f"machine cpu         {busy:.1f} of {wall * os.cpu_count():.1f} core-s busy during the run: workers {workers_run:.1f}, "
+            f"machine cpu         {busy:.1f} of {wall * os.cpu_count():.1f} core-s busy during the run: workers "
+            f"{workers_run:.1f}, "
             f"this process {own_run:.1f}, PostgreSQL for {database} {db_run:.1f}, everything else {others:.1f} "
             "(Redis, the kernel, other work on the machine)"
         )
     print(
-        f"max request rate    {observed} in any {args.window:g} s window vs limit {args.limit}: {'never exceeded' if ok_rate else 'EXCEEDED'}; peak {per_second} requests in any 1 s"
+        f"max request rate    {observed} in any {args.window:g} s window vs limit {args.limit}: "
+        f"{'never exceeded' if ok_rate else 'EXCEEDED'}; peak {per_second} requests in any 1 s"
     )
     return 0 if ok_time and ok_rate and not failed else 1
 

@@ -13,6 +13,7 @@ coders' work over four weeks of a study (so that the drift figures have weeks), 
     .venv/bin/python bench/bench_record.py [--clips 191] [--runs 10]
     DATABASE_URL=postgres://... .venv/bin/python bench/bench_record.py
 """
+
 from __future__ import annotations
 
 import argparse
@@ -66,7 +67,10 @@ def main(argv=None) -> int:
             project = create_project(slug, name="record benchmark")
             started = time.perf_counter()
             counts = generate(project, clips=args.clips, annotators=3, seed=args.seed)
-            print(f"project             {slug}: {counts['clips']} clips, {counts['rows']} rows, 3 coders (generated in {time.perf_counter() - started:.1f} s, not timed)")
+            print(
+                f"project             {slug}: {counts['clips']} clips, {counts['rows']} rows, 3 coders (generated in "
+                f"{time.perf_counter() - started:.1f} s, not timed)"
+            )
     now = timezone.now()
     Assignment.objects.filter(clip__project=project).update(created_at=now - timedelta(days=28))
     for week, clips in enumerate([project.clips.order_by("sample_id")[i::4] for i in range(4)]):
@@ -79,8 +83,14 @@ def main(argv=None) -> int:
         stored = dashboard.compute_and_store(project, scenario)
         build_s = time.perf_counter() - t
         size = len(str(stored.report)) // 1024
-        print(f"{scenario:8s} build       {build_s:6.2f} s (the worker's time), report {size} KB, {len(stored.report['weeks'])} weeks")
-        for label, url in (("page", f"/projects/{slug}/record/?scenario={scenario}"), ("api ", f"/api/v1/projects/{slug}/record/?scenario={scenario}")):
+        print(
+            f"{scenario:8s} build       {build_s:6.2f} s (the worker's time), report {size} KB, "
+            f"{len(stored.report['weeks'])} weeks"
+        )
+        for label, url in (
+            ("page", f"/projects/{slug}/record/?scenario={scenario}"),
+            ("api ", f"/api/v1/projects/{slug}/record/?scenario={scenario}"),
+        ):
             times = []
             for _ in range(args.runs + 1):
                 t = time.perf_counter()
@@ -90,9 +100,14 @@ def main(argv=None) -> int:
             first, rest = times[0], times[1:]
             verdict = "ok" if first < PAGE_TARGET_MS else "OVER"
             ok &= first < PAGE_TARGET_MS
-            print(f"{scenario:8s} {label}        first {first:6.1f} ms, best {min(rest):6.1f} ms, median {statistics.median(rest):6.1f} ms "
-                  f"(target {PAGE_TARGET_MS:.0f} ms: {verdict})")
-    print("result              " + ("every first response under the target" if ok else "a first response over the target"))
+            print(
+                f"{scenario:8s} {label}        first {first:6.1f} ms, best {min(rest):6.1f} ms, median "
+                f"{statistics.median(rest):6.1f} ms "
+                f"(target {PAGE_TARGET_MS:.0f} ms: {verdict})"
+            )
+    print(
+        "result              " + ("every first response under the target" if ok else "a first response over the target")
+    )
     return 0 if ok else 1
 
 

@@ -56,10 +56,25 @@ def floor_seconds(project) -> float:
     query = (
         Gold.objects.filter(row__clip__project=project)
         .order_by("row__clip__sample_id", "row__row_index")
-        .values_list("row__clip_id", "row__start_time", "row__end_time", "row__primary_speaker", "row__dialogue_cleaned", "row__row_index", "content", "layout")
+        .values_list(
+            "row__clip_id",
+            "row__start_time",
+            "row__end_time",
+            "row__primary_speaker",
+            "row__dialogue_cleaned",
+            "row__row_index",
+            "content",
+            "layout",
+        )
     )
     for clip_id, start, end, speaker, dialogue, index, content, layout in query.iterator(chunk_size=2000):
-        skeleton = {"start_time": start, "end_time": end, "primary_speaker": speaker, "dialogue_cleaned": dialogue, "row_index": index}
+        skeleton = {
+            "start_time": start,
+            "end_time": end,
+            "primary_speaker": speaker,
+            "dialogue_cleaned": dialogue,
+            "row_index": index,
+        }
         rows.setdefault(clip_id, []).append(release_row(skeleton, content, layout))
     "".join(dumps_clip(release_clip(clips[pk], r)) + "\n" for pk, r in rows.items())
     return time.perf_counter() - started
@@ -85,7 +100,9 @@ def measure(clips: int, *, seed: int, trials: int, work: Path) -> dict:
     stamp = uuid.uuid4().hex[:6]
     runs, cpus = [], []
     for trial in range(trials):
-        transition_many(project.clips.filter(state=ClipState.RELEASED), ClipState.ADJUDICATED, reason="benchmark: freeze again")
+        transition_many(
+            project.clips.filter(state=ClipState.RELEASED), ClipState.ADJUDICATED, reason="benchmark: freeze again"
+        )
         AgreementReport.objects.filter(project=project).delete()
         remove_tree(work / "frozen")
         cpu = resource.getrusage(resource.RUSAGE_SELF)
@@ -138,24 +155,45 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     scales = [int(s) for s in args.scales.split(",")]
 
-    print(f"database              {connection.vendor} ({connection.settings_dict['NAME']}); load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
+    print(
+        f"database              {connection.vendor} ({connection.settings_dict['NAME']}); load average "
+        f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs"
+    )
     work = Path(tempfile.mkdtemp(prefix="bench-release-"))
     results = {}
     with audit_source("cli"):
         for scale in scales:
             results[scale] = figures = measure(RELEASE_CLIPS * scale, seed=args.seed, trials=args.trials, work=work)
-            print(f"\n{scale}x: {figures['clips']:,} clips, {figures['rows']:,} rows ({figures['source']}); {figures['megabytes']:.0f} MB of files")
+            print(
+                f"\n{scale}x: {figures['clips']:,} clips, {figures['rows']:,} rows ({figures['source']}); "
+                f"{figures['megabytes']:.0f} MB of files"
+            )
             every = ", ".join(f"{t:.2f}" for t in figures["runs"])
-            print(f"  freeze (cold, sequential)  {figures['best']:6.2f} s  (median {figures['median']:.2f} s of {len(figures['runs'])}: {every}; CPU of this process {figures['cpu']:.2f} s)")
-            print(f"  peak memory of this process so far  {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")
+            print(
+                f"  freeze (cold, sequential)  {figures['best']:6.2f} s  (median {figures['median']:.2f} s of "
+                f"{len(figures['runs'])}: {every}; CPU of this process {figures['cpu']:.2f} s)"
+            )
+            print(
+                "  peak memory of this process so far  "
+                f"{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB"
+            )
             print("  stages of the best freeze  " + ", ".join(f"{k} {v:.2f}" for k, v in figures["stages"].items()))
-            print(f"  reproduce                  {figures['reproduce']:6.2f} s, byte-identical: {'yes' if figures['identical'] else 'NO: ' + '; '.join(figures['problems'])}")
-            print(f"  floor (context)            {figures['floor']:6.2f} s  one query for all gold rows, JSONL once; freeze / floor = {figures['best'] / figures['floor']:.1f}")
+            print(
+                f"  reproduce                  {figures['reproduce']:6.2f} s, byte-identical: "
+                f"{'yes' if figures['identical'] else 'NO: ' + '; '.join(figures['problems'])}"
+            )
+            print(
+                f"  floor (context)            {figures['floor']:6.2f} s  one query for all gold rows, JSONL once; "
+                f"freeze / floor = {figures['best'] / figures['floor']:.1f}"
+            )
     work.rmdir()
     ok = all(f["identical"] for f in results.values())
     if 10 in results:
         under = results[10]["best"] < TARGET_10X_SECONDS
-        print(f"\ntarget                  the 10x freeze under {TARGET_10X_SECONDS:.0f} s: {'yes' if under else 'NO'} ({results[10]['best']:.1f} s)")
+        print(
+            f"\ntarget                  the 10x freeze under {TARGET_10X_SECONDS:.0f} s: {'yes' if under else 'NO'} "
+            f"({results[10]['best']:.1f} s)"
+        )
         ok = ok and under
     return 0 if ok else 1
 

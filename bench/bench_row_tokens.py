@@ -83,8 +83,10 @@ def main() -> int:
     budget = conf.answer_budget()
     print(
         f"window: ({conf.get('GEMINI_MAX_OUTPUT_TOKENS')} output - {conf.thinking_budget()} thinking) / "
-        f"({p95:.0f} x {conf.get('PREANNOTATE_ROWS_PER_CUE')} rows per cue x {conf.get('PREANNOTATE_ANSWER_HEADROOM')} headroom) "
-        f"= {int(budget // per_cue)} cues (configured: PREANNOTATE_TOKENS_PER_ROW={conf.get('PREANNOTATE_TOKENS_PER_ROW')}, "
+        f"({p95:.0f} x {conf.get('PREANNOTATE_ROWS_PER_CUE')} rows per cue x {conf.get('PREANNOTATE_ANSWER_HEADROOM')} "
+        "headroom) "
+        f"= {int(budget // per_cue)} cues (configured: "
+        f"PREANNOTATE_TOKENS_PER_ROW={conf.get('PREANNOTATE_TOKENS_PER_ROW')}, "
         f"window {conf.window_cues()} cues)"
     )
     return 0

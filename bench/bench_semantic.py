@@ -78,7 +78,8 @@ def main(argv=None) -> int:
         print(f"project             {slug} (generated, not timed)")
     provider = current_provider()
     print(
-        f"model               {provider.describe()['model']} ({provider.describe()['version']}; {provider.describe()['runtime']})"
+        f"model               {provider.describe()['model']} ({provider.describe()['version']}; "
+        f"{provider.describe()['runtime']})"
     )
 
     started = time.perf_counter()
@@ -89,7 +90,10 @@ def main(argv=None) -> int:
     if args.distinct:
         started = time.perf_counter()
         made = make_texts_distinct(project)
-        print(f"distinct            {made:,} free-text values made distinct in {time.perf_counter() - started:.0f} s (not timed)")
+        print(
+            f"distinct            {made:,} free-text values made distinct in {time.perf_counter() - started:.0f} s "
+            "(not timed)"
+        )
     worker = _Worker(settings.EMBEDDINGS_QUEUE)  # the queue free-text reports go to
     try:
         # A report stored by an earlier run of this project would answer at once: every run computes.
@@ -107,7 +111,8 @@ def main(argv=None) -> int:
             run_on_worker(project, services, Job, psutil, worker, "warm-up (the worker loads the model; not a figure)")
         changed = change_texts(project, Revision, args.changed)
         print(
-            f"changed             {changed} revision texts (tone of voice) of {Revision.objects.filter(row__clip__project=project).count()} revisions"
+            f"changed             {changed} revision texts (tone of voice) of "
+            f"{Revision.objects.filter(row__clip__project=project).count()} revisions"
         )
         warm = run_on_worker(project, services, Job, psutil, worker, f"warm ({args.changed:.0%} changed)")
     finally:
@@ -209,7 +214,10 @@ def change_texts(project, Revision, share: float) -> int:
     run = uuid.uuid4().hex[:8]  # new words on every run, also of a project an earlier run changed
     changed = 0
     for revision in Revision.objects.filter(id__in=ids[::step]):
-        revision.content = {**revision.content, "tone_of_voice": f"changed for the benchmark (run {run}), take {revision.pk}"}
+        revision.content = {
+            **revision.content,
+            "tone_of_voice": f"changed for the benchmark (run {run}), take {revision.pk}",
+        }
         revision.version += 1
         revision.save()
         changed += 1

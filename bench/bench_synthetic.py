@@ -8,6 +8,7 @@ the database must be migrated. The project is left in place for inspection.
     .venv/bin/python bench/bench_synthetic.py [--clips 191] [--annotators 3] [--seed 0]
     DATABASE_URL=postgres://... .venv/bin/python bench/bench_synthetic.py
 """
+
 from __future__ import annotations
 
 import argparse

@@ -616,7 +616,8 @@ def profile_save(data, user, n: int) -> None:
     header = "".join(f"{LABELS[t]:>14}" for t in targets)
     totals = "".join(f"{total * 1000 / n:>14.2f}" for _, total in profiles.values())
     print(
-        f"\nPython CPU per request by part (ms; cProfile on thread CPU time over {n} requests each, profiler overhead included)"
+        f"\nPython CPU per request by part (ms; cProfile on thread CPU time over {n} requests each, profiler overhead "
+        "included)"
     )
     print(f"  {'':<52}{header}")
     print(f"  {'whole request':<52}{totals}")
@@ -698,13 +699,16 @@ def main(argv=None) -> int:
         setup = time.perf_counter() - started
 
         print(
-            f"machine         {os.cpu_count()} CPUs, load average {load()} at the start (other processes skew the figures)"
+            f"machine         {os.cpu_count()} CPUs, load average {load()} at the start (other processes skew the "
+            "figures)"
         )
         print(
-            f"database        postgresql ({connection.settings_dict['NAME']}), project {project.slug}, setup {setup:.1f} s"
+            f"database        postgresql ({connection.settings_dict['NAME']}), project {project.slug}, setup "
+            f"{setup:.1f} s"
         )
         print(
-            f"clips           family, {len(data.clips[15].participants)} participants, rows {', '.join(map(str, PAGE_SIZES))}; "
+            f"clips           family, {len(data.clips[15].participants)} participants, rows "
+            f"{', '.join(map(str, PAGE_SIZES))}; "
             f"{len(data.users)} annotators ({args.clients} for the concurrent run), DRF token auth"
         )
 
@@ -732,16 +736,21 @@ def main(argv=None) -> int:
             + (f" x {args.threads} threads" if args.worker_class == "gthread" else "")
         )
         print(
-            "   why: a save is short, CPU-bound Python plus a few DB round trips, so sync workers (one request per process,\n"
-            "   no GIL sharing) are gunicorn's recommended fit; 4 = 2 per core on this 2-core machine, so one worker computes\n"
-            "   while another waits on PostgreSQL. Sync workers close the connection after each response (no keep-alive);\n"
-            "   the clients ask for keep-alive and reconnect on loopback when told to close. Client and server share the machine."
+            "   why: a save is short, CPU-bound Python plus a few DB round trips, so sync workers (one request per "
+            "process,\n"
+            "   no GIL sharing) are gunicorn's recommended fit; 4 = 2 per core on this 2-core machine, so one worker "
+            "computes\n"
+            "   while another waits on PostgreSQL. Sync workers close the connection after each response (no "
+            "keep-alive);\n"
+            "   the clients ask for keep-alive and reconnect on loopback when told to close. Client and server share "
+            "the machine."
         )
         runs = bench_saves(data, page_user, crowd, args.saves, args)
         print(f"   load average after the runs: {load()}")
         print(
             f"\n   {'':<28} {'':>4} {'':>8} {'':>8} {'':>8} {'':>8}  {'CPU ms/request':<13}\n"
-            f"   {'scenario':<28} {'n':>4} {'p50 ms':>8} {'p95 ms':>8} {'max ms':>8} {'req/s':>8}  {'python':>6} {'pg':>6}  "
+            f"   {'scenario':<28} {'n':>4} {'p50 ms':>8} {'p95 ms':>8} {'max ms':>8} {'req/s':>8}  {'python':>6} "
+            f"{'pg':>6}  "
             f"{'non-200':<7} lock waits (share of 10 ms samples)"
         )
         for run in runs:
@@ -767,7 +776,8 @@ def main(argv=None) -> int:
         ok_errors = not any(r.errors for r in runs)
         print("\nTargets")
         print(
-            f"   page queries constant in rows   {'met' if ok_queries else 'MISSED'}  ({', '.join(f'{r}: {q[0]}/{q[1]}' for r, q in page['queries'].items())})"
+            f"   page queries constant in rows   {'met' if ok_queries else 'MISSED'}  "
+            f"({', '.join(f'{r}: {q[0]}/{q[1]}' for r, q in page['queries'].items())})"
         )
         print(f"   150-row page under 150 ms       {'met' if ok_page else 'MISSED'}  ({page_ms:.1f} ms)")
         print(f"   sequential save p95 under 25 ms {'met' if ok_seq else 'MISSED'}  ({seq_p95:.1f} ms)")

@@ -6,6 +6,7 @@ with a stale version, which must be answered 409) and comments. Every save the
 server acknowledged, and every deliberate conflict, is logged to LOAD_LOG so that
 bench_load.py can check the database afterwards.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -22,7 +23,11 @@ CONFLICT_RATE = float(os.environ.get("LOAD_CONFLICT_RATE", "0.1"))
 _next_identity = itertools.count()
 # Every request's type, start (seconds since the epoch) and response time, for
 # latencies per phase of the run (bench_load.py: the start-up burst apart).
-TIMINGS = open(os.environ["LOAD_TIMINGS"], "a", encoding="utf-8", buffering=1 << 16) if os.environ.get("LOAD_TIMINGS") else None
+TIMINGS = (
+    open(os.environ["LOAD_TIMINGS"], "a", encoding="utf-8", buffering=1 << 16)
+    if os.environ.get("LOAD_TIMINGS")
+    else None
+)
 
 
 @events.request.add_listener
@@ -50,7 +55,9 @@ class Annotator(HttpUser):
 
     @task(2)
     def open_clip(self):
-        with self.client.get(f"/api/v1/clips/{self.clip}/workspace/", headers=self.headers, name="open clip", catch_response=True) as r:
+        with self.client.get(
+            f"/api/v1/clips/{self.clip}/workspace/", headers=self.headers, name="open clip", catch_response=True
+        ) as r:
             if r.status_code != 200:
                 r.failure(f"open clip answered {r.status_code}")
                 return
@@ -69,7 +76,13 @@ class Annotator(HttpUser):
         content = {**state["content"], "tone_of_voice": marker}
         version = state["version"] - 1 if stale else state["version"]
         name = "save row (stale on purpose)" if stale else "save row"
-        with self.client.put(f"/api/v1/revisions/{rev_id}/", json={"content": content, "version": version}, headers=self.headers, name=name, catch_response=True) as r:
+        with self.client.put(
+            f"/api/v1/revisions/{rev_id}/",
+            json={"content": content, "version": version},
+            headers=self.headers,
+            name=name,
+            catch_response=True,
+        ) as r:
             if stale:
                 LOG.write(json.dumps({"kind": "conflict", "revision": rev_id, "status": r.status_code}) + "\n")
                 if r.status_code == 409:
@@ -81,13 +94,21 @@ class Annotator(HttpUser):
                 return
             if r.status_code == 200:
                 body = r.json()
-                LOG.write(json.dumps({"kind": "save", "revision": rev_id, "version": body["version"], "tone": marker}) + "\n")
+                LOG.write(
+                    json.dumps({"kind": "save", "revision": rev_id, "version": body["version"], "tone": marker}) + "\n"
+                )
                 self.revisions[rev_id] = {"version": body["version"], "content": body["content"]}
             else:
                 r.failure(f"save answered {r.status_code}: {r.text[:200]}")
 
     @task(1)
     def comment(self):
-        with self.client.post(f"/api/v1/clips/{self.clip}/comments/", json={"body": "load test note", "kind": "comment"}, headers=self.headers, name="comment", catch_response=True) as r:
+        with self.client.post(
+            f"/api/v1/clips/{self.clip}/comments/",
+            json={"body": "load test note", "kind": "comment"},
+            headers=self.headers,
+            name="comment",
+            catch_response=True,
+        ) as r:
             if r.status_code != 201:
                 r.failure(f"comment answered {r.status_code}")

@@ -1,4 +1,5 @@
 """Run every benchmark in this folder, one after another, each in its own process."""
+
 import subprocess
 import sys
 from pathlib import Path

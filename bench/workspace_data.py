@@ -66,7 +66,9 @@ def make_family_clip(project: Project, rows: int, *, seed: int = 0, participants
     rng = random.Random(f"bench/{seed}/{rows}")
     people = rng.sample(synthetic.FIRST_NAMES, participants)
     sample_id = f"bench_family/{rows:03d}_rows_seed{seed}"
-    built = synthetic.drafted_clip(sample_id, "family", people, rows, rng=rng, taxonomy_version=project.taxonomy_version)
+    built = synthetic.drafted_clip(
+        sample_id, "family", people, rows, rng=rng, taxonomy_version=project.taxonomy_version
+    )
     problems = synthetic.check_generated([built], project.taxonomy_version)
     if problems:
         raise RuntimeError("generated bench clip does not validate:\n" + "\n".join(problems[:10]))

@@ -1,4 +1,5 @@
 """The Celery app. Tasks live in each capability's ``celery_tasks`` module."""
+
 import os
 
 from celery import Celery

@@ -5,6 +5,7 @@ DEBUG on. ``DATABASE_URL`` / ``CELERY_BROKER_URL`` switch to PostgreSQL and
 Redis-backed workers. ``DJANGO_ENV=production`` turns on secure defaults and
 refuses to start without a real ``SECRET_KEY``.
 """
+
 from datetime import timedelta
 from pathlib import Path
 
@@ -157,7 +158,10 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 PASSWORD_MIN_LENGTH = env.int("PASSWORD_MIN_LENGTH", default=12)
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
-    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator", "OPTIONS": {"min_length": PASSWORD_MIN_LENGTH}},
+    {
+        "NAME": "django.contrib.auth.password_validation.MinimumLengthValidator",
+        "OPTIONS": {"min_length": PASSWORD_MIN_LENGTH},
+    },
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
@@ -279,7 +283,10 @@ def _rate(name: str, default: str) -> str | None:
 
 # API request rates ("N/second|minute|hour|day", or "off"), per client address for callers
 # without a session or token and per user otherwise. Counted in the cache (CACHE_URL).
-API_THROTTLE_RATES = {"anon": _rate("API_THROTTLE_ANON", "60/minute"), "user": _rate("API_THROTTLE_USER", "1200/minute")}
+API_THROTTLE_RATES = {
+    "anon": _rate("API_THROTTLE_ANON", "60/minute"),
+    "user": _rate("API_THROTTLE_USER", "1200/minute"),
+}
 # Throttle counts live here; one per process unless CACHE_URL names a shared cache (redis://...).
 CACHES = {"default": env.cache("CACHE_URL", default="locmemcache://")}
 SPECTACULAR_SETTINGS = {

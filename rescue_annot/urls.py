@@ -18,7 +18,20 @@ from annotation.study import urls as study_urls
 from annotation.workspace import urls as workspace_urls
 
 # Each capability package owns its pages and endpoints.
-CAPABILITIES = (ingest_urls, preannotate_urls, workspace_urls, adjudication_urls, assignment_urls, agreement_urls, releases_urls, audit_trail_urls, codebook_urls, study_urls, meaning_urls, record_urls)
+CAPABILITIES = (
+    ingest_urls,
+    preannotate_urls,
+    workspace_urls,
+    adjudication_urls,
+    assignment_urls,
+    agreement_urls,
+    releases_urls,
+    audit_trail_urls,
+    codebook_urls,
+    study_urls,
+    meaning_urls,
+    record_urls,
+)
 
 urlpatterns = [
     path("admin/", admin.site.urls),

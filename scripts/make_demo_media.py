@@ -11,6 +11,7 @@ Needs espeak-ng and ffmpeg (``apt-get install espeak-ng ffmpeg``) only to regene
 is committed, and nothing else (tests, the demo) runs this script. The output is the project's own work,
 under the same terms as the demo clips (see annotation/demo/README.md).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -38,7 +39,9 @@ def media_name(sample_id: str) -> str:
 def speak(text: str, voice: str, wpm: int, out: Path) -> array.array:
     subprocess.run(["espeak-ng", "-v", voice, "-s", str(wpm), "-w", str(out), text], check=True, capture_output=True)
     with wave.open(str(out)) as w:
-        assert w.getframerate() == RATE and w.getnchannels() == 1 and w.getsampwidth() == 2, "unexpected espeak-ng output"
+        assert w.getframerate() == RATE and w.getnchannels() == 1 and w.getsampwidth() == 2, (
+            "unexpected espeak-ng output"
+        )
         samples = array.array("h")
         samples.frombytes(w.readframes(w.getnframes()))
     return samples
@@ -62,7 +65,7 @@ def track(rows: list[dict], work: Path) -> tuple[Path, float]:
             samples = speak(text, voice, wpm, work / "row.wav")
         start = int(r["start_time"] * RATE)
         room = min(len(samples), int(span * RATE), len(mix) - start)
-        mix[start:start + room] = samples[:room]
+        mix[start : start + room] = samples[:room]
     path = work / "track.wav"
     with wave.open(str(path), "wb") as w:
         w.setnchannels(1)
@@ -81,7 +84,14 @@ def main() -> int:
         if shutil.which(tool) is None:
             print(f"{tool} is needed to regenerate the demo media (apt-get install espeak-ng ffmpeg)", file=sys.stderr)
             return 2
-    doc = next((json.loads(line) for line in (DEMO / "clips.jsonl").open(encoding="utf-8") if json.loads(line)["sample_id"] == args.clip), None)
+    doc = next(
+        (
+            json.loads(line)
+            for line in (DEMO / "clips.jsonl").open(encoding="utf-8")
+            if json.loads(line)["sample_id"] == args.clip
+        ),
+        None,
+    )
     if doc is None:
         print(f"no demo clip {args.clip}", file=sys.stderr)
         return 2
@@ -90,9 +100,38 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         audio, seconds = track(doc["rows"], Path(tmp))
         subprocess.run(
-            ["ffmpeg", "-y", "-loglevel", "error", "-f", "lavfi", "-i", f"testsrc2=size=320x180:rate=8:duration={seconds:.2f}",
-             "-i", str(audio), "-c:v", "libvpx-vp9", "-b:v", "24k", "-deadline", "good", "-row-mt", "1",
-             "-c:a", "libopus", "-b:a", "20k", "-ac", "1", "-shortest", "-map_metadata", "-1", "-fflags", "+bitexact", str(out)],
+            [
+                "ffmpeg",
+                "-y",
+                "-loglevel",
+                "error",
+                "-f",
+                "lavfi",
+                "-i",
+                f"testsrc2=size=320x180:rate=8:duration={seconds:.2f}",
+                "-i",
+                str(audio),
+                "-c:v",
+                "libvpx-vp9",
+                "-b:v",
+                "24k",
+                "-deadline",
+                "good",
+                "-row-mt",
+                "1",
+                "-c:a",
+                "libopus",
+                "-b:a",
+                "20k",
+                "-ac",
+                "1",
+                "-shortest",
+                "-map_metadata",
+                "-1",
+                "-fflags",
+                "+bitexact",
+                str(out),
+            ],
             check=True,
         )
     print(f"wrote {out.relative_to(ROOT)} ({out.stat().st_size / 1024:.0f} KiB, {seconds:.1f} s)")

@@ -22,6 +22,7 @@ An instance is a mapping with its ``gold``, ``scenario``, ``participants``,
 task inputs and ``context`` (the rows before its decision point, as in the
 task files).
 """
+
 from __future__ import annotations
 
 from collections import Counter
@@ -89,7 +90,9 @@ def group_label_first(inst: Mapping) -> list[str]:
 
 
 def speaker_about_others(inst: Mapping) -> list[dict]:
-    return [{"source": inst["speaker"], "target": p, "viewpoint": ""} for p in inst["participants"] if p != inst["speaker"]]
+    return [
+        {"source": inst["speaker"], "target": p, "viewpoint": ""} for p in inst["participants"] if p != inst["speaker"]
+    ]
 
 
 class _Majority:
@@ -118,7 +121,9 @@ class _Majority:
             return f"always {self.predict({})!r} (the training split's majority)"
         if self.task == "er":
             return f"always intensity {self.predict({})} (the training split's most frequent)"
-        parts = [f"{s}: {', '.join(label for label, _ in c.most_common(3))}" for s, c in sorted(self.by_scenario.items())]
+        parts = [
+            f"{s}: {', '.join(label for label, _ in c.most_common(3))}" for s, c in sorted(self.by_scenario.items())
+        ]
         return "the scenario's labels by training frequency (" + "; ".join(parts) + ")"
 
 
@@ -130,15 +135,37 @@ def trivial_rules(task: str, train: Sequence[Mapping]) -> list[TrivialRule]:
         majority = _Majority(task, train)
         rules.append(TrivialRule("majority", majority.describe(), majority.predict))
     if task == "itp":
-        rules.append(TrivialRule("shortcut", "yes exactly when the current row is addressed to the therapist", lambda i: itp_shortcut(i["context"][-1]["target"] if i["context"] else [])))
+        rules.append(
+            TrivialRule(
+                "shortcut",
+                "yes exactly when the current row is addressed to the therapist",
+                lambda i: itp_shortcut(i["context"][-1]["target"] if i["context"] else []),
+            )
+        )
     if task == "stp":
         rules += [
-            TrivialRule("group_label", "the group label (Couple / Family) first, then the participants", group_label_first),
-            TrivialRule("last_client", "the client who spoke last in the context first, then the others by recency, then the group label", last_client_first),
-            TrivialRule("most_client", "the client who spoke most in the context first, then the others, then the group label", most_client_first),
+            TrivialRule(
+                "group_label", "the group label (Couple / Family) first, then the participants", group_label_first
+            ),
+            TrivialRule(
+                "last_client",
+                "the client who spoke last in the context first, then the others by recency, then the group label",
+                last_client_first,
+            ),
+            TrivialRule(
+                "most_client",
+                "the client who spoke most in the context first, then the others, then the group label",
+                most_client_first,
+            ),
         ]
     if task == "vp":
-        rules.append(TrivialRule("speaker_about_others", "the speaker's viewpoint about every other participant (empty text)", speaker_about_others))
+        rules.append(
+            TrivialRule(
+                "speaker_about_others",
+                "the speaker's viewpoint about every other participant (empty text)",
+                speaker_about_others,
+            )
+        )
     rules.append(TrivialRule(RANDOM, "uniform over the instance's candidates (expected value, not a sample)", None))
     return rules
 

@@ -20,6 +20,7 @@ A paired test's p-value is two-sided, from the share of resamples on the far
 side of zero; with B resamples it cannot resolve values below 1/(B+1), so
 when no resample crosses zero it is reported as ``p < 1/(B+1)``, never as 0.
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -43,7 +44,9 @@ def cluster_sums(matrix: np.ndarray, cluster_ids: Sequence[str]) -> np.ndarray:
     """Per-cluster sums of per-instance statistics, clusters in first-seen order."""
     order: dict[str, int] = {}
     codes = np.array([order.setdefault(c, len(order)) for c in cluster_ids], dtype=int)
-    return np.stack([np.bincount(codes, weights=column, minlength=len(order)) for column in matrix.T], axis=1).reshape(len(order), matrix.shape[1])
+    return np.stack([np.bincount(codes, weights=column, minlength=len(order)) for column in matrix.T], axis=1).reshape(
+        len(order), matrix.shape[1]
+    )
 
 
 def resample_weights(clusters: int, resamples: int = DEFAULT_RESAMPLES, seed: int = 0) -> np.ndarray:
@@ -65,7 +68,10 @@ def unreliable(groups: int) -> str:
     """Why an interval over ``groups`` groups is not given ("" when it is)."""
     if groups >= MIN_GROUPS:
         return ""
-    return f"only {groups} {UNIT}{'s' if groups != 1 else ''} (fewer than {MIN_GROUPS}): too few independent units for a bootstrap interval"
+    return (
+        f"only {groups} {UNIT}{'s' if groups != 1 else ''} (fewer than {MIN_GROUPS}): too few independent units for "
+        "a bootstrap interval"
+    )
 
 
 def metric_intervals(scorer: Scorer, sums_by_group: np.ndarray, weights: np.ndarray) -> dict[str, dict]:

@@ -19,6 +19,7 @@ ITP is not applicable: whether the therapist speaks next is not part of a
 row's annotation (the draft annotates rows that exist), so the builder on the
 draft clip would read the gold's own next speaker.
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
@@ -41,7 +42,9 @@ def _as_prediction(task: str, gold: Any) -> Any:
     if task == "er":
         return gold["intensity"]
     if task == "vp":
-        return [{"source": v["source"], "target": v["target"], "viewpoint": v["viewpoint"]} for v in gold]  # attitude left out
+        return [
+            {"source": v["source"], "target": v["target"], "viewpoint": v["viewpoint"]} for v in gold
+        ]  # attitude left out
     raise ValueError(f"the draft gives no answer to task {task!r}")
 
 
@@ -67,7 +70,9 @@ def draft_predictions(
         wanted.setdefault(inst.clip_id, set()).add(inst.row_index)
     out: dict[str, Any] = {}
     profile = profile if isinstance(profile, TaskProfile) else get_profile(profile)
-    loose = profile.uncap(profile.parameters if params is None else params)  # every row the rules would consider is asked about
+    loose = profile.uncap(
+        profile.parameters if params is None else params
+    )  # every row the rules would consider is asked about
     for clip_id, rows in wanted.items():
         clip = draft_clips.get(clip_id)
         if clip is None:

@@ -13,6 +13,7 @@ functions below. Sampling in ``platform-v1`` (ITP balancing, ER and VP caps)
 draws from a ``random.Random`` seeded with ``<seed>/<task>/<sample_id>``: the
 same clip gives the same instances whatever else the release holds.
 """
+
 from __future__ import annotations
 
 import json
@@ -89,7 +90,13 @@ class ClipView:
 
     @classmethod
     def of(cls, clip: dict, taxonomy_version: str) -> ClipView:
-        return cls(clip["sample_id"], clip["scenario"], list(clip["participants"]), clip["rows"], load_taxonomy(clip["scenario"], taxonomy_version))
+        return cls(
+            clip["sample_id"],
+            clip["scenario"],
+            list(clip["participants"]),
+            clip["rows"],
+            load_taxonomy(clip["scenario"], taxonomy_version),
+        )
 
     @property
     def group_label(self) -> str:
@@ -218,11 +225,22 @@ def build_er(clip: ClipView, rng: random.Random, params: RuleParameters):
         if not clip.is_client(row) or len(row["dialogue_cleaned"].split()) < params.er_min_words:
             continue
         speaker = row["primary_speaker"]
-        entry = next((e for e in row.get("internal_emotion") or [] if e.get("person") == speaker and _valid_intensity(e.get("intensity"))), None)
+        entry = next(
+            (
+                e
+                for e in row.get("internal_emotion") or []
+                if e.get("person") == speaker and _valid_intensity(e.get("intensity"))
+            ),
+            None,
+        )
         if entry is not None:
             found.append((row["row_index"], speaker, entry))
     for index, speaker, entry in _sample(rng, found[params.er_skip_earliest :], params.er_max_per_clip):
-        yield index, {"speaker": speaker}, {"emotion_description": entry["emotion_description"], "intensity": entry["intensity"]}
+        yield (
+            index,
+            {"speaker": speaker},
+            {"emotion_description": entry["emotion_description"], "intensity": entry["intensity"]},
+        )
 
 
 def build_vp(clip: ClipView, rng: random.Random, params: RuleParameters):
@@ -259,7 +277,9 @@ BUILDERS: dict[str, Builder] = {
 PROFILES[PLATFORM_V1].builders.update(BUILDERS)
 
 
-def instances_for_clip(task: str, clip: ClipView, *, split: str, seed: int, params=None, profile: TaskProfile | str | None = None) -> list[Instance]:
+def instances_for_clip(
+    task: str, clip: ClipView, *, split: str, seed: int, params=None, profile: TaskProfile | str | None = None
+) -> list[Instance]:
     """``task``'s instances of one clip by ``profile``'s rules (the default profile when None) and
     ``params`` (the profile's defaults when None)."""
     profile = profile if isinstance(profile, TaskProfile) else get_profile(profile)
@@ -301,7 +321,13 @@ def build_instances(
     profile = profile if isinstance(profile, TaskProfile) else get_profile(profile)
     views = [ClipView.of(c, taxonomy_version) for c in clips]
     return {
-        task: [inst for view in views for inst in instances_for_clip(task, view, split=splits[view.sample_id], seed=seed, params=params, profile=profile)]
+        task: [
+            inst
+            for view in views
+            for inst in instances_for_clip(
+                task, view, split=splits[view.sample_id], seed=seed, params=params, profile=profile
+            )
+        ]
         for task in tasks
     }
 
@@ -314,7 +340,17 @@ def _compact_encoder() -> Callable[[Any], str]:
     make = getattr(json.encoder, "c_make_encoder", None)
     if make is None:  # an interpreter without the C accelerator
         return reference.encode
-    encoder = make(None, reference.default, json.encoder.encode_basestring, None, reference.key_separator, reference.item_separator, False, False, True)
+    encoder = make(
+        None,
+        reference.default,
+        json.encoder.encode_basestring,
+        None,
+        reference.key_separator,
+        reference.item_separator,
+        False,
+        False,
+        True,
+    )
     return lambda value: "".join(encoder(value, 0))
 
 
@@ -373,4 +409,3 @@ class InstanceWriter:
         for inst in instances:
             self._parts(inst, parts)
         return b"".join(parts)
-

@@ -23,6 +23,7 @@ keep their distinct labels among the candidates (``normalize_target_top3``,
 ``normalize_strategy_top3``); a predicted intensity is rounded to a whole
 number (``parse_intensity``).
 """
+
 from __future__ import annotations
 
 from collections import Counter
@@ -66,10 +67,14 @@ class Scorer:
         raise NotImplementedError
 
     def matrix(self, instances: Sequence[Mapping], predictions: Sequence[Any]) -> np.ndarray:
-        return np.array([self.stats(i, p) for i, p in zip(instances, predictions)], dtype=float).reshape(len(instances), len(self.stat_names))
+        return np.array([self.stats(i, p) for i, p in zip(instances, predictions)], dtype=float).reshape(
+            len(instances), len(self.stat_names)
+        )
 
     def random_matrix(self, instances: Sequence[Mapping]) -> np.ndarray:
-        return np.array([self.random_stats(i) for i in instances], dtype=float).reshape(len(instances), len(self.stat_names))
+        return np.array([self.random_stats(i) for i in instances], dtype=float).reshape(
+            len(instances), len(self.stat_names)
+        )
 
     def values(self, matrix: np.ndarray) -> dict[str, float]:
         return {k: float(v) for k, v in self.summarise(matrix.sum(axis=0)).items()}
@@ -87,7 +92,12 @@ class TimingScorer(Scorer):
         gold = inst["gold"]
         if pred is None:  # scored as the wrong answer
             pred = NO if gold == YES else YES
-        return [gold == YES and pred == YES, gold == NO and pred == YES, gold == YES and pred == NO, gold == NO and pred == NO]
+        return [
+            gold == YES and pred == YES,
+            gold == NO and pred == YES,
+            gold == YES and pred == NO,
+            gold == NO and pred == NO,
+        ]
 
     def random_stats(self, inst):
         return [0.5, 0, 0.5, 0] if inst["gold"] == YES else [0, 0.5, 0, 0.5]
@@ -166,7 +176,9 @@ class PatternScorer(Scorer):
         self.offsets = {kind: 3 + k * len(self.labels) for k, kind in enumerate(("tp", "fp", "fn"))}
         if padded:
             # Which scenarios' taxonomies the macro average spans: the instances' scenarios, counted per scenario.
-            self.scenario_labels = {s: [x.label for x in load_taxonomy(s, taxonomy_version).relation_patterns] for s in SCENARIOS}
+            self.scenario_labels = {
+                s: [x.label for x in load_taxonomy(s, taxonomy_version).relation_patterns] for s in SCENARIOS
+            }
             self.scenario_offset = 3 + len(cells)
             self.stat_names = ("correct", "hit3", "n", *cells, *(f"n:{s}" for s in SCENARIOS), "rr")
             self.metric_names = ("accuracy", "macro_f1", "recall@3", "mrr")
@@ -280,7 +292,10 @@ class EmotionScorer(Scorer):
         return [sum(intensity_match(p, gold) for p in range(11)) / 11, 1 / 11, 1]
 
     def summarise(self, sums):
-        return {"intensity_match": _ratio(sums[..., 0], sums[..., 2]), "exact_intensity": _ratio(sums[..., 1], sums[..., 2])}
+        return {
+            "intensity_match": _ratio(sums[..., 0], sums[..., 2]),
+            "exact_intensity": _ratio(sums[..., 1], sums[..., 2]),
+        }
 
 
 class ViewpointScorer(Scorer):
@@ -348,16 +363,30 @@ class ViewpointScorer(Scorer):
 
 # Why each task's primary metric is the one it is (the card and ``evaluate`` say so).
 PRIMARY_REASONS = {
-    "itp": "F1 on `yes` (the therapist speaks next): the classes are balanced per clip, and F1 on the positive class does not reward always answering `no`.",
-    "rpp": "top-1 accuracy, as in the original benchmark; macro-F1 is reported beside it because a few labels dominate.",
+    "itp": (
+        "F1 on `yes` (the therapist speaks next): the classes are balanced per clip, and F1 on the positive class "
+        "does not reward always answering `no`."
+    ),
+    "rpp": (
+        "top-1 accuracy, as in the original benchmark; macro-F1 is reported beside it because a few labels dominate."
+    ),
     RPP_ANY_SPEAKER: "top-1 accuracy, as for RPP.",
-    "stp": "MRR over the top-3 ranking: it credits the right person or group label ranked second or third, which Recall@1 does not.",
+    "stp": (
+        "MRR over the top-3 ranking: it credits the right person or group label ranked second or third, which "
+        "Recall@1 does not."
+    ),
     "ssp": "MRR over the top-3 ranking, as for STP.",
-    "er": "the intensity match, the rule-based half of the task (the LLM judge's score of the emotion description is not computed by this tooling).",
+    "er": (
+        "the intensity match, the rule-based half of the task (the LLM judge's score of the emotion description is "
+        "not computed by this tooling)."
+    ),
     "vp": (
-        "none of the rule-based metrics: a viewpoint's source is the speaker by construction and its target is nearly always "
-        "another participant, so the trivial rule \"the speaker about every other participant\" recovers most (source, target) "
-        "pairs. The task's primary metric is the LLM judge's score of the viewpoint text, which this tooling does not compute; "
+        "none of the rule-based metrics: a viewpoint's source is the speaker by construction and its target is nearly "
+        "always "
+        'another participant, so the trivial rule "the speaker about every other participant" recovers most (source, '
+        "target) "
+        "pairs. The task's primary metric is the LLM judge's score of the viewpoint text, which this tooling does not "
+        "compute; "
         "the recovery figures only check that an output names the right people."
     ),
 }

@@ -8,6 +8,7 @@ read too. Nothing is dropped quietly: every line that cannot be used is
 reported with its reason, and an instance without a usable prediction is
 scored as wrong (see ``metrics``).
 """
+
 from __future__ import annotations
 
 import json
@@ -58,7 +59,13 @@ def _viewpoints(value) -> tuple[list[dict] | None, str]:
     for i, v in enumerate(value):
         if not isinstance(v, dict) or not isinstance(v.get("source"), str) or not isinstance(v.get("target"), str):
             return None, f"entry {i} needs a text source and a text target"
-        out.append({"source": v["source"], "target": v["target"], "viewpoint": v.get("viewpoint") if isinstance(v.get("viewpoint"), str) else ""})
+        out.append(
+            {
+                "source": v["source"],
+                "target": v["target"],
+                "viewpoint": v.get("viewpoint") if isinstance(v.get("viewpoint"), str) else "",
+            }
+        )
     return out, ""
 
 
@@ -129,7 +136,9 @@ def _records(text: str) -> list[tuple[str, Any]]:
         whole = None
     if isinstance(whole, dict) and "id" not in whole:
         # Keyed by instance id; a value that is not an object is kept so that it is reported as malformed.
-        return [(f"key {k!r}", {**v, "id": k} if isinstance(v, dict) else {"id": k, "_value": v}) for k, v in whole.items()]
+        return [
+            (f"key {k!r}", {**v, "id": k} if isinstance(v, dict) else {"id": k, "_value": v}) for k, v in whole.items()
+        ]
     out = []
     for n, line in enumerate(text.splitlines(), start=1):
         if not line.strip():

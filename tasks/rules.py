@@ -11,6 +11,7 @@ and a target naming two or more participants is the group label.
 The parameters below are those of the platform's own profile, ``platform-v1``;
 ``rescue-v1`` has its own (``tasks.profiles.rescue_v1.RescueParameters``).
 """
+
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
@@ -54,7 +55,15 @@ CONTEXT_KEYS = ("row_index", "start_time", "end_time", "primary_speaker", "targe
 # part of its input. ITP decides after the current row; STP and SSP predict
 # what the therapist's row will do, so that row is not shown; RPP, ER and VP
 # read the row they label.
-CONTEXT_INCLUDES_ROW = {"itp": True, "rpp": True, RPP_ANY_SPEAKER: True, "stp": False, "ssp": False, "er": True, "vp": True}
+CONTEXT_INCLUDES_ROW = {
+    "itp": True,
+    "rpp": True,
+    RPP_ANY_SPEAKER: True,
+    "stp": False,
+    "ssp": False,
+    "er": True,
+    "vp": True,
+}
 
 YES, NO = "yes", "no"
 

@@ -1,6 +1,7 @@
 """Shared fixtures. Real services only: SQLite/eager by default, PostgreSQL,
 Redis and a real Celery worker when DATABASE_URL / CELERY_BROKER_URL are set
 (as .ci/run does). Under CI=true a missing service is a failure, not a skip."""
+
 from __future__ import annotations
 
 import os
@@ -108,14 +109,33 @@ def celery_worker_process(django_db_setup, django_db_blocker):
     """A real Celery worker process on the real broker, sharing the test database."""
     broker = os.environ.get("CELERY_BROKER_URL", "")
     require(bool(broker), "CELERY_BROKER_URL is not set: no broker for a real worker")
-    require(os.environ.get("DATABASE_URL", "").startswith("postgres"), "a real worker needs a shared PostgreSQL test database (DATABASE_URL)")
+    require(
+        os.environ.get("DATABASE_URL", "").startswith("postgres"),
+        "a real worker needs a shared PostgreSQL test database (DATABASE_URL)",
+    )
     with django_db_blocker.unblock():
         env = {**os.environ, "DATABASE_URL": _test_database_url()}
     (REPO / "var").mkdir(exist_ok=True)
     log = open(REPO / "var" / "test-worker.log", "w")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "rescue_annot", "worker", "--loglevel=INFO", "--concurrency=1", "-Q", "default,preannotate,embeddings", "-n", f"test-{os.getpid()}@%h"],
-        cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT,
+        [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "rescue_annot",
+            "worker",
+            "--loglevel=INFO",
+            "--concurrency=1",
+            "-Q",
+            "default,preannotate,embeddings",
+            "-n",
+            f"test-{os.getpid()}@%h",
+        ],
+        cwd=REPO,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
     )
     from rescue_annot.celery import app
 

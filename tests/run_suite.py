@@ -47,9 +47,15 @@ def main(args: list[str]) -> int:
     started = time.monotonic()
     logs = {name: open(ROOT / "var" / f"test-{name}.log", "w") for name in ("waiting", "unit")}
     runs = {
-        "waiting": subprocess.Popen([*pytest, "-m", WAITING], cwd=ROOT, stdout=logs["waiting"], stderr=subprocess.STDOUT),
+        "waiting": subprocess.Popen(
+            [*pytest, "-m", WAITING], cwd=ROOT, stdout=logs["waiting"], stderr=subprocess.STDOUT
+        ),
         "unit": subprocess.Popen(
-            [*pytest, "-m", f"not ({WAITING})"], cwd=ROOT, env=unit_environment(os.environ), stdout=logs["unit"], stderr=subprocess.STDOUT
+            [*pytest, "-m", f"not ({WAITING})"],
+            cwd=ROOT,
+            env=unit_environment(os.environ),
+            stdout=logs["unit"],
+            stderr=subprocess.STDOUT,
         ),
     }
     codes = {name: run.wait() for name, run in runs.items()}

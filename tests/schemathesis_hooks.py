@@ -6,6 +6,7 @@ a JSON object of path parameter -> value), so that its body gets past the
 one value of a JSON body is replaced by 100,000 nested lists or by a list of
 100,000 numbers, one field of a form by the same text.
 """
+
 import itertools
 import json
 import os

@@ -9,6 +9,7 @@ call twice), from the fixtures' teardown.
 
 No pytest and no Django at import time: gunicorn imports ``faults_wsgi`` from here.
 """
+
 from __future__ import annotations
 
 import http.client
@@ -33,7 +34,10 @@ def _pg_tool(name: str) -> str:
     found = shutil.which(name)
     if found:
         return found
-    versions = sorted(Path("/usr/lib/postgresql").glob(f"*/bin/{name}"), key=lambda p: int(p.parts[-3]) if p.parts[-3].isdigit() else 0)
+    versions = sorted(
+        Path("/usr/lib/postgresql").glob(f"*/bin/{name}"),
+        key=lambda p: int(p.parts[-3]) if p.parts[-3].isdigit() else 0,
+    )
     return str(versions[-1]) if versions else f"/usr/local/bin/{name}"
 
 
@@ -100,7 +104,9 @@ class RedisServer:
         from redis.backoff import NoBackoff
         from redis.retry import Retry
 
-        client = redis.Redis(host="127.0.0.1", port=self.port, socket_timeout=1, socket_connect_timeout=1, retry=Retry(NoBackoff(), 0))
+        client = redis.Redis(
+            host="127.0.0.1", port=self.port, socket_timeout=1, socket_connect_timeout=1, retry=Retry(NoBackoff(), 0)
+        )
         try:
             return bool(client.ping())
         except redis.RedisError:
@@ -110,7 +116,9 @@ class RedisServer:
         with open(self.log_path, "a") as log:
             self.proc = subprocess.Popen(
                 [REDIS_SERVER, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
-                stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
             )
         wait_until(lambda: self.proc.poll() is not None or self.ping(), timeout, f"redis on port {self.port} to answer")
         if self.proc.poll() is not None:
@@ -139,20 +147,28 @@ class PostgresCluster:
         self.port = free_port()
 
     def _as_postgres(self, *cmd: str, timeout: float = 120) -> subprocess.CompletedProcess:
-        result = subprocess.run([RUNUSER, "-u", PG_USER, "--", *cmd], check=False, capture_output=True, text=True, timeout=timeout)
+        result = subprocess.run(
+            [RUNUSER, "-u", PG_USER, "--", *cmd], check=False, capture_output=True, text=True, timeout=timeout
+        )
         if result.returncode != 0:
-            raise RuntimeError(f"{' '.join(cmd)} failed ({result.returncode}): {result.stdout[-2000:]}{result.stderr[-2000:]}")
+            raise RuntimeError(
+                f"{' '.join(cmd)} failed ({result.returncode}): {result.stdout[-2000:]}{result.stderr[-2000:]}"
+            )
         return result
 
     def init(self) -> None:
-        self._as_postgres(INITDB, "-D", str(self.data), "-U", PG_USER, "--auth=trust", "-E", "UTF8", "--no-sync", "--no-instructions")
+        self._as_postgres(
+            INITDB, "-D", str(self.data), "-U", PG_USER, "--auth=trust", "-E", "UTF8", "--no-sync", "--no-instructions"
+        )
 
     def start(self) -> None:
         options = (
             f"-p {self.port} -k {self.root} -c listen_addresses=127.0.0.1 "
             "-c fsync=off -c full_page_writes=off -c synchronous_commit=off -c max_connections=40"
         )
-        self._as_postgres(PG_CTL, "-D", str(self.data), "-l", str(self.log_path), "-o", options, "-w", "-t", "60", "start")
+        self._as_postgres(
+            PG_CTL, "-D", str(self.data), "-l", str(self.log_path), "-o", options, "-w", "-t", "60", "start"
+        )
 
     def stop(self) -> None:
         """``pg_ctl stop -m fast``: open transactions are rolled back, clients are disconnected."""
@@ -184,7 +200,15 @@ class PostgresCluster:
 
 def manage(env: dict, *args: str, timeout: float = 180) -> str:
     """``manage.py ARGS`` in a subprocess with ``env``; its stdout, or RuntimeError with the output."""
-    result = subprocess.run([sys.executable, "manage.py", *args], check=False, cwd=REPO, env=env, capture_output=True, text=True, timeout=timeout)
+    result = subprocess.run(
+        [sys.executable, "manage.py", *args],
+        check=False,
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
     if result.returncode != 0:
         raise RuntimeError(f"manage.py {' '.join(args)} failed: {result.stdout[-3000:]}{result.stderr[-3000:]}")
     return result.stdout
@@ -194,10 +218,11 @@ def django_call(env: dict, target: str, timeout: float = 120):
     """Call ``module:function`` in a fresh Django process with ``env``; its JSON-able return value."""
     module, function = target.split(":")
     code = (
-        "import json, django; django.setup(); "
-        f"from {module} import {function} as f; print('\\n@@' + json.dumps(f()))"
+        f"import json, django; django.setup(); from {module} import {function} as f; print('\\n@@' + json.dumps(f()))"
     )
-    result = subprocess.run([sys.executable, "-c", code], check=False, cwd=REPO, env=env, capture_output=True, text=True, timeout=timeout)
+    result = subprocess.run(
+        [sys.executable, "-c", code], check=False, cwd=REPO, env=env, capture_output=True, text=True, timeout=timeout
+    )
     if result.returncode != 0 or "\n@@" not in result.stdout:
         raise RuntimeError(f"{target} failed: {result.stdout[-3000:]}{result.stderr[-3000:]}")
     return json.loads(result.stdout.rsplit("\n@@", 1)[1])
@@ -240,16 +265,33 @@ class Answer:
 class Gunicorn:
     """A gunicorn on 127.0.0.1 in its own process group."""
 
-    def __init__(self, env: dict, workdir: Path, app: str = "rescue_annot.wsgi:application", workers: int = 1, threads: int = 1):
+    def __init__(
+        self, env: dict, workdir: Path, app: str = "rescue_annot.wsgi:application", workers: int = 1, threads: int = 1
+    ):
         self.port = free_port()
         self.log_path = Path(workdir) / f"gunicorn-{self.port}.log"
         cmd = [
-            str(Path(sys.executable).with_name("gunicorn")), app, "--bind", f"127.0.0.1:{self.port}",
-            "--workers", str(workers), "--worker-class", "sync" if threads == 1 else "gthread", "--threads", str(threads),
-            "--timeout", "60", "--graceful-timeout", "5", "--log-level", "warning",
+            str(Path(sys.executable).with_name("gunicorn")),
+            app,
+            "--bind",
+            f"127.0.0.1:{self.port}",
+            "--workers",
+            str(workers),
+            "--worker-class",
+            "sync" if threads == 1 else "gthread",
+            "--threads",
+            str(threads),
+            "--timeout",
+            "60",
+            "--graceful-timeout",
+            "5",
+            "--log-level",
+            "warning",
         ]
         with open(self.log_path, "a") as log:
-            self.proc = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+            self.proc = subprocess.Popen(
+                cmd, cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+            )
 
     @property
     def pid(self) -> int:
@@ -279,7 +321,12 @@ class Gunicorn:
         try:
             conn.request(method, path, body=data, headers=headers)
             response = conn.getresponse()
-            return Answer(response.status, {k.lower(): v for k, v in response.getheaders()}, response.read(), time.monotonic() - started)
+            return Answer(
+                response.status,
+                {k.lower(): v for k, v in response.getheaders()},
+                response.read(),
+                time.monotonic() - started,
+            )
         finally:
             conn.close()
 
@@ -305,9 +352,27 @@ class CeleryWorker:
         self.log_path = Path(workdir) / f"worker-{os.getpid()}-{free_port()}.log"
         with open(self.log_path, "a") as log:
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", "celery", "-A", "rescue_annot", "worker", "--loglevel=INFO", "--concurrency=1",
-                 "-Q", "default,preannotate,embeddings", "-n", f"faults-{os.getpid()}@%h", "--without-gossip", "--without-mingle"],
-                cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+                [
+                    sys.executable,
+                    "-m",
+                    "celery",
+                    "-A",
+                    "rescue_annot",
+                    "worker",
+                    "--loglevel=INFO",
+                    "--concurrency=1",
+                    "-Q",
+                    "default,preannotate,embeddings",
+                    "-n",
+                    f"faults-{os.getpid()}@%h",
+                    "--without-gossip",
+                    "--without-mingle",
+                ],
+                cwd=REPO,
+                env=env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
             )
 
     def wait_ready(self, timeout: float = 90) -> None:

@@ -1,5 +1,6 @@
 """The lead's adjudication and assignment API and pages: the same operations for
 scripts, leads only, and a page whose query count does not grow with its rows."""
+
 from __future__ import annotations
 
 import json
@@ -45,7 +46,13 @@ def test_clip_payload_sets_draft_and_coders_side_by_side(clip, lead):
     assert first["draft"]["content"]["utterance_type"] == "disclosure"
     assert first["gold"] == {**first["gold"], "id": None, "version": 0, "status": "open"}
     assert body["rows"][2]["gold"]["status"] == "new" and body["rows"][2]["unanimous"]
-    assert body["summary"] == {**body["summary"], "rows": 3, "disputed_rows": 2, "undecided_fields": 2, "unanimous_without_gold": 1}
+    assert body["summary"] == {
+        **body["summary"],
+        "rows": 3,
+        "disputed_rows": 2,
+        "undecided_fields": 2,
+        "unanimous_without_gold": 1,
+    }
 
 
 def test_clip_payload_filters_rows(clip, lead):
@@ -62,20 +69,36 @@ def test_clip_payload_filters_rows(clip, lead):
 
 def test_decide_save_validate_and_conflict_through_the_api(clip, lead):
     client = api_for(lead)
-    taken = client.post(f"/api/v1/rows/{row_id(clip, 1)}/gold/decide/", {"field": "utterance_type", "source": "ann1", "version": 0, "note": "clear ask"}, format="json")
+    taken = client.post(
+        f"/api/v1/rows/{row_id(clip, 1)}/gold/decide/",
+        {"field": "utterance_type", "source": "ann1", "version": 0, "note": "clear ask"},
+        format="json",
+    )
     assert taken.status_code == 200, taken.json()
     assert taken.json()["version"] == 1 and taken.json()["status"] == "decided"
     assert taken.json()["decisions"]["utterance_type"]["note"] == "clear ask"
-    stale = client.post(f"/api/v1/rows/{row_id(clip, 1)}/gold/decide/", {"field": "utterance_type", "source": "ann2", "version": 0}, format="json")
+    stale = client.post(
+        f"/api/v1/rows/{row_id(clip, 1)}/gold/decide/",
+        {"field": "utterance_type", "source": "ann2", "version": 0},
+        format="json",
+    )
     assert stale.status_code == 409 and stale.json()["current"]["content"]["utterance_type"] == "request"
 
     gold = client.get(f"/api/v1/rows/{row_id(clip, 2)}/gold/").json()
     content = {**gold["suggestion"]["content"], "tone_of_voice": "calm and warm"}
-    bad = client.post(f"/api/v1/rows/{row_id(clip, 2)}/gold/validate/", {"content": {**content, "target": []}}, format="json")
+    bad = client.post(
+        f"/api/v1/rows/{row_id(clip, 2)}/gold/validate/", {"content": {**content, "target": []}}, format="json"
+    )
     assert [i["code"] for i in bad.json()["issues"]] == ["target_empty"]
-    refused = client.put(f"/api/v1/rows/{row_id(clip, 2)}/gold/", {"content": {**content, "target": []}, "version": 0}, format="json")
+    refused = client.put(
+        f"/api/v1/rows/{row_id(clip, 2)}/gold/", {"content": {**content, "target": []}, "version": 0}, format="json"
+    )
     assert refused.status_code == 422 and refused.json()["issues"][0]["path"] == "target"
-    saved = client.put(f"/api/v1/rows/{row_id(clip, 2)}/gold/", {"content": content, "version": 0, "notes": {"tone_of_voice": "both"}}, format="json")
+    saved = client.put(
+        f"/api/v1/rows/{row_id(clip, 2)}/gold/",
+        {"content": content, "version": 0, "notes": {"tone_of_voice": "both"}},
+        format="json",
+    )
     assert saved.status_code == 200, saved.json()
     assert saved.json()["decisions"]["tone_of_voice"]["source"] == "edit"
     stored = Gold.objects.get(row_id=row_id(clip, 2))
@@ -89,14 +112,27 @@ def test_clip_level_operations_through_the_api(clip, lead, annotator):
     refused = client.post(f"/api/v1/clips/{clip.pk}/adjudication/mark-adjudicated/")
     assert refused.status_code == 422 and "2 row(s) have no gold (rows 1, 2)" in refused.json()["detail"]
     for index, name in ((1, "utterance_type"), (2, "tone_of_voice")):
-        assert client.post(f"/api/v1/rows/{row_id(clip, index)}/gold/decide/", {"field": name, "source": "ann2", "version": 0}, format="json").status_code == 200
+        assert (
+            client.post(
+                f"/api/v1/rows/{row_id(clip, index)}/gold/decide/",
+                {"field": name, "source": "ann2", "version": 0},
+                format="json",
+            ).status_code
+            == 200
+        )
     done = client.post(f"/api/v1/clips/{clip.pk}/adjudication/mark-adjudicated/")
     assert done.status_code == 200 and done.json()["state"] == "adjudicated"
-    reopened = client.post(f"/api/v1/clips/{clip.pk}/adjudication/rereview/", {"annotator": "ann1", "message": "row 1"}, format="json")
+    reopened = client.post(
+        f"/api/v1/clips/{clip.pk}/adjudication/rereview/", {"annotator": "ann1", "message": "row 1"}, format="json"
+    )
     assert reopened.json() == {**reopened.json(), "state": "reopened", "clip_state": "in_review"}
     proposal = add_comment(clip, annotator, "audio is missing", kind=CommentKind.DISCARD_PROPOSAL)
-    discarded = client.post(f"/api/v1/clips/{clip.pk}/adjudication/accept-discard/", {"comment": proposal.pk}, format="json")
-    assert discarded.json()["state"] == "discarded" and discarded.json()["discard_reason"].startswith("audio is missing")
+    discarded = client.post(
+        f"/api/v1/clips/{clip.pk}/adjudication/accept-discard/", {"comment": proposal.pk}, format="json"
+    )
+    assert discarded.json()["state"] == "discarded" and discarded.json()["discard_reason"].startswith(
+        "audio is missing"
+    )
 
 
 def test_project_progress_endpoint(clip, lead):
@@ -137,11 +173,15 @@ def test_bulk_assignment_with_a_calibration_list_through_the_api(imported, lead,
 
 def test_bulk_assignment_with_a_calibration_number_and_bad_input(imported, lead, annotator, other_annotator):
     client = api_for(lead)
-    both = client.post(f"/api/v1/projects/{imported.slug}/assignments/", {"calibration": 1, "calibration_clips": ["x"]}, format="json")
+    both = client.post(
+        f"/api/v1/projects/{imported.slug}/assignments/", {"calibration": 1, "calibration_clips": ["x"]}, format="json"
+    )
     assert both.status_code == 400
     too_many = client.post(f"/api/v1/projects/{imported.slug}/assignments/", {"per_clip": 3}, format="json")
     assert too_many.status_code == 422 and "only 2 annotators" in too_many.json()["detail"]
-    ok = client.post(f"/api/v1/projects/{imported.slug}/assignments/", {"per_clip": 2, "calibration": 2, "seed": 7}, format="json")
+    ok = client.post(
+        f"/api/v1/projects/{imported.slug}/assignments/", {"per_clip": 2, "calibration": 2, "seed": 7}, format="json"
+    )
     assert ok.status_code == 201
     assert Assignment.objects.filter(mode=AssignmentMode.FROM_EMPTY).values("clip").distinct().count() == 2
 
@@ -149,7 +189,9 @@ def test_bulk_assignment_with_a_calibration_number_and_bad_input(imported, lead,
 def test_reassign_through_the_api(imported, lead, annotator, other_annotator):
     clip = imported.clips.first()
     assignment = start_assignment(clip, annotator)
-    response = api_for(lead).post(f"/api/v1/assignments/{assignment.pk}/reassign/", {"annotator": "ann2"}, format="json")
+    response = api_for(lead).post(
+        f"/api/v1/assignments/{assignment.pk}/reassign/", {"annotator": "ann2"}, format="json"
+    )
     assert response.status_code == 201 and response.json()["annotator"] == "ann2"
     assert not Revision.objects.filter(row__clip=clip, annotator=annotator).exists()
 
@@ -159,10 +201,16 @@ def test_assignment_page_assigns_in_bulk_with_a_calibration_number(client, impor
     page = client.get(reverse("assignment-index", args=[imported.slug]))
     assert page.status_code == 200 and b"Calibration draw" in page.content
     every_clip = list(imported.clips.values_list("sample_id", flat=True))
-    response = client.post(reverse("assignment-index", args=[imported.slug]), {"per_clip": 2, "clips": every_clip, "calibration": "1", "seed": 0}, follow=True)
+    response = client.post(
+        reverse("assignment-index", args=[imported.slug]),
+        {"per_clip": 2, "clips": every_clip, "calibration": "1", "seed": 0},
+        follow=True,
+    )
     assert b"8 assignments created" in response.content
     assert Assignment.objects.filter(mode=AssignmentMode.FROM_EMPTY).count() == 2
-    assert b"ann1" in response.content and b"4 / 12" not in response.content  # progress table shows rows reviewed of rows
+    assert (
+        b"ann1" in response.content and b"4 / 12" not in response.content
+    )  # progress table shows rows reviewed of rows
     first = Assignment.objects.filter(annotator=annotator).first()
     create_user("ann3", "annotator", password="x-pass-12345")
     moved = client.post(reverse("assignment-reassign", args=[first.pk]), {"annotator": "ann3"}, follow=True)
@@ -172,8 +220,14 @@ def test_assignment_page_assigns_in_bulk_with_a_calibration_number(client, impor
 def test_assignment_page_refuses_unknown_calibration_clips(client, imported, lead, annotator, other_annotator):
     client.force_login(lead)
     ticked = ["maya_and_tobias/000_clip"]
-    response = client.post(reverse("assignment-index", args=[imported.slug]), {"per_clip": 2, "clips": ticked, "calibration_clips": ["maya_and_tobias/001_clip"], "seed": 0})
-    assert response.status_code == 422 and b"Calibration clips must be ticked for assignment too: maya_and_tobias/001_clip" in response.content
+    response = client.post(
+        reverse("assignment-index", args=[imported.slug]),
+        {"per_clip": 2, "clips": ticked, "calibration_clips": ["maya_and_tobias/001_clip"], "seed": 0},
+    )
+    assert (
+        response.status_code == 422
+        and b"Calibration clips must be ticked for assignment too: maya_and_tobias/001_clip" in response.content
+    )
     assert not Assignment.objects.exists()
 
 
@@ -189,8 +243,17 @@ def test_clip_page_embeds_the_payload_and_escapes_text(client, project, tmp_path
     assert page.status_code == 200
     text = page.content.decode()
     assert "<script>alert(1)</script>" not in text
-    embedded = json.loads(re.search(r'<script id="workspace-data" type="application/json">(.*?)</script>', text, re.S).group(1))
-    assert embedded["filters"] == {"disagreements": True, "open": False, "field": "tone_of_voice", "label": "", "annotator": "", "order": ""}, "the page starts filtered"
+    embedded = json.loads(
+        re.search(r'<script id="workspace-data" type="application/json">(.*?)</script>', text, re.S).group(1)
+    )
+    assert embedded["filters"] == {
+        "disagreements": True,
+        "open": False,
+        "field": "tone_of_voice",
+        "label": "",
+        "annotator": "",
+        "order": "",
+    }, "the page starts filtered"
     assert embedded["summary"]["unanimous_without_gold"] == 1 and embedded["can_mark"] is True
     assert embedded["rows"][0]["dialogue_cleaned"] == "<script>alert(1)</script>", "kept as text, inert inside the JSON"
 
@@ -224,7 +287,11 @@ def long_clip(project, tmp_path, n_rows, sample_id):
     rows = []
     for i in range(1, n_rows + 1):
         start = float(i * 5)
-        rows.append(therapist_row(i, start=start) if i % 3 == 0 else client_row(i, speaker="Maya" if i % 2 else "Tobias", target=("Therapist",), start=start))
+        rows.append(
+            therapist_row(i, start=start)
+            if i % 3 == 0
+            else client_row(i, speaker="Maya" if i % 2 else "Tobias", target=("Therapist",), start=start)
+        )
     doc = couple_clip(sample_id=sample_id, rows=rows)
     path = tmp_path / f"{n_rows}.jsonl"
     path.write_text(json.dumps(doc) + "\n", encoding="utf-8")
@@ -243,7 +310,9 @@ def seeded_disagreements(clip, coders, lead):
         Gold.objects.create(row=state.row, content=state.base()[0], decided_by=lead)
 
 
-def test_adjudication_page_query_count_does_not_grow_with_rows(client, project, tmp_path, annotator, other_annotator, lead):
+def test_adjudication_page_query_count_does_not_grow_with_rows(
+    client, project, tmp_path, annotator, other_annotator, lead
+):
     small = long_clip(project, tmp_path, 15, "maya_and_tobias/015_rows")
     large = long_clip(project, tmp_path, 150, "maya_and_tobias/150_rows")
     for clip in (small, large):
@@ -260,7 +329,10 @@ def test_adjudication_page_query_count_does_not_grow_with_rows(client, project, 
             body = selectors.adjudication_payload(clip)
         assert len(body["rows"]) == clip.rows.count()
         counts[clip.rows.count()] = (len(page), len(payload))
-    print(f"\nadjudication page queries: 15 rows -> {counts[15][0]}, 150 rows -> {counts[150][0]}; payload alone: {counts[15][1]} / {counts[150][1]}")
+    print(
+        f"\nadjudication page queries: 15 rows -> {counts[15][0]}, 150 rows -> {counts[150][0]}; payload alone: "
+        f"{counts[15][1]} / {counts[150][1]}"
+    )
     assert counts[15] == counts[150]
     assert counts[150][1] <= 10
 
@@ -274,24 +346,43 @@ def test_nav_landing_goes_straight_to_the_only_project_or_lists_them(client, pro
 
     create_project("second", name="Second benchmark")
     listing = client.get(reverse("assignment-projects")).content.decode()
-    assert reverse("assignment-index", args=["second"]) in listing and reverse("assignment-index", args=[project.slug]) in listing
+    assert (
+        reverse("assignment-index", args=["second"]) in listing
+        and reverse("assignment-index", args=[project.slug]) in listing
+    )
 
 
 def test_accepting_the_suggestion_through_the_api(clip, lead, annotator):
     client = api_for(lead)
     url = f"/api/v1/rows/{row_id(clip, 1)}/gold/accept-suggestion/"
     before = client.get(f"/api/v1/rows/{row_id(clip, 1)}/gold/").json()
-    assert before["content"] is None and "utterance_type" not in before["suggestion"]["fields"], "the coders split: no suggestion"
+    assert before["content"] is None and "utterance_type" not in before["suggestion"]["fields"], (
+        "the coders split: no suggestion"
+    )
     split = client.post(url, {"version": 0, "fields": ["utterance_type"]}, format="json")
     assert split.status_code == 422 and "the lead must take a value" in split.json()["detail"]
     accepted = client.post(url, {"version": 0, "fields": ["tone_of_voice"]}, format="json")
     assert accepted.status_code == 200, accepted.json()
-    assert accepted.json()["decisions"]["tone_of_voice"]["source"] == "unanimous" and accepted.json()["status"] == "open"
+    assert (
+        accepted.json()["decisions"]["tone_of_voice"]["source"] == "unanimous" and accepted.json()["status"] == "open"
+    )
     assert client.post(url, {"version": 0}, format="json").status_code == 409
-    draft = client.post(f"/api/v1/rows/{row_id(clip, 1)}/gold/decide/", {"field": "utterance_type", "source": "draft", "version": 1}, format="json")
+    draft = client.post(
+        f"/api/v1/rows/{row_id(clip, 1)}/gold/decide/",
+        {"field": "utterance_type", "source": "draft", "version": 1},
+        format="json",
+    )
     assert draft.status_code == 422 and "needs a reason" in draft.json()["detail"]
-    draft = client.post(f"/api/v1/rows/{row_id(clip, 1)}/gold/decide/", {"field": "utterance_type", "source": "draft", "version": 1, "note": "the words are a disclosure"}, format="json")
-    assert draft.status_code == 200 and draft.json()["decisions"]["utterance_type"]["source"] == "draft" and draft.json()["status"] == "decided"
+    draft = client.post(
+        f"/api/v1/rows/{row_id(clip, 1)}/gold/decide/",
+        {"field": "utterance_type", "source": "draft", "version": 1, "note": "the words are a disclosure"},
+        format="json",
+    )
+    assert (
+        draft.status_code == 200
+        and draft.json()["decisions"]["utterance_type"]["source"] == "draft"
+        and draft.json()["status"] == "decided"
+    )
     unknown = client.post(url, {"version": 2, "fields": ["mood"]}, format="json")
     assert unknown.status_code == 422 and "unknown field(s) mood" in unknown.json()["detail"]
     assert client.post(url, {"version": 2}, format="json").status_code == 422, "nothing left to accept"

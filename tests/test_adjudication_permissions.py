@@ -2,6 +2,7 @@
 endpoints, by any method; anonymous visitors are sent to log in (pages) or
 refused (API: 401, as for every endpoint of the project). Pages and endpoints
 answer 403 to a signed-in non-lead."""
+
 from __future__ import annotations
 
 import pytest
@@ -25,7 +26,12 @@ def clip(project, tmp_path, annotator, other_annotator):
 def kwargs_for(pattern, clip):
     """Real ids for each URL parameter, so that a 403 is the role check and not a 404."""
     names = set(pattern.pattern.converters)
-    values = {"slug": clip.project.slug, "clip_id": clip.pk, "row_id": clip.rows.first().pk, "assignment_id": Assignment.objects.filter(clip=clip).first().pk}
+    values = {
+        "slug": clip.project.slug,
+        "clip_id": clip.pk,
+        "row_id": clip.rows.first().pk,
+        "assignment_id": Assignment.objects.filter(clip=clip).first().pk,
+    }
     return {k: values[k] for k in names}
 
 
@@ -36,7 +42,15 @@ def every_url(clip):
         yield "api", pattern.name, reverse(pattern.name, kwargs=kwargs_for(pattern, clip))
 
 
-BODY = {"field": "utterance_type", "source": "ann1", "version": 0, "annotator": "ann1", "comment": 1, "content": {}, "per_clip": 1}
+BODY = {
+    "field": "utterance_type",
+    "source": "ann1",
+    "version": 0,
+    "annotator": "ann1",
+    "comment": 1,
+    "content": {},
+    "per_clip": 1,
+}
 
 
 def test_the_url_list_covers_every_page_and_endpoint(clip):
@@ -50,7 +64,7 @@ def test_annotators_get_403_everywhere_and_change_nothing(clip, annotator, who):
     client = APIClient()
     client.force_login(user)
     state_before = clip.state
-    for kind, name, url in every_url(clip):
+    for _kind, name, url in every_url(clip):
         for method in ("get", "post", "put"):
             response = getattr(client, method)(url, BODY, format="json") if method != "get" else client.get(url)
             assert response.status_code in (403, 405), f"{who} {method.upper()} {name}: {response.status_code}"
@@ -78,5 +92,9 @@ def test_leads_and_admins_reach_the_pages(client, clip, lead):
     admin = create_user("boss", "admin", password="x-pass-12345")[0]
     for user in (lead, admin):
         client.force_login(user)
-        for name, args in (("adjudication-index", [clip.project.slug]), ("adjudication-clip", [clip.pk]), ("assignment-index", [clip.project.slug])):
+        for name, args in (
+            ("adjudication-index", [clip.project.slug]),
+            ("adjudication-clip", [clip.pk]),
+            ("assignment-index", [clip.project.slug]),
+        ):
             assert client.get(reverse(name, args=args)).status_code == 200, (user.username, name)

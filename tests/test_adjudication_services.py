@@ -1,6 +1,7 @@
 """Adjudication as a lead relies on it: disagreements found per field, gold decided
 field by field with every decision audited, unanimous rows in bulk, and the
 clip-level decisions (discard, re-review, adjudicated)."""
+
 from __future__ import annotations
 
 import pytest
@@ -14,6 +15,7 @@ from annotation.workspace.services import InvalidDocument, add_comment, save_rev
 from .builders.adjudication import reviewed_clip
 
 pytestmark = pytest.mark.django_db
+
 
 # What each coder changes in the draft, per row index. Row 1: the coders
 # disagree on the utterance type; row 2 (therapist): on the tone of voice;
@@ -82,7 +84,12 @@ def test_taking_a_coders_value_creates_the_gold_and_records_the_decision(clip, l
     gold = services.decide(row.pk, lead, "utterance_type", "ann1", 0, note="a clear ask")
     assert gold.version == 1 and gold.content["utterance_type"] == "request"
     decision = gold.decisions["utterance_type"]
-    assert decision["source"] == "ann1" and decision["note"] == "a clear ask" and decision["by"] == "lead1" and decision["at"]
+    assert (
+        decision["source"] == "ann1"
+        and decision["note"] == "a clear ask"
+        and decision["by"] == "lead1"
+        and decision["at"]
+    )
     assert decision["same_as"] == ["ann1"]
     # Fields every coder agreed on are decided as unanimous; nothing is left open.
     assert gold.decisions["target"]["source"] == "unanimous"
@@ -99,10 +106,16 @@ def test_taking_the_drafts_value_needs_a_reason_and_is_recorded_as_the_drafts(cl
         services.decide(row.pk, lead, "utterance_type", "draft", 0, note="   ")
     assert not Gold.objects.filter(row=row).exists()
     gold = services.decide(row.pk, lead, "utterance_type", "draft", 0, note="she discloses before she asks")
-    assert gold.content["utterance_type"] == "disclosure" and gold.decisions["utterance_type"]["same_as"] == ["ann2", "draft"]
+    assert gold.content["utterance_type"] == "disclosure" and gold.decisions["utterance_type"]["same_as"] == [
+        "ann2",
+        "draft",
+    ]
     assert gold.decisions["utterance_type"]["source"] == "draft"
     gold = services.decide(row.pk, lead, "utterance_type", "gold", gold.version, note="the draft was right")
-    assert gold.decisions["utterance_type"]["source"] == "draft" and gold.decisions["utterance_type"]["note"] == "the draft was right"
+    assert (
+        gold.decisions["utterance_type"]["source"] == "draft"
+        and gold.decisions["utterance_type"]["note"] == "the draft was right"
+    )
     assert gold.content["utterance_type"] == "disclosure"
 
 
@@ -126,14 +139,23 @@ def test_editing_the_gold_records_an_edit_decision_for_changed_fields_only(clip,
     state = state_of(clip, 2)
     content = {**selectors.gold_document(state)["suggestion"]["content"], "tone_of_voice": "calm and warm"}
     gold = services.save_gold(state.row.pk, lead, content, 0, notes={"tone_of_voice": "both hold"})
-    assert gold.decisions["tone_of_voice"] == {**gold.decisions["tone_of_voice"], "source": "edit", "note": "both hold", "same_as": []}
+    assert gold.decisions["tone_of_voice"] == {
+        **gold.decisions["tone_of_voice"],
+        "source": "edit",
+        "note": "both hold",
+        "same_as": [],
+    }
     assert set(gold.decisions) == set(FIELDS), "the other fields were unanimous"
     assert gold.history.first().history_user == lead
 
 
 def test_an_invalid_gold_edit_is_refused_with_field_paths(clip, lead):
     state = state_of(clip, 1)
-    content = {**selectors.gold_document(state)["suggestion"]["content"], "utterance_type": "request", "target": ["Maya"]}
+    content = {
+        **selectors.gold_document(state)["suggestion"]["content"],
+        "utterance_type": "request",
+        "target": ["Maya"],
+    }
     with pytest.raises(InvalidDocument) as exc:
         services.save_gold(state.row.pk, lead, content, 0)
     assert [(i.path, i.code) for i in exc.value.issues] == [("target[0]", "self_target")]
@@ -167,9 +189,13 @@ def test_gold_accepted_within_a_threshold_records_the_guidance_in_force(clip, le
     from annotation.codebook.services import write_guidance
 
     version = write_guidance(
-        clip.project, lead, field="utterance_type", labels=["accusation", "disclosure"],
-        text="Blame is an accusation even with a feeling in it.", why="coders split",
-    )  # fmt: skip
+        clip.project,
+        lead,
+        field="utterance_type",
+        labels=["accusation", "disclosure"],
+        text="Blame is an accusation even with a feeling in it.",
+        why="coders split",
+    )
     result = services.accept_agreeing(clip, lead, 0.8)
     assert result.accepted == [3]
     assert gold_of(clip, 3).guidance_version_id == version.pk
@@ -214,7 +240,9 @@ def test_mark_adjudicated_waits_for_every_coder(project, tmp_path, annotator, ot
         services.mark_adjudicated(clip, lead)
 
 
-def test_no_gold_is_decided_before_the_coders_the_project_requires_have_submitted(project, tmp_path, annotator, other_annotator, lead):
+def test_no_gold_is_decided_before_the_coders_the_project_requires_have_submitted(
+    project, tmp_path, annotator, other_annotator, lead
+):
     clip = reviewed_clip(project, tmp_path, [annotator, other_annotator], submit=False)
     row = state_of(clip, 1).row
     for write in (
@@ -273,7 +301,9 @@ def test_rereview_reopens_the_assignment_and_the_annotator_can_edit_again(clip, 
     assert clip.state == ClipState.IN_REVIEW
     assert Comment.objects.filter(clip=clip, author=lead, body__contains="row 2: check the tone").exists()
     revision = Revision.objects.get(row__clip=clip, row__row_index=2, annotator=annotator)
-    save_revision(revision.pk, annotator, {**revision.content, "tone_of_voice": "warm"}, revision.version, reviewed=True)
+    save_revision(
+        revision.pk, annotator, {**revision.content, "tone_of_voice": "warm"}, revision.version, reviewed=True
+    )
     submit_assignment(Assignment.objects.get(clip=clip, annotator=annotator), annotator)
     clip.refresh_from_db()
     assert clip.state == ClipState.REVIEWED
@@ -292,7 +322,9 @@ def test_project_progress_counts_rows_and_open_disagreements_per_field(clip, lea
     progress = selectors.project_progress(clip.project)
     assert progress["clips"] == 1 and progress["clips_adjudicated"] == 0
     assert progress["rows"] == 3 and progress["rows_adjudicated"] == 0
-    assert progress["disagreements_left"]["utterance_type"] == 1 and progress["disagreements_left"]["tone_of_voice"] == 1
+    assert (
+        progress["disagreements_left"]["utterance_type"] == 1 and progress["disagreements_left"]["tone_of_voice"] == 1
+    )
     assert progress["disagreements_left_total"] == 2
     services.accept_unanimous(clip, lead)
     services.decide(state_of(clip, 1).row.pk, lead, "utterance_type", "ann1", 0)
@@ -304,17 +336,29 @@ def test_project_progress_counts_rows_and_open_disagreements_per_field(clip, lea
 # --- gold is empty until decided; suggestions ----------------------------------------
 
 
-def test_no_gold_until_a_decision_and_the_suggestion_says_where_it_comes_from(project, tmp_path, annotator, other_annotator):
+def test_no_gold_until_a_decision_and_the_suggestion_says_where_it_comes_from(
+    project, tmp_path, annotator, other_annotator
+):
     from annotation.services import create_user
 
     third = create_user("ann3", "annotator", password="pw-ann3-123456")[0]
-    edits = {"ann1": {1: {"utterance_type": "request"}, 2: {"tone_of_voice": "calm"}}, "ann3": {1: {"utterance_type": "request"}, 2: {"tone_of_voice": "warm"}}, "ann2": {2: {"tone_of_voice": "soft"}}}
+    edits = {
+        "ann1": {1: {"utterance_type": "request"}, 2: {"tone_of_voice": "calm"}},
+        "ann3": {1: {"utterance_type": "request"}, 2: {"tone_of_voice": "warm"}},
+        "ann2": {2: {"tone_of_voice": "soft"}},
+    }
     clip = reviewed_clip(project, tmp_path, [annotator, other_annotator, third], edits)
     first, second, third_row = (selectors.gold_document(state_of(clip, i)) for i in (1, 2, 3))
     assert first["content"] is None and first["decisions"] == {} and first["version"] == 0
-    assert first["suggestion"]["fields"]["utterance_type"] == {"kind": "majority", "source": "ann1", "agree": ["ann1", "ann3"]}
+    assert first["suggestion"]["fields"]["utterance_type"] == {
+        "kind": "majority",
+        "source": "ann1",
+        "agree": ["ann1", "ann3"],
+    }
     assert first["suggestion"]["content"]["utterance_type"] == "request"
-    assert "tone_of_voice" not in second["suggestion"]["fields"], "three ways apart: no suggestion, the draft never decides"
+    assert "tone_of_voice" not in second["suggestion"]["fields"], (
+        "three ways apart: no suggestion, the draft never decides"
+    )
     assert second["suggestion"]["content"]["tone_of_voice"] == "", "the open field is empty, not the draft's value"
     assert third_row["suggestion"]["fields"]["target"]["kind"] == "unanimous"
     assert not Gold.objects.filter(row__clip=clip).exists()
@@ -348,7 +392,9 @@ def test_gold_is_held_to_a_persons_rules_at_every_entry_point(project, tmp_path,
     assert 3 in result.invalid and result.invalid[3][0]["code"] == "relation_reason_missing"
     state = state_of(clip, 3)
     with pytest.raises(InvalidDocument) as refused:
-        services.save_gold(state.row.pk, lead, {**state.base()[0], "relation_pattern_evidence_rows": [1], "relation_pattern": None}, 0)
+        services.save_gold(
+            state.row.pk, lead, {**state.base()[0], "relation_pattern_evidence_rows": [1], "relation_pattern": None}, 0
+        )
     assert {i.code for i in refused.value.issues} == {"evidence_without_pattern"}
     assert {i.code for i in services.validate_gold(state.row, state.base()[0])} == {"relation_reason_missing"}
     # Accepted anyway (a suggestion is taken as it is), the gold keeps the issue and the clip cannot close on it.
@@ -361,6 +407,8 @@ def test_gold_is_held_to_a_persons_rules_at_every_entry_point(project, tmp_path,
 def test_the_label_filter_offers_each_label_once_and_matches_any_kind(clip):
     payload = selectors.adjudication_payload(clip)
     labels = [c["label"] for c in payload["label_choices"]]
-    assert labels.count("repair") == 1 and {"utterance type", "strategy"} == set(next(c for c in payload["label_choices"] if c["label"] == "repair")["kinds"])
+    assert labels.count("repair") == 1 and {"utterance type", "strategy"} == set(
+        next(c for c in payload["label_choices"] if c["label"] == "repair")["kinds"]
+    )
     shown = lambda **f: [s.row.row_index for s in selectors.row_states(clip) if selectors.RowFilter(**f).matches(s)]  # noqa: E731
     assert shown(label="request") == [1] and shown(label="track") == [2] and shown(label="utterance:track") == []

@@ -44,7 +44,9 @@ def test_masi_matrix_equals_masi_distance_on_every_pair():
     domain = [(), ("P0",), ("P0", "P1"), ("P1", "P0", "P2")]
     domain += [tuple(rng.choice(names, size=rng.integers(1, 5), replace=False)) for _ in range(150)]
     fast = masi_matrix(domain)
-    slow = np.array([[0.0 if i == j else masi_distance(a, b) for j, b in enumerate(domain)] for i, a in enumerate(domain)])
+    slow = np.array(
+        [[0.0 if i == j else masi_distance(a, b) for j, b in enumerate(domain)] for i, a in enumerate(domain)]
+    )
     assert fast.shape == slow.shape and np.array_equal(fast, slow)
     assert fast[0, 1] == 1.0 and fast[1, 2] == 1.0 - 0.5 * (2 / 3) and fast[0, 0] == 0.0
 
@@ -86,7 +88,10 @@ def test_masi_alpha_of_a_hand_computed_case():
 
 def test_masi_alpha_through_the_pipeline_for_support_targets(project):
     a, b = annotators("masi", 2)
-    rows = lambda *targets: [therapist_content(target=t, strategy="track") for t in targets]
+
+    def rows(*targets):
+        return [therapist_content(target=t, strategy="track") for t in targets]
+
     make_clip(
         project,
         "masi/001",

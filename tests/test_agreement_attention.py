@@ -2,6 +2,7 @@
 their intervals, the confused pairs above a share with "n more", the coders furthest apart, what changed since
 the last report; checked against the report's own tables computed here by hand. And it answers at once in the
 demo's mode (no broker): the first view shows progress while a thread computes."""
+
 from __future__ import annotations
 
 import html as html_lib
@@ -35,7 +36,7 @@ def test_the_summary_names_what_the_tables_below_show(client, lead, project):
     entry = overall(report)
     client.force_login(lead)
     page = client.get(f"/projects/{project.slug}/agreement/").content.decode()
-    summary = words(page[page.index('id="agreement-attention"'):page.index('id="section-fields"')])
+    summary = words(page[page.index('id="agreement-attention"') : page.index('id="section-fields"')])
     assert page.index('id="agreement-attention"') < page.index("agreement-table")  # the summary first, the tables below
 
     # Fields: every defined alpha below 0.8 named in its band, with its interval; none above.
@@ -68,7 +69,9 @@ def test_the_summary_names_what_the_tables_below_show(client, lead, project):
     assert "This is the first report of this scope." in summary
 
     # A coder's work is reopened: the next report says which alphas moved since this one.
-    Assignment.objects.filter(clip=project.clips.order_by("sample_id").first(), annotator__username__endswith="annotator1").update(state=AssignmentState.REOPENED)
+    Assignment.objects.filter(
+        clip=project.clips.order_by("sample_id").first(), annotator__username__endswith="annotator1"
+    ).update(state=AssignmentState.REOPENED)
     again = services.report_state(project, params, sync=True).report.report
     assert again["previous"]["alphas"]["all/all"] == {
         k: (v["humans"]["alpha"] if v["humans"].get("defined") else None) for k, v in entry["measures"].items()

@@ -30,9 +30,12 @@ def test_prints_a_table_per_slice_and_writes_the_json_report(project, tmp_path):
         "== all assignments, all scenarios (5 clips, 12 rows, 41 revisions; annotators: coder1, coder2, coder3, coder4)"
         in text
     )
-    line = next(l for l in text.splitlines() if l.startswith("utterance_type "))
+    line = next(text_line for text_line in text.splitlines() if text_line.startswith("utterance_type "))
     assert "0.743" in line and " 11 " in line and " 40 " in line
-    assert next(l for l in text.splitlines() if l.startswith("emotion_intensity ")).split()[2] == "0.849"
+    assert (
+        next(text_line for text_line in text.splitlines() if text_line.startswith("emotion_intensity ")).split()[2]
+        == "0.849"
+    )
     assert (
         "== calibration assignments, all scenarios: no coded work yet: no submitted work in calibration (from-empty) "
         "assignments in this scope" in text

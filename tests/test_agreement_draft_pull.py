@@ -4,6 +4,7 @@ A resample of relationship groups is the data with each group's units repeated a
 so its alpha must be the ``krippendorff`` package's alpha on that repeated data; the seconds on a row are the
 gaps between a coder's own saves, without breaks and without a sitting's first save.
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -35,10 +36,20 @@ def test_a_resampled_alpha_is_the_packages_alpha_on_the_groups_units_repeated(le
     domain = list(range(values))
     delta = distance_matrix(level, domain)
     data = _Groups(codes, group, groups, delta)
-    for weights in (np.ones(groups), rng.integers(0, 3, size=groups).astype(float), np.eye(groups)[2] * 4 + np.eye(groups)[5]):
+    for weights in (
+        np.ones(groups),
+        rng.integers(0, 3, size=groups).astype(float),
+        np.eye(groups)[2] * 4 + np.eye(groups)[5],
+    ):
         mine = _alphas(data, delta, weights[None, :])[0]
-        repeated = np.concatenate([codes[:, group == g].repeat(int(w), axis=1) for g, w in enumerate(weights) if w], axis=1)
-        reference = krippendorff.alpha(reliability_data=np.where(repeated >= 0, repeated, np.nan).astype(float), level_of_measurement=level, value_domain=domain)
+        repeated = np.concatenate(
+            [codes[:, group == g].repeat(int(w), axis=1) for g, w in enumerate(weights) if w], axis=1
+        )
+        reference = krippendorff.alpha(
+            reliability_data=np.where(repeated >= 0, repeated, np.nan).astype(float),
+            level_of_measurement=level,
+            value_domain=domain,
+        )
         assert mine == pytest.approx(reference, abs=1e-9)
 
 
@@ -49,14 +60,18 @@ def test_a_resample_with_one_value_only_is_undefined_not_perfect():
 
 
 @pytest.mark.django_db
-def test_seconds_on_a_row_are_the_gaps_between_a_coders_own_saves_without_breaks(project, annotator, tmp_path, monkeypatch):
+def test_seconds_on_a_row_are_the_gaps_between_a_coders_own_saves_without_breaks(
+    project, annotator, tmp_path, monkeypatch
+):
     path = tmp_path / "clip.jsonl"
     path.write_text(json.dumps(couple_clip()) + "\n", encoding="utf-8")
     import_rescue(path, project, as_source="draft")
     clip = project.clips.get()
     start_assignment(clip, annotator)
-    moments = iter([0, 12, 30, 30 + BREAK_SECONDS + 1, 30 + BREAK_SECONDS + 6])  # row 1, row 2, row 3, (break) row 3 again, row 1 again
-    base = dt.datetime(2026, 11, 2, 9, 0, tzinfo=dt.timezone.utc)
+    moments = iter(
+        [0, 12, 30, 30 + BREAK_SECONDS + 1, 30 + BREAK_SECONDS + 6]
+    )  # row 1, row 2, row 3, (break) row 3 again, row 1 again
+    base = dt.datetime(2026, 11, 2, 9, 0, tzinfo=dt.UTC)
     clock = {"now": base}
     monkeypatch.setattr(timezone, "now", lambda: clock["now"])
     revisions = {r.row.row_index: r for r in Revision.objects.filter(row__clip=clip).select_related("row")}
@@ -79,5 +94,7 @@ def test_seconds_on_a_row_are_the_gaps_between_a_coders_own_saves_without_breaks
     by_index = {revisions[i].row_id: i for i in revisions}
     measured = {by_index[row]: s for row, s in seconds.items()}
     assert measured[2] == 12.0 and measured[3] == 18.0 and measured[1] == 5.0
-    unchanged = {by_index[ex.unit_row_ids[u]]: bool(x) for u, x in zip(ex.pace.unit.tolist(), ex.pace.unchanged.tolist())}
+    unchanged = {
+        by_index[ex.unit_row_ids[u]]: bool(x) for u, x in zip(ex.pace.unit.tolist(), ex.pace.unchanged.tolist())
+    }
     assert unchanged == {1: False, 2: True, 3: False}

@@ -47,7 +47,8 @@ def test_extracted_values_equal_those_of_synthetic_revisions(project):
 
 
 def test_edge_documents_keep_null_absent_and_empty_apart(project):
-    """JSON null and an absent key differ for the relation keys; "" is a value; odd shapes are read as the full document reads them."""
+    """JSON null and an absent key differ for the relation keys; "" is a value; odd shapes are read as the full document
+    reads them."""
     generate(project, clips=1, annotators=1, seed=3)
     drafts = list(Draft.objects.filter(row__clip__project=project).select_related("row")[:8])
     variants = [

@@ -37,6 +37,8 @@ EXAMPLE_A = [
     [0, 1, 0, 0, 0, 0, 0, 0, 1, 0],
     [1, 1, 1, 0, 0, 1, 0, 0, 0, 0],
 ]
+
+
 def overall(report: dict, measure: str, coders: str = "humans") -> dict:
     entry = next(s for s in report["slices"] if s["key"] == "all/all")
     return entry["measures"][measure][coders]

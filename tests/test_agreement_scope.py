@@ -243,8 +243,9 @@ def test_a_scope_without_coded_work_says_so_and_prints_no_alpha(project, lead, c
     report = compute_project_report(project)
     assert report["coded_work"] is False and report["summary"] == []
     assert report["empty_reason"].startswith("no coded work yet: no submitted work in this scope; ")
-    assert f"{report['counts']['rows'] * 3} revisions left out ({report['counts']['rows'] * 3} not submitted)" in (
-        report["empty_reason"]
+    assert (
+        f"{report['counts']['rows'] * 3} revisions left out ({report['counts']['rows'] * 3} not submitted)"
+        in (report["empty_reason"])
     )
     assert all(s["empty"] and s["reason"].startswith("no coded work yet") for s in report["slices"])
     assert _numbers_named_alpha(report) == []
@@ -347,9 +348,10 @@ def test_the_cache_follows_what_counts_and_ignores_work_in_progress(issue_projec
     assert stale.status == "missing" and stale.report.pk == first.report.pk and stale.stale
     fresh = services.report_state(project, params, sync=True)
     assert fresh.status == "ready" and not fresh.stale
-    assert fresh.report.report["counts"]["revisions"] == first.report.report["counts"]["revisions"] + 3 * clips[
-        2
-    ].rows.count()
+    assert (
+        fresh.report.report["counts"]["revisions"]
+        == first.report.report["counts"]["revisions"] + 3 * clips[2].rows.count()
+    )
     # Reopening one coder's assignment takes their work out again.
     Assignment.objects.filter(clip=clips[2], annotator=coders[1]).update(state=AssignmentState.REOPENED)
     assert services.report_state(project, params, start=False).stale

@@ -244,7 +244,7 @@ def test_every_figure_of_a_synthetic_project_equals_the_krippendorff_package(sem
     for scenario in ["all", *sorted(set(ex.unit_scenario.tolist()))]:
         available = _availability(ex, Slice("all", scenario))
         humans, everyone, pairs = _coder_sets(ex, available)
-        for key, matrix in texts.items():
+        for key, _matrix in texts.items():
             field = TEXT_FIELDS_BY_KEY[key]
             for coders in [humans, everyone, *map(list, pairs)]:
                 codes, _ = computer.matrix(field, available, coders)
@@ -404,7 +404,9 @@ def test_texts_are_numbered_the_same_whatever_order_the_database_returns_documen
     ex = extract_with_texts(clips, DEFAULT_WORK_SCOPE)
     before = {key: m.domain for key, m in extract_texts(ex, clips).items()}
     # Rewriting rows unchanged moves them to the end of PostgreSQL's heap, where a plain scan returns them last.
-    first_revisions = list(Revision.objects.filter(row__clip__in=clips).order_by("id").values_list("id", flat=True)[:60])
+    first_revisions = list(
+        Revision.objects.filter(row__clip__in=clips).order_by("id").values_list("id", flat=True)[:60]
+    )
     Revision.objects.filter(id__in=first_revisions).update(content=F("content"))
     first_drafts = list(Draft.objects.filter(row__clip__in=clips).order_by("id").values_list("id", flat=True)[:30])
     Draft.objects.filter(id__in=first_drafts).update(content=F("content"))
@@ -519,7 +521,9 @@ def test_pair_distances_looked_up_over_many_calls_equal_those_computed_directly(
     """The figures of a field share one ``PairDistances``: whatever order its pairs are asked in, each distance is
     the one ``distances`` computes for that pair, bit for bit."""
     rng = np.random.default_rng(11)
-    f = embedding_alpha.unit_vectors(["", *[f"t{i}" for i in range(60)]], {f"t{i}": rng.normal(size=8) for i in range(60)})
+    f = embedding_alpha.unit_vectors(
+        ["", *[f"t{i}" for i in range(60)]], {f"t{i}": rng.normal(size=8) for i in range(60)}
+    )
     lookup = embedding_alpha.PairDistances(f)
     for _ in range(25):
         a, b = rng.integers(0, len(f), size=(2, int(rng.integers(1, 200))))

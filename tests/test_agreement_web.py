@@ -271,7 +271,9 @@ def test_the_page_shows_the_last_report_marked_stale_while_a_worker_computes_the
     page = client.get(f"/projects/{project.slug}/agreement/").content.decode()
     assert "up to date" in page and 'id="agreement-progress"' not in page
     # One coder left: nothing to compare among annotators, and the report says what it left out.
-    left_out = 'Left out of this slice: <span title="the assignment is not submitted"><b>4</b> revisions (not submitted)'
+    left_out = (
+        'Left out of this slice: <span title="the assignment is not submitted"><b>4</b> revisions (not submitted)'
+    )
     assert left_out in page
 
 

@@ -5,6 +5,7 @@ Two kinds of run: bodies as schemathesis generates them from the schema, and
 the same with deep or wide JSON in every body (tests/schemathesis_hooks.py;
 issue 14, finding 2: a deep body answered 500).
 """
+
 import json
 import os
 import shutil
@@ -29,7 +30,13 @@ REPO = Path(__file__).resolve().parent.parent
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.parametrize(
     "role, bodies",
-    [("annotator", "generated"), ("lead", "generated"), ("admin", "generated"), ("annotator", "deep_and_wide"), ("lead", "deep_and_wide")],
+    [
+        ("annotator", "generated"),
+        ("lead", "generated"),
+        ("admin", "generated"),
+        ("annotator", "deep_and_wide"),
+        ("lead", "deep_and_wide"),
+    ],
 )
 def test_api_answers_within_its_schema_and_never_with_a_server_error(live_server, project, tmp_path, role, bodies):
     cli = shutil.which("schemathesis", path=str(REPO / ".venv" / "bin")) or shutil.which("schemathesis")
@@ -48,12 +55,30 @@ def test_api_answers_within_its_schema_and_never_with_a_server_error(live_server
         objects = {"slug": project.slug, "clip_id": clip.pk, "row_id": clip.rows.order_by("row_index").first().pk}
         if revision is not None:
             objects.update(revision_id=revision.pk, assignment_id=clip.assignments.get().pk)
-        env.update(SCHEMATHESIS_HOOKS=str(Path(__file__).with_name("schemathesis_hooks.py")), FUZZ_OBJECTS=json.dumps(objects))
+        env.update(
+            SCHEMATHESIS_HOOKS=str(Path(__file__).with_name("schemathesis_hooks.py")), FUZZ_OBJECTS=json.dumps(objects)
+        )
     result = subprocess.run(
-        [cli, "run", f"{live_server.url}/api/schema/", "-H", f"Authorization: Token {token}",
-         "--max-examples", "5" if bodies == "generated" else "2", "--phases", "fuzzing", "--seed", "1",
-         "--checks", "not_a_server_error,response_schema_conformance"],
-        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600,
+        [
+            cli,
+            "run",
+            f"{live_server.url}/api/schema/",
+            "-H",
+            f"Authorization: Token {token}",
+            "--max-examples",
+            "5" if bodies == "generated" else "2",
+            "--phases",
+            "fuzzing",
+            "--seed",
+            "1",
+            "--checks",
+            "not_a_server_error,response_schema_conformance",
+        ],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
     summary = "\n".join(result.stdout.splitlines()[-25:])
     print(f"schemathesis as {role} ({bodies} bodies):\n{summary}")  # the figures, in the run's log (pytest -s)

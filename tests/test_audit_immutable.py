@@ -5,6 +5,7 @@ on PostgreSQL a trigger (migration 0005) refuses it below the ORM too, for raw
 SQL and ``QuerySet.update()``. The one change let through is Django's own
 ``SET_NULL`` of ``history_user`` when a user is deleted.
 """
+
 from __future__ import annotations
 
 import pytest
@@ -68,7 +69,9 @@ def test_the_orm_refuses_to_change_a_historical_record(revision):
     with pytest.raises(AuditTrailImmutable):
         record.save(update_fields=["content"])
     # Nor by saving a fresh instance that carries an existing record's id.
-    forged = Revision.history.model(**{**Revision.history.model.objects.filter(pk=record.pk).values().get(), "version": 99})
+    forged = Revision.history.model(
+        **{**Revision.history.model.objects.filter(pk=record.pk).values().get(), "version": 99}
+    )
     with pytest.raises(AuditTrailImmutable):
         forged.save()
     assert snapshot(Revision) == before
@@ -90,10 +93,14 @@ def test_the_orm_refuses_to_delete_historical_records(revision, project):
 def test_every_history_table_has_the_trigger_on_postgresql():
     on_postgresql()
     with connection.cursor() as cursor:
-        cursor.execute("SELECT tgrelid::regclass::text FROM pg_trigger WHERE tgname = 'history_append_only' AND tgenabled <> 'D'")
+        cursor.execute(
+            "SELECT tgrelid::regclass::text FROM pg_trigger WHERE tgname = 'history_append_only' AND tgenabled <> 'D'"
+        )
         guarded = {name for (name,) in cursor.fetchall()}
     missing = {m._meta.db_table for m in historical_models()} - guarded
-    assert not missing, f"history tables without the append-only trigger (add them in a new migration): {sorted(missing)}"
+    assert not missing, (
+        f"history tables without the append-only trigger (add them in a new migration): {sorted(missing)}"
+    )
 
 
 def test_queryset_update_which_sends_no_signal_is_refused_by_postgresql(revision):
@@ -127,7 +134,10 @@ def test_postgresql_lets_through_only_the_unlinking_of_a_deleted_user(revision, 
     table = Comment.history.model._meta.db_table
     for sql, params in (
         (f"UPDATE {table} SET history_user_id = %s WHERE id = %s", [lead.pk, comment.pk]),  # pinning it on someone else
-        (f"UPDATE {table} SET history_user_id = NULL, body = 'edited' WHERE id = %s", [comment.pk]),  # unlinking as a cover
+        (
+            f"UPDATE {table} SET history_user_id = NULL, body = 'edited' WHERE id = %s",
+            [comment.pk],
+        ),  # unlinking as a cover
         (f"UPDATE {table} SET body = 'edited' WHERE id = %s", [comment.pk]),
     ):
         with pytest.raises(DatabaseError, match="append-only"):
@@ -141,11 +151,20 @@ def test_saves_are_still_audited(client, revision, annotator, lead, project):
     before = revision.history.count()
     api = APIClient()
     api.force_authenticate(annotator)
-    answer = api.put(f"/api/v1/revisions/{revision.pk}/", {"content": {**revision.content, "tone_of_voice": "calm"}, "version": 1}, format="json")
+    answer = api.put(
+        f"/api/v1/revisions/{revision.pk}/",
+        {"content": {**revision.content, "tone_of_voice": "calm"}, "version": 1},
+        format="json",
+    )
     assert answer.status_code == 200, answer.content
     newest = record_of(revision)
     assert revision.history.count() == before + 1
-    assert (newest.version, newest.content["tone_of_voice"], newest.history_user_id, newest.history_source) == (2, "calm", annotator.pk, "api")
+    assert (newest.version, newest.content["tone_of_voice"], newest.history_user_id, newest.history_source) == (
+        2,
+        "calm",
+        annotator.pk,
+        "api",
+    )
     clip = revision.row.clip
     add_comment(clip, annotator, "a note")
     assert Comment.history.filter(clip_id=clip.pk, body="a note", history_type="+").count() == 1

@@ -15,6 +15,7 @@ from .builders.api import api_for
 def clip(draft_clip):
     return draft_clip
 
+
 pytestmark = pytest.mark.django_db
 
 
@@ -22,7 +23,9 @@ def _edited(clip, annotator, tone="soft and slow"):
     start_assignment(clip, annotator)
     revision = Revision.objects.get(row__clip=clip, row__row_index=1, annotator=annotator)
     api_for(annotator).put(
-        f"/api/v1/revisions/{revision.pk}/", {"content": {**revision.content, "tone_of_voice": tone}, "version": 1}, format="json"
+        f"/api/v1/revisions/{revision.pk}/",
+        {"content": {**revision.content, "tone_of_voice": tone}, "version": 1},
+        format="json",
     )
     return revision
 

@@ -3,6 +3,7 @@ clear message naming the file, and leaves the database exactly as it was.
 The same for bad API bodies: deep and wide JSON, in JSON bodies and in
 multipart fields. Plus bounded property-based tests of the parsers' and the
 schema's robustness."""
+
 from __future__ import annotations
 
 import codecs
@@ -46,19 +47,26 @@ INGEST_BAD = {
     "only_numbers.srt": b"1\n2\n3\n",
     "no_cues.vtt": b"WEBVTT\n\n",
     "truncated_timing.srt": b"1\n00:00:01,000 --> 00:00:0\nMaya: hi\n\n",
-    "backwards.srt": (SRT_OK + "2\n00:10:00,000 --> 00:10:02,000\nTobias: later\n\n3\n00:00:00,500 --> 00:00:00,900\nMaya: way back\n\n").encode(),
+    "backwards.srt": (
+        SRT_OK
+        + "2\n00:10:00,000 --> 00:10:02,000\nTobias: later\n\n3\n00:00:00,500 --> 00:00:00,900\nMaya: way back\n\n"
+    ).encode(),
     "end_before_start.srt": b"1\n00:00:05,000 --> 00:00:02,000\nMaya: reversed\n\n",
     "bad_hours.vtt": b"WEBVTT\n\n00:xx:01.000 --> 00:00:03.000\n<v Maya>hi\n\n",
     "missing_columns.csv": b"start,end\n0,1\n",
     "bad_time.csv": b"start,end,speaker,text\nsoon,later,Maya,hello\n",
     "bad_time.tsv": b"start\tend\tspeaker\ttext\n1.0\tnever\tMaya\thello\n",
     "segments_not_list.json": json.dumps({"segments": {"start": 0}}).encode(),
-    "segments_wrong_types.json": json.dumps({"segments": [{"start": "a", "end": "b", "speaker": 1, "text": 2}]}).encode(),
+    "segments_wrong_types.json": json.dumps(
+        {"segments": [{"start": "a", "end": "b", "speaker": 1, "text": 2}]}
+    ).encode(),
     "deeply_nested.json": deep(100_000).encode(),
     "deeply_nested_objects.json": deep_object(50_000).encode(),
     "wide_segments.json": json.dumps({"segments": [7] * 200_000}).encode(),
     "invalid.json": b'{"segments": [ {"start": 0, ',
-    "rescue_without_rows.json": json.dumps({"sample_id": "a/b", "scenario": "couple", "participants": ["Maya"]}).encode(),
+    "rescue_without_rows.json": json.dumps(
+        {"sample_id": "a/b", "scenario": "couple", "participants": ["Maya"]}
+    ).encode(),
     "utf16_garbage.srt": codecs.BOM_UTF16_LE + bytes(range(1, 200)),
     "gigantic.srt": b"1\n00:00:01,000 --> 00:00:03,000\nMaya: " + b"a" * (21 * 1024 * 1024) + b"\n\n",
 }
@@ -70,17 +78,25 @@ IMPORT_BAD = {
     "blank_lines.jsonl": b"\n\n   \n",
     "not_utf8.jsonl": GOOD_LINE.replace("I keep", "Caf\u00e9 I keep").encode("cp1252") + b"\n",
     "wrong_type.jsonl": (json.dumps(mutate(GOOD, lambda c: c["rows"][0].update(start_time="zero"))) + "\n").encode(),
-    "unknown_label.jsonl": (json.dumps(mutate(GOOD, lambda c: c["rows"][0].update(utterance_type="complaint"))) + "\n").encode(),
-    "entity_outside.jsonl": (json.dumps(mutate(GOOD, lambda c: c["rows"][0].update(target=["Grandma"]))) + "\n").encode(),
+    "unknown_label.jsonl": (
+        json.dumps(mutate(GOOD, lambda c: c["rows"][0].update(utterance_type="complaint"))) + "\n"
+    ).encode(),
+    "entity_outside.jsonl": (
+        json.dumps(mutate(GOOD, lambda c: c["rows"][0].update(target=["Grandma"]))) + "\n"
+    ).encode(),
     "duplicate_ids.jsonl": (GOOD_LINE + "\n" + GOOD_LINE + "\n").encode(),
     "deeply_nested.jsonl": (deep(100_000) + "\n").encode(),
     "deeply_nested.json": deep(100_000).encode(),
-    "wide_row.jsonl": (json.dumps(mutate(GOOD, lambda c: c["rows"][0].update({f"extra_{i}": i for i in range(50_000)}))) + "\n").encode(),
+    "wide_row.jsonl": (
+        json.dumps(mutate(GOOD, lambda c: c["rows"][0].update({f"extra_{i}": i for i in range(50_000)}))) + "\n"
+    ).encode(),
     "missing_rows.json": json.dumps({k: v for k, v in GOOD.items() if k != "rows"}).encode(),
     "unknown_scenario.json": json.dumps({**GOOD, "scenario": "friends"}).encode(),
     "list_of_numbers.json": b"[1, 2, 3]",
     "self_target.jsonl": (json.dumps(mutate(GOOD, lambda c: c["rows"][0].update(target=["Maya"]))) + "\n").encode(),
-    "intensity_text.jsonl": (json.dumps(mutate(GOOD, lambda c: c["rows"][0]["internal_emotion"][0].update(intensity="high"))) + "\n").encode(),
+    "intensity_text.jsonl": (
+        json.dumps(mutate(GOOD, lambda c: c["rows"][0]["internal_emotion"][0].update(intensity="high"))) + "\n"
+    ).encode(),
     "wrong_extension.txt": GOOD_LINE.encode(),
 }
 
@@ -171,7 +187,12 @@ def test_bad_json_in_a_multipart_field_is_refused_clearly_and_nothing_is_written
     before = counts()
     response = client.post(
         f"/api/v1/projects/{project.slug}/clips/",
-        {"files": [SimpleUploadedFile("a.srt", SRT_OK.encode())], "scenario": "couple", "group": "g", "speaker_map": API_BAD_VALUES[name]},
+        {
+            "files": [SimpleUploadedFile("a.srt", SRT_OK.encode())],
+            "scenario": "couple",
+            "group": "g",
+            "speaker_map": API_BAD_VALUES[name],
+        },
     )
     assert response.status_code == 400, (name, response.status_code)
     assert "speaker_map" in json.dumps(response.json()) or "speaker map" in json.dumps(response.json())
@@ -182,7 +203,10 @@ def test_bad_json_in_a_multipart_field_is_refused_clearly_and_nothing_is_written
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers(-5, 20) | st.floats(allow_nan=False, width=32) | st.text(max_size=8),
-    lambda children: st.lists(children, max_size=3) | st.dictionaries(st.sampled_from(list(GOOD["rows"][0]) + ["x"]), children, max_size=4),
+    lambda children: (
+        st.lists(children, max_size=3)
+        | st.dictionaries(st.sampled_from(list(GOOD["rows"][0]) + ["x"]), children, max_size=4)
+    ),
     max_leaves=12,
 )
 
@@ -223,7 +247,9 @@ def browser_multipart(files: list[tuple[str, bytes]], fields: list[tuple[str, st
 
     out = b""
     for key, value in fields:
-        out += f'--{boundary}\r\nContent-Disposition: form-data; name="{key}"\r\n\r\n'.encode() + value.encode() + b"\r\n"
+        out += (
+            f'--{boundary}\r\nContent-Disposition: form-data; name="{key}"\r\n\r\n'.encode() + value.encode() + b"\r\n"
+        )
     for name, content in files:
         out += f'--{boundary}\r\nContent-Disposition: form-data; name="files"; filename="{quoted(name)}"\r\n'.encode()
         out += b"Content-Type: application/octet-stream\r\n\r\n" + content + b"\r\n"
@@ -249,19 +275,32 @@ def test_a_long_transcript_name_is_ingested_and_its_records_fit(client, lead, pr
 
 
 # Short and long names of any characters (long ones are where the records overflowed), with transcript suffixes or none.
-stems = st.text(max_size=20) | st.text(min_size=80, max_size=300) | st.text(alphabet="abcé -_.'\"%&", min_size=80, max_size=300)
+stems = (
+    st.text(max_size=20)
+    | st.text(min_size=80, max_size=300)
+    | st.text(alphabet="abcé -_.'\"%&", min_size=80, max_size=300)
+)
 names = st.builds(lambda stem, suffix: stem + suffix, stems, st.sampled_from([".srt", ".srt", ".vtt", ".SRT", ""]))
 folders = st.just("") | st.text(max_size=30) | st.text(min_size=200, max_size=600)
 
 
-@hsettings(max_examples=60, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@hsettings(
+    max_examples=60,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 @given(name=names, folder=folders, media_name=st.none() | stems.map(lambda stem: stem + ".mp4"))
-def test_upload_names_of_any_length_and_characters_are_ingested_or_refused_by_name(client, lead, project, name, folder, media_name):
+def test_upload_names_of_any_length_and_characters_are_ingested_or_refused_by_name(
+    client, lead, project, name, folder, media_name
+):
     """Fuzzed file names and folder paths through the ingest API, as a browser sends them: every answer is one the
     API documents, each transcript gets one result, a refusal says why, and nothing is half-written."""
     client.force_login(lead)
     files = [(name, unique_srt())] + ([(media_name, b"\0" * 64)] if media_name else [])
-    fields = [("scenario", "couple"), ("group", "g")] + ([("relative_paths", f"{folder}/{n}") for n, _ in files] if folder else [])
+    fields = [("scenario", "couple"), ("group", "g")] + (
+        [("relative_paths", f"{folder}/{n}") for n, _ in files] if folder else []
+    )
     body, content_type = browser_multipart(files, fields)
     clips_before = Clip.objects.count()
     response = client.post(f"/api/v1/projects/{project.slug}/clips/", body, content_type=content_type)
@@ -279,14 +318,26 @@ def test_upload_names_of_any_length_and_characters_are_ingested_or_refused_by_na
     assert history_reasons_fit()
 
 
-@hsettings(max_examples=80, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
-@given(name=st.text(min_size=1, max_size=700) | st.sampled_from(["caf\udce9/001.srt", "g/\udcff\udcfe.srt", "g/tab\there.srt", "g/nul\x00.srt", "g/" + "é" * 300 + ".srt"]))
+@hsettings(
+    max_examples=80,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(
+    name=st.text(min_size=1, max_size=700)
+    | st.sampled_from(
+        ["caf\udce9/001.srt", "g/\udcff\udcfe.srt", "g/tab\there.srt", "g/nul\x00.srt", "g/" + "é" * 300 + ".srt"]
+    )
+)
 def test_names_read_from_the_disk_are_ingested_or_refused_by_name(project, name):
     """``manage.py ingest`` reads names from the disk: any length, control characters, bytes that are not UTF-8."""
     name = name if "/" in name else f"g/{name}"
     raw = unique_srt()
     before = counts()
-    (result,) = ingest.ingest_files(project, [ingest.Upload(name=name, size=len(raw), read=lambda: raw)], ingest.IngestOptions(scenario="couple"))
+    (result,) = ingest.ingest_files(
+        project, [ingest.Upload(name=name, size=len(raw), read=lambda: raw)], ingest.IngestOptions(scenario="couple")
+    )
     assert result.status in ("created", "refused"), result
     if result.status == "refused":
         assert result.message and counts() == before
@@ -297,7 +348,9 @@ def test_names_read_from_the_disk_are_ingested_or_refused_by_name(project, name)
 def test_a_media_file_name_too_long_for_the_file_system_is_stored_under_a_shorter_one(client, lead, project):
     client.force_login(lead)
     stem = "é" * 200  # 400 bytes in UTF-8: more than a file system allows in one name
-    body, content_type = browser_multipart([(f"{stem}.srt", unique_srt()), (f"{stem}.mp4", b"\0" * 64)], [("scenario", "couple"), ("group", "g")])
+    body, content_type = browser_multipart(
+        [(f"{stem}.srt", unique_srt()), (f"{stem}.mp4", b"\0" * 64)], [("scenario", "couple"), ("group", "g")]
+    )
     response = client.post(f"/api/v1/projects/{project.slug}/clips/", body, content_type=content_type)
     assert response.status_code == 201, response.content[:500]
     clip = Clip.objects.get(pk=response.json()["results"][0]["clip_id"])

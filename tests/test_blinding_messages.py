@@ -6,6 +6,7 @@ reads text someone else wrote (comments, notes, decisions, discard reasons,
 audit entries) keeps the same rule: one test per place, each reading
 everything the annotator can open.
 """
+
 from __future__ import annotations
 
 import pytest
@@ -36,9 +37,16 @@ def everything_readable_by(user, clip) -> str:
     client = client_for(user)
     slug = clip.project.slug
     urls = [
-        "/", "/work/", f"/projects/{slug}/", f"/work/clips/{clip.pk}/",
-        f"/api/v1/clips/{clip.pk}/workspace/", f"/api/v1/clips/{clip.pk}/comments/", "/api/v1/assignments/",
-        "/api/v1/projects/", f"/api/v1/projects/{slug}/", f"/api/v1/projects/{slug}/clips/",
+        "/",
+        "/work/",
+        f"/projects/{slug}/",
+        f"/work/clips/{clip.pk}/",
+        f"/api/v1/clips/{clip.pk}/workspace/",
+        f"/api/v1/clips/{clip.pk}/comments/",
+        "/api/v1/assignments/",
+        "/api/v1/projects/",
+        f"/api/v1/projects/{slug}/",
+        f"/api/v1/projects/{slug}/clips/",
     ]
     urls += [f"/api/v1/revisions/{r.pk}/" for r in user.revisions.filter(row__clip=clip)]
     texts = []
@@ -52,9 +60,13 @@ def everything_readable_by(user, clip) -> str:
 def lead_only_places(clip, row) -> list[str]:
     slug = clip.project.slug
     return [
-        f"/projects/{slug}/history/", f"/api/v1/projects/{slug}/history/",
-        f"/adjudication/clips/{clip.pk}/", f"/api/v1/clips/{clip.pk}/adjudication/",
-        f"/api/v1/rows/{row.pk}/gold/", f"/projects/{slug}/adjudication/", f"/api/v1/projects/{slug}/adjudication/",
+        f"/projects/{slug}/history/",
+        f"/api/v1/projects/{slug}/history/",
+        f"/adjudication/clips/{clip.pk}/",
+        f"/api/v1/clips/{clip.pk}/adjudication/",
+        f"/api/v1/rows/{row.pk}/gold/",
+        f"/projects/{slug}/adjudication/",
+        f"/api/v1/projects/{slug}/adjudication/",
     ]
 
 
@@ -83,27 +95,39 @@ def test_a_re_review_message_naming_another_coder_is_refused(clip, lead):
 
 
 def test_a_lead_comment_that_names_one_coder_is_for_that_coder_alone(clip, annotator, other_annotator, lead):
-    response = client_for(lead).post(f"/api/v1/clips/{clip.pk}/comments/", {"body": "ANN1, row 3 looks like blame to me"}, content_type="application/json")
+    response = client_for(lead).post(
+        f"/api/v1/clips/{clip.pk}/comments/",
+        {"body": "ANN1, row 3 looks like blame to me"},
+        content_type="application/json",
+    )
     assert response.status_code == 201 and response.json()["to"] == "ann1"
     assert "row 3 looks like blame" not in everything_readable_by(other_annotator, clip)
     assert "row 3 looks like blame" in everything_readable_by(annotator, clip)
 
 
 def test_a_lead_comment_that_names_several_coders_is_refused(clip, lead):
-    response = client_for(lead).post(f"/api/v1/clips/{clip.pk}/comments/", {"body": "ann1 and ann2 disagree on row 3"}, content_type="application/json")
+    response = client_for(lead).post(
+        f"/api/v1/clips/{clip.pk}/comments/",
+        {"body": "ann1 and ann2 disagree on row 3"},
+        content_type="application/json",
+    )
     assert response.status_code == 422 and "write to each of them on their own" in response.json()["detail"]
     assert not Comment.objects.exists()
 
 
 def test_a_lead_note_for_every_coder_reaches_every_coder(clip, annotator, other_annotator, lead):
-    client_for(lead).post(f"/api/v1/clips/{clip.pk}/comments/", {"body": "Evidence rows are 1-based."}, content_type="application/json")
+    client_for(lead).post(
+        f"/api/v1/clips/{clip.pk}/comments/", {"body": "Evidence rows are 1-based."}, content_type="application/json"
+    )
     for coder in (annotator, other_annotator):
         assert "Evidence rows are 1-based." in everything_readable_by(coder, clip)
 
 
 def test_coders_never_read_each_others_comments_flags_or_discard_proposals(clip, annotator, other_annotator):
     add_comment(clip, other_annotator, "my private doubt about row 2")
-    add_comment(clip, other_annotator, "row 1 holds two turns", row=clip.rows.get(row_index=1), kind=CommentKind.FLAG_SPLIT)
+    add_comment(
+        clip, other_annotator, "row 1 holds two turns", row=clip.rows.get(row_index=1), kind=CommentKind.FLAG_SPLIT
+    )
     add_comment(clip, other_annotator, "audio does not match", kind=CommentKind.DISCARD_PROPOSAL)
     seen = everything_readable_by(annotator, clip)
     for text in ("my private doubt about row 2", "row 1 holds two turns", "audio does not match", "ann2"):
@@ -121,7 +145,9 @@ def test_a_lead_who_also_codes_the_clip_comments_as_a_coder(clip, annotator):
 
 
 def test_discard_reasons_stay_with_the_leads(clip, annotator, other_annotator, lead):
-    proposal = add_comment(clip, other_annotator, "the couple is not the one in the video", kind=CommentKind.DISCARD_PROPOSAL)
+    proposal = add_comment(
+        clip, other_annotator, "the couple is not the one in the video", kind=CommentKind.DISCARD_PROPOSAL
+    )
     accept_discard(clip, proposal.pk, lead)
     clip.refresh_from_db()
     assert "the couple is not the one in the video (proposed by ann2)" == clip.discard_reason
@@ -167,9 +193,16 @@ def test_audit_entries_stay_with_the_leads(clip, annotator, other_annotator, lea
 # --- addressees in every written form -------------------------------------------------------------
 
 
-@pytest.mark.parametrize("body", ["@ann1 please look at row 4", "ann1: please look at row 4", "@ANN1, please look at row 4", "Row 4, (ann1)."])
-def test_a_lead_comment_naming_a_coder_in_any_written_form_is_for_that_coder_alone(clip, annotator, other_annotator, lead, body):
-    response = client_for(lead).post(f"/api/v1/clips/{clip.pk}/comments/", {"body": body}, content_type="application/json")
+@pytest.mark.parametrize(
+    "body",
+    ["@ann1 please look at row 4", "ann1: please look at row 4", "@ANN1, please look at row 4", "Row 4, (ann1)."],
+)
+def test_a_lead_comment_naming_a_coder_in_any_written_form_is_for_that_coder_alone(
+    clip, annotator, other_annotator, lead, body
+):
+    response = client_for(lead).post(
+        f"/api/v1/clips/{clip.pk}/comments/", {"body": body}, content_type="application/json"
+    )
     assert response.status_code == 201 and response.json()["to"] == "ann1", response.content
     assert body not in everything_readable_by(other_annotator, clip)
     assert body in everything_readable_by(annotator, clip)
@@ -178,14 +211,17 @@ def test_a_lead_comment_naming_a_coder_in_any_written_form_is_for_that_coder_alo
 
 @pytest.mark.parametrize("body", ["@ann1 and @ann2 disagree on row 3", "@ann1: compare with @Ann2"])
 def test_a_lead_comment_mentioning_two_coders_is_refused(clip, lead, body):
-    response = client_for(lead).post(f"/api/v1/clips/{clip.pk}/comments/", {"body": body}, content_type="application/json")
+    response = client_for(lead).post(
+        f"/api/v1/clips/{clip.pk}/comments/", {"body": body}, content_type="application/json"
+    )
     assert response.status_code == 422 and "write to each of them on their own" in response.json()["detail"]
     assert not Comment.objects.exists()
 
 
 def test_a_re_review_request_that_mentions_another_coder_is_refused_and_writes_nothing(clip, lead):
     response = client_for(lead).post(
-        f"/api/v1/clips/{clip.pk}/adjudication/rereview/", {"annotator": "ann1", "message": "see what @ann2 chose on row 2"},
+        f"/api/v1/clips/{clip.pk}/adjudication/rereview/",
+        {"annotator": "ann1", "message": "see what @ann2 chose on row 2"},
         content_type="application/json",
     )
     assert response.status_code in (400, 422), response.content
@@ -198,10 +234,21 @@ def test_a_lead_comment_naming_a_coder_of_another_clip_is_refused(clip, project,
     """ann3 codes another clip of the project: the coders of this one must not learn that either."""
     from annotation.models import Clip
 
-    other_clip = Clip.objects.create(project=project, sample_id="g/other", scenario="couple", participants=["Maya", "Tobias"])
-    start_assignment(other_clip, create_user("ann3", "annotator", password="ann-three-pass-123")[0])  # pragma: allowlist secret
-    response = client_for(lead).post(f"/api/v1/clips/{clip.pk}/comments/", {"body": "as @ann3 did elsewhere"}, content_type="application/json")
-    assert response.status_code == 422 and "who do not code clip" in response.json()["detail"] and "ann3" in response.json()["detail"]
+    other_clip = Clip.objects.create(
+        project=project, sample_id="g/other", scenario="couple", participants=["Maya", "Tobias"]
+    )
+    start_assignment(
+        other_clip,
+        create_user("ann3", "annotator", password="ann-three-pass-123")[0],  # pragma: allowlist secret
+    )
+    response = client_for(lead).post(
+        f"/api/v1/clips/{clip.pk}/comments/", {"body": "as @ann3 did elsewhere"}, content_type="application/json"
+    )
+    assert (
+        response.status_code == 422
+        and "who do not code clip" in response.json()["detail"]
+        and "ann3" in response.json()["detail"]
+    )
     assert not Comment.objects.exists()
 
 
@@ -209,7 +256,17 @@ def test_usernames_are_matched_in_every_written_form_and_only_as_whole_names():
     from annotation.addressees import names_in
 
     coders = ["ann1", "ann2", "ann1.b"]
-    for text in ("ann1", "@ann1", "ann1:", "ANN1,", "(@Ann1)", "thanks, ann1.", "ann1's rows", "ann1@clinic.org", "@@ann1"):
+    for text in (
+        "ann1",
+        "@ann1",
+        "ann1:",
+        "ANN1,",
+        "(@Ann1)",
+        "thanks, ann1.",
+        "ann1's rows",
+        "ann1@clinic.org",
+        "@@ann1",
+    ):
         assert names_in(text, coders) == ["ann1"], text
     for text in ("ann10", "xann1", "ann1_old", "annie", ""):
         assert names_in(text, coders) == [], text

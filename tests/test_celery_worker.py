@@ -1,4 +1,5 @@
 """Background work through a real Celery worker on the real Redis broker."""
+
 import pytest
 
 from annotation.celery_tasks import start_recheck
@@ -13,7 +14,9 @@ from .conftest import wait_for
 def test_recheck_job_runs_on_a_real_worker_and_records_its_result(celery_worker_process, project, sample_path):
     import_rescue(sample_path, project)
     job = start_recheck(project)
-    done = wait_for(lambda: Job.objects.filter(pk=job.pk, state__in=[JobState.SUCCEEDED, JobState.FAILED]).first(), timeout=90)
+    done = wait_for(
+        lambda: Job.objects.filter(pk=job.pk, state__in=[JobState.SUCCEEDED, JobState.FAILED]).first(), timeout=90
+    )
     assert done.state == JobState.SUCCEEDED, done.error
     assert done.celery_task_id, "dispatched through the broker, not run in-process"
     assert done.attempts == 1 and done.progress_done == done.progress_total == 14
@@ -52,7 +55,10 @@ def test_a_free_text_report_is_computed_by_a_real_worker_with_progress(celery_wo
     params = services.Params()
     state = services.report_state(project, params, kind=services.TEXTS)
     assert state.job is not None, state.status
-    done = wait_for(lambda: Job.objects.filter(pk=state.job.pk, state__in=[JobState.SUCCEEDED, JobState.FAILED]).first(), timeout=120)
+    done = wait_for(
+        lambda: Job.objects.filter(pk=state.job.pk, state__in=[JobState.SUCCEEDED, JobState.FAILED]).first(),
+        timeout=120,
+    )
     assert done.state == JobState.SUCCEEDED, done.error
     assert done.celery_task_id, "dispatched through the broker, not run in-process"
     assert done.progress_total > 0 and done.progress_done == done.progress_total
@@ -83,7 +89,9 @@ def test_a_freeze_on_a_real_worker_carries_the_free_text_figures(celery_worker_p
     settings.RELEASES_ROOT = str(tmp_path / "releases")
     generate(project, clips=12, annotators=3, seed=6)
     job = start_freeze(project, version="1.0.0", seed=1)
-    done = wait_for(lambda: Job.objects.filter(pk=job.pk, state__in=[JobState.SUCCEEDED, JobState.FAILED]).first(), timeout=240)
+    done = wait_for(
+        lambda: Job.objects.filter(pk=job.pk, state__in=[JobState.SUCCEEDED, JobState.FAILED]).first(), timeout=240
+    )
     assert done.state == JobState.SUCCEEDED, done.error
     assert done.celery_task_id, "dispatched through the broker, not run in-process"
     release = Release.objects.get(project=project, version="1.0.0")

@@ -14,13 +14,19 @@ def test_a_bulk_transition_writes_every_clip_and_one_audit_record_each(project, 
     clips = [make_clip(project, sample_id=f"group_{i}/001") for i in range(3)]
     for clip in clips:
         transition(clip, ClipState.IN_REVIEW, actor=lead, reason="assigned")
-    moved = transition_many(Clip.objects.filter(project=project), ClipState.REVIEWED, actor=lead, reason="all submitted")
+    moved = transition_many(
+        Clip.objects.filter(project=project), ClipState.REVIEWED, actor=lead, reason="all submitted"
+    )
     assert moved == 3
     for clip in clips:
         clip.refresh_from_db()
         latest = clip.history.latest("history_id")
         assert clip.state == ClipState.REVIEWED
-        assert (latest.state, latest.history_user, latest.history_change_reason) == (ClipState.REVIEWED, lead, "all submitted")
+        assert (latest.state, latest.history_user, latest.history_change_reason) == (
+            ClipState.REVIEWED,
+            lead,
+            "all submitted",
+        )
 
 
 def test_a_bulk_transition_the_life_cycle_forbids_changes_nothing(project, lead):

@@ -4,6 +4,7 @@ A discarded or released clip refuses revision saves, reviews, submissions and
 comments with 409 and a message that says why (and quotes no coder's
 proposal); nothing is written. Reading it stays possible.
 """
+
 from __future__ import annotations
 
 import json
@@ -40,7 +41,11 @@ def release(clip):
 
 def state_of(clip, user):
     return (
-        list(Revision.objects.filter(row__clip=clip, annotator=user).order_by("pk").values_list("version", "status", "content")),
+        list(
+            Revision.objects.filter(row__clip=clip, annotator=user)
+            .order_by("pk")
+            .values_list("version", "status", "content")
+        ),
         Comment.objects.filter(clip=clip).count(),
         clip.assignments.get(annotator=user).state,
     )
@@ -52,11 +57,26 @@ def every_write(client, clip, user):
     content = {**revision.content, "tone_of_voice": "after the discard"}
     assignment = clip.assignments.get(annotator=user)
     return [
-        ("save", client.put(f"/api/v1/revisions/{revision.pk}/", {"content": content, "version": revision.version}, format="json")),
-        ("review", client.post(f"/api/v1/revisions/{revision.pk}/review/", {"version": revision.version}, format="json")),
+        (
+            "save",
+            client.put(
+                f"/api/v1/revisions/{revision.pk}/", {"content": content, "version": revision.version}, format="json"
+            ),
+        ),
+        (
+            "review",
+            client.post(f"/api/v1/revisions/{revision.pk}/review/", {"version": revision.version}, format="json"),
+        ),
         ("submit", client.post(f"/api/v1/assignments/{assignment.pk}/submit/")),
         ("comment", client.post(f"/api/v1/clips/{clip.pk}/comments/", {"body": "one more thought"}, format="json")),
-        ("flag", client.post(f"/api/v1/clips/{clip.pk}/comments/", {"body": "split here", "row": 1, "kind": "flag_split"}, format="json")),
+        (
+            "flag",
+            client.post(
+                f"/api/v1/clips/{clip.pk}/comments/",
+                {"body": "split here", "row": 1, "kind": "flag_split"},
+                format="json",
+            ),
+        ),
     ]
 
 
@@ -66,9 +86,15 @@ def test_a_discarded_clip_refuses_saves_reviews_submissions_and_comments(clip, a
     for what, response in every_write(api_for(annotator), clip, annotator):
         assert response.status_code == 409, (what, response.status_code, response.content[:200])
         body = response.json()
-        assert body["clip_state"] == "discarded" and "was discarded by a lead" in body["detail"] and "nothing was saved" in body["detail"], what
+        assert (
+            body["clip_state"] == "discarded"
+            and "was discarded by a lead" in body["detail"]
+            and "nothing was saved" in body["detail"]
+        ), what
         assert "current" not in body, "nothing to merge"
-        assert PROPOSAL not in body["detail"] and other_annotator.username not in body["detail"], "the proposal and its author stay with the leads"
+        assert PROPOSAL not in body["detail"] and other_annotator.username not in body["detail"], (
+            "the proposal and its author stay with the leads"
+        )
     assert state_of(clip, annotator) == before
 
 
@@ -101,7 +127,9 @@ def test_a_discard_landing_between_reading_and_writing_a_save_wins(clip, annotat
     target = workspace.load_for_save(revision.pk, annotator)
     discard(clip, other_annotator, lead)
     with pytest.raises(ClipClosed):
-        workspace.save_revision(revision.pk, annotator, {**revision.content, "tone_of_voice": "late"}, revision.version, target=target)
+        workspace.save_revision(
+            revision.pk, annotator, {**revision.content, "tone_of_voice": "late"}, revision.version, target=target
+        )
     revision.refresh_from_db()
     assert revision.version == 1 and revision.content["tone_of_voice"] != "late"
 
@@ -113,5 +141,7 @@ def test_a_page_that_meets_a_closed_clip_answers_409_with_the_reason(clip, lead,
     request.user = annotator
     response = RefusalMiddleware(lambda r: None).process_exception(request, ClipClosed(clip, "comments"))
     assert response.status_code == 409 and "frozen in a release and takes no more comments" in response.content.decode()
-    api = RefusalMiddleware(lambda r: None).process_exception(RequestFactory().post("/api/v1/x/"), ClipClosed(clip, "comments"))
+    api = RefusalMiddleware(lambda r: None).process_exception(
+        RequestFactory().post("/api/v1/x/"), ClipClosed(clip, "comments")
+    )
     assert api.status_code == 409 and json.loads(api.content)["clip_state"] == "released"

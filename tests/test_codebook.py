@@ -1,6 +1,7 @@
 """The project's living codebook: leads write guidance on labels, every change is a new version,
 every saved revision and gold row records the version in force, and every member of the project
 reads it (editor, guide page, API), while only leads write it (page, API, command)."""
+
 from __future__ import annotations
 
 import json
@@ -25,7 +26,9 @@ PAIR = ["accusation", "disclosure"]
 
 
 def write(project, lead, text="A complaint that faults the other is an accusation.", labels=PAIR, **kw):
-    return write_guidance(project, lead, field="utterance_type", labels=labels, text=text, why=kw.pop("why", "coders split"), **kw)
+    return write_guidance(
+        project, lead, field="utterance_type", labels=labels, text=text, why=kw.pop("why", "coders split"), **kw
+    )
 
 
 # --- versions ----------------------------------------------------------------------------
@@ -33,13 +36,26 @@ def write(project, lead, text="A complaint that faults the other is an accusatio
 
 def test_every_change_makes_a_new_immutable_version_with_who_when_and_why(project, lead):
     first = write(project, lead)
-    second = write_guidance(project, lead, field="support_strategy", labels=["join", ""], scenario="couple", text="Praise alone is not join.", why="empty vs join")
+    second = write_guidance(
+        project,
+        lead,
+        field="support_strategy",
+        labels=["join", ""],
+        scenario="couple",
+        text="Praise alone is not join.",
+        why="empty vs join",
+    )
     third = write(project, lead, text="Rewritten.", why="clearer")
-    fourth = withdraw_guidance(project, lead, field="support_strategy", labels=["", "join"], scenario="couple", why="taxonomy rule suffices")
+    fourth = withdraw_guidance(
+        project, lead, field="support_strategy", labels=["", "join"], scenario="couple", why="taxonomy rule suffices"
+    )
     assert [v.number for v in (first, second, third, fourth)] == [1, 2, 3, 4]
     assert [v.change["action"] for v in (first, second, third, fourth)] == ["wrote", "wrote", "rewrote", "withdrew"]
     # Each version holds every entry in force; labels are kept in the taxonomy's order ("" last).
-    assert [(e["field"], e["labels"]) for e in second.entries] == [("utterance_type", PAIR), ("support_strategy", ["join", ""])]
+    assert [(e["field"], e["labels"]) for e in second.entries] == [
+        ("utterance_type", PAIR),
+        ("support_strategy", ["join", ""]),
+    ]
     assert [e["text"] for e in third.entries] == ["Rewritten.", "Praise alone is not join."]
     assert third.entries[0]["version"] == 3 and third.entries[1]["version"] == 2
     assert fourth.entries == [third.entries[0]]
@@ -65,7 +81,10 @@ def test_every_change_makes_a_new_immutable_version_with_who_when_and_why(projec
         ({"text": "   "}, "the guidance text is empty"),
         ({"text": "x" * 4001}, "limited to 4,000 characters"),
         ({"why": ""}, "why is required"),
-        ({"field": "support_strategy", "labels": ["evoke", "boundary"]}, "'evoke', 'boundary' are not labels of support strategy for every scenario"),
+        (
+            {"field": "support_strategy", "labels": ["evoke", "boundary"]},
+            "'evoke', 'boundary' are not labels of support strategy for every scenario",
+        ),
     ],
 )
 def test_bad_guidance_is_refused_with_a_message_and_nothing_is_written(project, lead, change, message):
@@ -79,9 +98,20 @@ def test_only_leads_write_and_a_stale_edit_of_the_same_entry_conflicts(project, 
     with pytest.raises(GuidanceError, match="only leads write guidance"):
         write(project, annotator)
     write(project, lead)  # v1
-    write_guidance(project, lead, field="relation_pattern", labels=["pursue_withdraw"], text="x", why="y", based_on=1)  # v2
+    write_guidance(
+        project, lead, field="relation_pattern", labels=["pursue_withdraw"], text="x", why="y", based_on=1
+    )  # v2
     # Based on v1, another entry changed since: no conflict.
-    write_guidance(project, lead, field="relation_pattern", labels=["attack_attack"], scenario="couple", text="z", why="y", based_on=1)  # v3
+    write_guidance(
+        project,
+        lead,
+        field="relation_pattern",
+        labels=["attack_attack"],
+        scenario="couple",
+        text="z",
+        why="y",
+        based_on=1,
+    )  # v3
     write(project, lead, text="Changed at v4.", based_on=3)
     with pytest.raises(GuidanceConflict, match="changed since version 3") as caught:
         write(project, lead, text="Mine, from v3.", based_on=3)
@@ -101,7 +131,9 @@ def test_a_revision_records_the_guidance_version_in_force_at_every_save(project,
 
     def put(**change):
         current = client.get(url).json()
-        response = client.put(url, {"content": {**current["content"], **change}, "version": current["version"]}, format="json")
+        response = client.put(
+            url, {"content": {**current["content"], **change}, "version": current["version"]}, format="json"
+        )
         assert response.status_code == 200, response.json()
         return response.json()
 
@@ -115,7 +147,9 @@ def test_a_revision_records_the_guidance_version_in_force_at_every_save(project,
     revision.refresh_from_db()
     assert revision.guidance_version.number == 2
     # The audit trail keeps the version of every save.
-    assert [h.guidance_version.number if h.guidance_version_id else None for h in revision.history.order_by("history_id")] == [None, None, 1, 2]
+    assert [
+        h.guidance_version.number if h.guidance_version_id else None for h in revision.history.order_by("history_id")
+    ] == [None, None, 1, 2]
     # Guidance of another project never counts.
     from annotation.services import create_project
 
@@ -133,8 +167,13 @@ def test_gold_records_the_guidance_version_of_each_write(project, tmp_path, lead
     assert second.guidance_version.number == 1
     write(project, lead, text="v2")
     result = adjudication.accept_unanimous(clip, lead)
-    assert result.accepted and {g.guidance_version.number for g in Gold.objects.filter(row__clip=clip, row__row_index__in=result.accepted)} == {2}
-    assert [h.guidance_version_id is not None for h in Gold.objects.get(row=row).history.order_by("history_id")] == [False, True]
+    assert result.accepted and {
+        g.guidance_version.number for g in Gold.objects.filter(row__clip=clip, row__row_index__in=result.accepted)
+    } == {2}
+    assert [h.guidance_version_id is not None for h in Gold.objects.get(row=row).history.order_by("history_id")] == [
+        False,
+        True,
+    ]
 
 
 # --- reading: editor, guide page, API -----------------------------------------------------
@@ -142,7 +181,9 @@ def test_gold_records_the_guidance_version_of_each_write(project, tmp_path, lead
 
 def test_the_editor_gets_the_guidance_of_its_scenario_and_the_drafts_modality(project, lead, annotator, draft_clip):
     write(project, lead)
-    write_guidance(project, lead, field="support_strategy", labels=["boundary"], scenario="family", text="Family only.", why="w")
+    write_guidance(
+        project, lead, field="support_strategy", labels=["boundary"], scenario="family", text="Family only.", why="w"
+    )
     start_assignment(draft_clip, annotator)
     Draft.objects.filter(row__clip=draft_clip).update(modality="transcript")
     payload = api_for(annotator).get(f"/api/v1/clips/{draft_clip.pk}/workspace/").json()
@@ -162,7 +203,9 @@ def test_a_calibration_coder_sees_the_guidance_but_no_draft_modality(project, le
     assert all(r["draft"] is None for r in payload["rows"])
 
 
-def test_guide_page_shows_labels_rules_and_guidance_to_members_only(client, project, lead, annotator, other_annotator, draft_clip):
+def test_guide_page_shows_labels_rules_and_guidance_to_members_only(
+    client, project, lead, annotator, other_annotator, draft_clip
+):
     write(project, lead, text="Blame first, feeling second.")
     start_assignment(draft_clip, annotator)
     url = reverse("codebook-guide", args=[project.slug])
@@ -191,13 +234,20 @@ def test_api_reads_for_members_writes_for_leads(project, lead, annotator, other_
     assert created.status_code == 201 and created.json()["version"] == 1
     assert created.json()["entries"][0]["id"] == "utterance_type:all:accusation+disclosure"
     read = api_for(annotator).get(url).json()
-    assert read["current"]["entries"][0]["text"] == "Blame vs feeling." and read["history"][0]["change"]["action"] == "wrote"
+    assert (
+        read["current"]["entries"][0]["text"] == "Blame vs feeling."
+        and read["history"][0]["change"]["action"] == "wrote"
+    )
     assert api_for(annotator).get(f"{url}versions/1/").json()["reason"] == "split"
     stale = api_for(lead).post(url, {**body, "text": "Other words.", "based_on": 0}, format="json")
     assert stale.status_code == 409 and stale.json()["current"]["version"] == 1
     bad = api_for(lead).post(url, {**body, "labels": ["accusation", "hug"], "based_on": 1}, format="json")
     assert bad.status_code == 400 and "'hug' is not a label" in bad.json()["detail"]
-    gone = api_for(lead).post(url, {"action": "withdraw", "field": "utterance_type", "labels": PAIR, "why": "done", "based_on": 1}, format="json")
+    gone = api_for(lead).post(
+        url,
+        {"action": "withdraw", "field": "utterance_type", "labels": PAIR, "why": "done", "based_on": 1},
+        format="json",
+    )
     assert gone.status_code == 201 and gone.json()["entries"] == []
     assert GuidanceVersion.objects.count() == 2
 
@@ -208,14 +258,29 @@ def test_lead_page_writes_rewrites_and_withdraws(client, project, lead, annotato
     client.force_login(annotator)
     assert client.get(url).status_code == 403
     client.force_login(lead)
-    form = {"action": "write", "based_on": "0", "field": "utterance_type", "scenario": "", "labels_utterance_type": PAIR, "text": "First.", "why": "split"}
+    form = {
+        "action": "write",
+        "based_on": "0",
+        "field": "utterance_type",
+        "scenario": "",
+        "labels_utterance_type": PAIR,
+        "text": "First.",
+        "why": "split",
+    }
     assert client.post(url, form).status_code == 302
     page = client.get(url).content.decode()
     assert "Guidance version 1: wrote accusation vs disclosure" in page and "First." in page
     refused = client.post(url, {**form, "based_on": "1", "text": ""})
     assert refused.status_code == 400 and "the guidance text is empty" in refused.content.decode()
     assert client.post(url, {**form, "based_on": "1", "text": "Second."}).status_code == 302
-    withdraw = {"action": "withdraw", "based_on": "2", "field": "utterance_type", "scenario": "", "labels_utterance_type": PAIR, "why": "merged into the rule"}
+    withdraw = {
+        "action": "withdraw",
+        "based_on": "2",
+        "field": "utterance_type",
+        "scenario": "",
+        "labels_utterance_type": PAIR,
+        "why": "merged into the rule",
+    }
     assert client.post(url, withdraw).status_code == 302
     assert [v["change"]["action"] for v in selectors.history(project)] == ["withdrew", "rewrote", "wrote"]
 
@@ -223,18 +288,70 @@ def test_lead_page_writes_rewrites_and_withdraws(client, project, lead, annotato
 def test_command_writes_lists_and_withdraws(project, lead, annotator, tmp_path, capsys):
     text = tmp_path / "g.txt"
     text.write_text("Warmth alone is not join.\nName the feeling first.", encoding="utf-8")
-    call_command("guidance", "--project", project.slug, "--write", "--field", "support_strategy", "--labels", "join,", "--scenario", "couple", "--text-file", str(text), "--why", "empty vs join", "--by", "lead1")
+    call_command(
+        "guidance",
+        "--project",
+        project.slug,
+        "--write",
+        "--field",
+        "support_strategy",
+        "--labels",
+        "join,",
+        "--scenario",
+        "couple",
+        "--text-file",
+        str(text),
+        "--why",
+        "empty vs join",
+        "--by",
+        "lead1",
+    )
     assert "guidance version 1: wrote join vs no strategy (support strategy, couple clips)" in capsys.readouterr().out
     call_command("guidance", "--project", project.slug)
     listed = capsys.readouterr().out
-    assert "* join vs no strategy (support strategy, couple clips; lead1" in listed and "  Name the feeling first." in listed
+    assert (
+        "* join vs no strategy (support strategy, couple clips; lead1" in listed
+        and "  Name the feeling first." in listed
+    )
     call_command("guidance", "--project", project.slug, "--json")
     assert json.loads(capsys.readouterr().out)["current"]["entries"][0]["labels"] == ["join", ""]
     with pytest.raises(CommandError, match="only leads write guidance"):
-        call_command("guidance", "--project", project.slug, "--write", "--field", "utterance_type", "--labels", "request", "--text", "x", "--why", "y", "--by", "ann1")
+        call_command(
+            "guidance",
+            "--project",
+            project.slug,
+            "--write",
+            "--field",
+            "utterance_type",
+            "--labels",
+            "request",
+            "--text",
+            "x",
+            "--why",
+            "y",
+            "--by",
+            "ann1",
+        )
     with pytest.raises(CommandError, match="--why and --by are required"):
-        call_command("guidance", "--project", project.slug, "--withdraw", "--field", "support_strategy", "--labels", "join,")
-    call_command("guidance", "--project", project.slug, "--withdraw", "--field", "support_strategy", "--labels", "join,", "--scenario", "couple", "--why", "rule enough", "--by", "lead1")
+        call_command(
+            "guidance", "--project", project.slug, "--withdraw", "--field", "support_strategy", "--labels", "join,"
+        )
+    call_command(
+        "guidance",
+        "--project",
+        project.slug,
+        "--withdraw",
+        "--field",
+        "support_strategy",
+        "--labels",
+        "join,",
+        "--scenario",
+        "couple",
+        "--why",
+        "rule enough",
+        "--by",
+        "lead1",
+    )
     assert GuidanceVersion.objects.get(number=2).entries == []
 
 
@@ -246,7 +363,11 @@ def test_the_demo_project_has_guidance_for_the_labels_its_annotators_split_on(db
     version = selectors.current_version(demo)
     assert version.number == 1 and version.created_by.username == "lead"
     entry = version.entries[0]
-    assert (entry["field"], entry["labels"], entry["scenario"]) == ("utterance_type", ["accusation", "disclosure", "request"], "")
+    assert (entry["field"], entry["labels"], entry["scenario"]) == (
+        "utterance_type",
+        ["accusation", "disclosure", "request"],
+        "",
+    )
     call_command("load_demo", stdout=open("/dev/null", "w"))  # idempotent
     assert demo.guidance_versions.count() == 1
 
@@ -257,22 +378,36 @@ def test_family_labels_are_checked_against_the_family_taxonomy(project, lead, tm
     path = tmp_path / "f.jsonl"
     path.write_text(json.dumps(family_clip()) + "\n", encoding="utf-8")
     import_rescue(path, project, as_source="draft")
-    version = write_guidance(project, lead, field="support_strategy", labels=["track", "boundary"], scenario="family", text="t", why="w")
+    version = write_guidance(
+        project, lead, field="support_strategy", labels=["track", "boundary"], scenario="family", text="t", why="w"
+    )
     assert version.entries[0]["labels"] == ["track", "boundary"]
     with pytest.raises(GuidanceError, match="'boundary' is not a label of support strategy for couple clips"):
-        write_guidance(project, lead, field="support_strategy", labels=["track", "boundary"], scenario="couple", text="t", why="w")
+        write_guidance(
+            project, lead, field="support_strategy", labels=["track", "boundary"], scenario="couple", text="t", why="w"
+        )
 
 
 # --- guidance names no coder ---------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("text, why", [
-    ("ann2 chose request here; a request asks for a change.", "coders split"),
-    ("A request asks for a change (see @ANN1: row 4).", "coders split"),
-    ("A request asks for a change.", "ann1 and ann2 split on it"),
-])
+@pytest.mark.parametrize(
+    "text, why",
+    [
+        ("ann2 chose request here; a request asks for a change.", "coders split"),
+        ("A request asks for a change (see @ANN1: row 4).", "coders split"),
+        ("A request asks for a change.", "ann1 and ann2 split on it"),
+    ],
+)
 def test_guidance_that_names_a_coder_is_refused_with_a_request_to_write_the_rule_without_names(
-    client, project, lead, annotator, other_annotator, draft_clip, text, why,
+    client,
+    project,
+    lead,
+    annotator,
+    other_annotator,
+    draft_clip,
+    text,
+    why,
 ):
     start_assignment(draft_clip, annotator)  # ann2 codes nothing yet: an annotator all the same
     url = f"/api/v1/projects/{project.slug}/guidance/"
@@ -281,10 +416,23 @@ def test_guidance_that_names_a_coder_is_refused_with_a_request_to_write_the_rule
     assert refused.status_code == 400, refused.content
     assert "write the rule without coders' names" in refused.json()["detail"]
     client.force_login(lead)
-    form = {"action": "write", "based_on": "0", "field": "utterance_type", "scenario": "", "labels_utterance_type": ["accusation", "request"], "text": text, "why": why}
+    form = {
+        "action": "write",
+        "based_on": "0",
+        "field": "utterance_type",
+        "scenario": "",
+        "labels_utterance_type": ["accusation", "request"],
+        "text": text,
+        "why": why,
+    }
     page = client.post(reverse("codebook-guidance", args=[project.slug]), form)
     assert page.status_code == 400 and "write the rule without coders&#x27; names" in page.content.decode()
     with pytest.raises(GuidanceError, match="without coders' names"):
         write_guidance(project, lead, field="utterance_type", labels=["accusation", "request"], text=text, why=why)
     assert GuidanceVersion.objects.count() == 0
-    assert api_for(lead).post(url, {**body, "text": "A request asks for a change.", "why": "coders split"}, format="json").status_code == 201
+    assert (
+        api_for(lead)
+        .post(url, {**body, "text": "A request asks for a change.", "why": "coders split"}, format="json")
+        .status_code
+        == 201
+    )

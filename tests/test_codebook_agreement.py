@@ -1,6 +1,7 @@
 """The agreement report's confused label pairs and its LLM-vs-human figures per draft modality,
 each checked against a count made here from the values themselves (and the krippendorff package),
 then as the page, the API and the command show them."""
+
 from __future__ import annotations
 
 import json
@@ -19,6 +20,7 @@ from annotation.codebook.services import write_guidance
 from .builders.codebook import TRANSCRIPT_CLIP, VIDEO_CLIP, A, R, build
 
 pytestmark = pytest.mark.django_db
+
 
 # Utterance types of three coders on two clips of client rows, and the LLM draft's.
 def independent_pairs(units: list[list[str]]) -> dict[frozenset, tuple[float, int]]:
@@ -63,15 +65,22 @@ def test_llm_figures_per_draft_modality_equal_the_package_on_those_rows_alone(pr
     build(project)
     report = compute_project_report(project)
     groups = overall(report)["llm_by_modality"]
-    assert [(g["modality"], g["label"], g["rows"]) for g in groups] == [("video", "video with audio", 4), ("transcript", "transcript only", 6)]
+    assert [(g["modality"], g["label"], g["rows"]) for g in groups] == [
+        ("video", "video with audio", 4),
+        ("transcript", "transcript only", 6),
+    ]
     for group, spec in zip(groups, (VIDEO_CLIP, TRANSCRIPT_CLIP)):
         item = group["measures"]["utterance_type"]
         table = [*spec["coders"], spec["draft"]]
         labels = sorted({v for row in table for v in row})
         matrix = np.array([[labels.index(v) for v in row] for row in table], dtype=float)
-        assert item["with_llm"]["alpha"] == pytest.approx(krippendorff.alpha(matrix, level_of_measurement="nominal"), abs=1e-6)
+        assert item["with_llm"]["alpha"] == pytest.approx(
+            krippendorff.alpha(matrix, level_of_measurement="nominal"), abs=1e-6
+        )
         for pair in item["llm_pairs"]:
-            coder = next(i for i, name in enumerate(report["coders"]) if name in pair["pair"] and name != report["llm_coder"])
+            coder = next(
+                i for i, name in enumerate(report["coders"]) if name in pair["pair"] and name != report["llm_coder"]
+            )
             two = matrix[[coder, 3]]
             if len(np.unique(two)) > 1:
                 assert pair["alpha"] == pytest.approx(krippendorff.alpha(two, level_of_measurement="nominal"), abs=1e-6)
@@ -83,19 +92,36 @@ def test_llm_figures_per_draft_modality_equal_the_package_on_those_rows_alone(pr
 
 def test_page_lists_confused_pairs_with_guidance_links_and_the_modality_table(client, lead, project):
     build(project)
-    write_guidance(project, lead, field="utterance_type", labels=[R, A], text="Asks, or blames?", why="the coders split")
+    write_guidance(
+        project, lead, field="utterance_type", labels=[R, A], text="Asks, or blames?", why="the coders split"
+    )
     client.force_login(lead)
-    call_command("agreement", "--project", project.slug, stdout=open("/dev/null", "w"))  # stores the report the page shows
+    call_command(
+        "agreement", "--project", project.slug, stdout=open("/dev/null", "w")
+    )  # stores the report the page shows
     page = client.get(reverse("agreement-dashboard", args=[project.slug])).content.decode()
     assert 'id="confused-pairs"' in page and "Labels coders confuse most" in page
     assert "accusation ↔ request" in page
     # The pair that has guidance links to it for editing; the others to write some, prefilled.
-    assert "edit the guidance</a> <span class=\"muted small\">(version 1)</span>" in page
-    link = reverse("codebook-guidance", args=[project.slug]) + "?field=utterance_type&amp;scenario=&amp;labels=accusation&amp;labels=disclosure"
+    assert 'edit the guidance</a> <span class="muted small">(version 1)</span>' in page
+    link = (
+        reverse("codebook-guidance", args=[project.slug])
+        + "?field=utterance_type&amp;scenario=&amp;labels=accusation&amp;labels=disclosure"
+    )
     assert link in page
-    assert 'id="llm-by-modality"' in page and "transcript only</b>: 6 rows" in page and "video with audio</b>: 4 rows" in page
-    prefilled = client.get(reverse("codebook-guidance", args=[project.slug]) + "?field=utterance_type&scenario=&labels=accusation&labels=request").content.decode()
-    assert "Asks, or blames?</textarea>" in prefilled and "This rewrites the guidance for <b>accusation vs request</b>" in prefilled
+    assert (
+        'id="llm-by-modality"' in page
+        and "transcript only</b>: 6 rows" in page
+        and "video with audio</b>: 4 rows" in page
+    )
+    prefilled = client.get(
+        reverse("codebook-guidance", args=[project.slug])
+        + "?field=utterance_type&scenario=&labels=accusation&labels=request"
+    ).content.decode()
+    assert (
+        "Asks, or blames?</textarea>" in prefilled
+        and "This rewrites the guidance for <b>accusation vs request</b>" in prefilled
+    )
 
 
 def test_api_and_command_json_carry_the_pairs_and_the_modality_slices(client, lead, project, tmp_path, capsys):

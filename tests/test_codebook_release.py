@@ -1,6 +1,7 @@
 """A release records the guidance versions its rows were made under (manifest inputs, checked
 against the database) and ships the text of the version in force in its card's guidelines;
 rebuilding it later gives the same bytes, whatever guidance was written since."""
+
 from __future__ import annotations
 
 import json
@@ -31,9 +32,19 @@ def releases_root(tmp_path, settings):
 def adjudicated(project, tmp_path, lead, annotator, other_annotator):
     """Two clips: one coded before the project had guidance, one under version 1; gold under version 2."""
     first = reviewed_clip(project, tmp_path, [annotator, other_annotator], edits={}, doc=couple_clip("g1/001_a"))
-    write_guidance(project, lead, field="utterance_type", labels=["accusation", "disclosure"], text=TEXT, why="coders split")
+    write_guidance(
+        project, lead, field="utterance_type", labels=["accusation", "disclosure"], text=TEXT, why="coders split"
+    )
     second = reviewed_clip(project, tmp_path, [annotator, other_annotator], edits={}, doc=couple_clip("g2/001_b"))
-    write_guidance(project, lead, field="relation_pattern", labels=["pursue_withdraw"], scenario="couple", text="Name who pursues.", why="evidence rows")
+    write_guidance(
+        project,
+        lead,
+        field="relation_pattern",
+        labels=["pursue_withdraw"],
+        scenario="couple",
+        text="Name who pursues.",
+        why="evidence rows",
+    )
     for clip in (first, second):
         accept_unanimous(clip, lead)
         mark_adjudicated(clip, lead)
@@ -45,7 +56,9 @@ def by_version(documents) -> dict:
     return {str(k): n for k, n in counts.items()}
 
 
-def test_the_manifest_records_the_guidance_versions_the_database_holds_and_the_card_ships_the_text(adjudicated, tmp_path, lead):
+def test_the_manifest_records_the_guidance_versions_the_database_holds_and_the_card_ships_the_text(
+    adjudicated, tmp_path, lead
+):
     project = adjudicated
     release, built = freeze(project, version="1.0.0", seed=1, out_dir=tmp_path / "r", accept_incomplete=["couple"])
     recorded = release.manifest["inputs"]["guidance"]
@@ -59,7 +72,7 @@ def test_the_manifest_records_the_guidance_versions_the_database_holds_and_the_c
     on_disk = json.loads((tmp_path / "r" / "manifest.json").read_text())
     assert on_disk["inputs"]["guidance"] == recorded
     card = (tmp_path / "r" / "README.md").read_text()
-    section = card[card.index("## Annotation guidelines"): card.index("## Annotator agreement")]
+    section = card[card.index("## Annotation guidelines") : card.index("## Annotator agreement")]
     today = project.guidance_versions.get(number=1).created_at.date().isoformat()
     assert "### Project guidance" in section
     assert f"version 2 (written against taxonomy version 2; last changed by lead1 on {today})" in section
@@ -67,13 +80,18 @@ def test_the_manifest_records_the_guidance_versions_the_database_holds_and_the_c
         f"- *accusation vs disclosure* (utterance type, every scenario; written by lead1 on {today}, version 1): "
         "A complaint that faults the other is an accusation,\n  even when it names a feeling.\n" in section
     )
-    assert f"- *pursue_withdraw* (relation pattern, couple clips; written by lead1 on {today}, version 2): Name who pursues." in section
+    assert (
+        f"- *pursue_withdraw* (relation pattern, couple clips; written by lead1 on {today}, version 2): Name who "
+        "pursues." in section
+    )
     assert "Revisions of the released rows: version 1: 6, none recorded: 6. Gold rows: version 2: 6." in section
     # The boundary rules of the taxonomy stay, before the project's guidance.
     assert section.index("### Boundary rules") < section.index("### Project guidance")
 
     # Guidance written after the freeze changes nothing in the release: rebuilt, it is byte-identical.
-    write_guidance(project, lead, field="utterance_type", labels=["request"], text="Asks in so many words.", why="later")
+    write_guidance(
+        project, lead, field="utterance_type", labels=["request"], text="Asks in so many words.", why="later"
+    )
     _, verification = reproduce(release, tmp_path / "again")
     assert verification.ok, verification.lines()
 
@@ -91,4 +109,7 @@ def test_a_project_without_guidance_says_so(project, tmp_path, lead, annotator, 
     mark_adjudicated(clip, lead)
     built = build_release(project, version="1.0.0", seed=1, accept_incomplete=["couple"])
     assert built.inputs["guidance"] == {"version": None, "revisions": {"none": 6}, "gold": {"none": 3}}
-    assert "The project had written no guidance of its own when this release was frozen." in built.files["README.md"].decode()
+    assert (
+        "The project had written no guidance of its own when this release was frozen."
+        in built.files["README.md"].decode()
+    )

@@ -1,4 +1,5 @@
 """Scriptable administration: projects and users from a shell script."""
+
 import io
 
 import pytest
@@ -20,7 +21,11 @@ def run(*args, stdin=None, monkeypatch=None):
 def test_create_project_with_defaults_and_options():
     assert "created project rb2" in run("create_project", "rb2", "--name", "RESCUE 2", "--annotators-per-clip", "4")
     project = Project.objects.get(slug="rb2")
-    assert (project.name, project.annotators_per_clip, project.taxonomy_version) == ("RESCUE 2", 4, "2")  # the latest taxonomy
+    assert (project.name, project.annotators_per_clip, project.taxonomy_version) == (
+        "RESCUE 2",
+        4,
+        "2",
+    )  # the latest taxonomy
     with pytest.raises(CommandError, match="already exists"):
         run("create_project", "rb2")
     with pytest.raises(CommandError, match="unknown taxonomy version '7'"):

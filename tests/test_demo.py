@@ -1,4 +1,5 @@
 """`make demo` really serves the app and the demo accounts can log in."""
+
 import http.cookiejar
 import os
 import re
@@ -28,8 +29,12 @@ def _login(base: str, username: str, password: str) -> str:
     opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(jar))
     page = opener.open(f"{base}/accounts/login/", timeout=10).read().decode()
     token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page).group(1)
-    data = urllib.parse.urlencode({"username": username, "password": password, "csrfmiddlewaretoken": token, "next": "/"}).encode()
-    request = urllib.request.Request(f"{base}/accounts/login/", data=data, headers={"Referer": f"{base}/accounts/login/"})
+    data = urllib.parse.urlencode(
+        {"username": username, "password": password, "csrfmiddlewaretoken": token, "next": "/"}
+    ).encode()
+    request = urllib.request.Request(
+        f"{base}/accounts/login/", data=data, headers={"Referer": f"{base}/accounts/login/"}
+    )
     return opener.open(request, timeout=10).read().decode()
 
 
@@ -39,7 +44,14 @@ def test_make_demo_serves_the_app_and_every_demo_account_logs_in(tmp_path):
     env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "CELERY_BROKER_URL", "DJANGO_ENV")}
     env.update(VAR_DIR=str(tmp_path / "var"), PORT=str(port))
     log = open(tmp_path / "demo.log", "w")
-    proc = subprocess.Popen(["make", "demo", f"PORT={port}"], cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    proc = subprocess.Popen(
+        ["make", "demo", f"PORT={port}"],
+        cwd=REPO,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
     base = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 180
@@ -56,7 +68,9 @@ def test_make_demo_serves_the_app_and_every_demo_account_logs_in(tmp_path):
             assert f"{username:<11} password: {password}" in output
             home = _login(base, username, password)
             # Annotators land on their queue, leads on the projects.
-            assert ("<h1>My queue</h1>" if role == "annotator" else f"Signed in as <strong>{username}</strong> ({role})") in home
+            assert (
+                "<h1>My queue</h1>" if role == "annotator" else f"Signed in as <strong>{username}</strong> ({role})"
+            ) in home
             assert "demo" in home, "every demo account sees the demo project"
         assert "didn't match" in _login(base, "lead", "wrong-password")
     finally:

@@ -68,8 +68,13 @@ def test_the_docs_point_only_inside_the_repository(path):
     """A clone has only the repository: every relative link resolves inside it, and no page sends the reader to a
     file beside the checkout."""
     text = path.read_text(encoding="utf-8")
-    problems = [link for link in re.findall(r"\]\(([^)#\s]+)", text)
-                if not link.startswith(("http://", "https://")) and not (path.parent / link).resolve().is_relative_to(ROOT)
-                or not link.startswith(("http://", "https://")) and not (path.parent / link).exists()]
+    problems = [
+        link
+        for link in re.findall(r"\]\(([^)#\s]+)", text)
+        if not link.startswith(("http://", "https://"))
+        and not (path.parent / link).resolve().is_relative_to(ROOT)
+        or not link.startswith(("http://", "https://"))
+        and not (path.parent / link).exists()
+    ]
     problems += re.findall(r"\.\./shared\S*", text)
     assert not problems, problems

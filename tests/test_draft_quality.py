@@ -38,7 +38,9 @@ def expected_figures(clips: list[dict]) -> dict:
                 faces = figures["facial_expressions"]
                 gold_faces = len(row["facial_expressions"])
                 invented = invents_face(row, modality)
-                faces.update(rows=1, agreeing=not invented, drafted=gold_faces + invented, deleted=invented, human=gold_faces)
+                faces.update(
+                    rows=1, agreeing=not invented, drafted=gold_faces + invented, deleted=invented, human=gold_faces
+                )
                 if row["primary_speaker"] == "Therapist":
                     strategies = figures["support_strategy"]
                     gold_strategies = len(row["support_strategy"])
@@ -83,11 +85,15 @@ def test_the_report_finds_the_invented_faces_and_the_missing_strategies_and_noth
     # The faults show where they were made: invented faces only without a picture, strategies missing everywhere.
     faces = {m: next(f for f in g_["fields"] if f["field"] == "facial_expressions") for m, g_ in groups.items()}
     assert faces["video"]["deleted"] == faces["audio"]["deleted"] == 0 < faces["transcript"]["deleted"]
-    assert all(next(f for f in g_["fields"] if f["field"] == "support_strategy")["missed"] > 0 for g_ in groups.values())
+    assert all(
+        next(f for f in g_["fields"] if f["field"] == "support_strategy")["missed"] > 0 for g_ in groups.values()
+    )
     # The relation pattern's three states came through the drafts: "" rows agree as "" rows.
     relation = next(f for f in groups["all"]["fields"] if f["field"] == "relation_pattern")
     labelled = sum(
-        1 for clip in drafted_sample for r in clip["rows"]
+        1
+        for clip in drafted_sample
+        for r in clip["rows"]
         if r.get("relation_cycle_state" if r["primary_speaker"] == "Therapist" else "relation_pattern") is not None
     )
     assert relation["human"] == relation["drafted"] == labelled

@@ -7,6 +7,7 @@ starts gunicorn on it, and while an annotator keeps saving it stops the cluster
 with ``pg_ctl stop -m fast`` (open transactions rolled back, clients cut off),
 then starts it again. Never the machine's shared PostgreSQL.
 """
+
 from __future__ import annotations
 
 import os
@@ -46,7 +47,9 @@ def seed() -> dict:
     return {
         "token": issue_token(annotator)[1],
         "session": browser.cookies["sessionid"].value,
-        "revisions": list(Revision.objects.filter(annotator=annotator).order_by("row__row_index").values_list("pk", flat=True)),
+        "revisions": list(
+            Revision.objects.filter(annotator=annotator).order_by("row__row_index").values_list("pk", flat=True)
+        ),
     }
 
 
@@ -132,7 +135,12 @@ def test_a_postgres_restart_gives_clean_503s_no_partial_write_and_the_same_gunic
     api = {"Authorization": f"Token {seeded['token']}"}
     browser = {"Cookie": f"sessionid={seeded['session']}"}
     first, other = seeded["revisions"][0], seeded["revisions"][1]
-    assert server.request("PUT", f"/api/v1/revisions/{other}/", {"content": {**CONTENT, "tone_of_voice": "before"}, "version": 1}, api).status == 200
+    assert (
+        server.request(
+            "PUT", f"/api/v1/revisions/{other}/", {"content": {**CONTENT, "tone_of_voice": "before"}, "version": 1}, api
+        ).status
+        == 200
+    )
 
     with Annotator(server, seeded["token"], first, CONTENT) as annotator:
         svc.wait_until(lambda: len(annotator.acknowledged) >= 3, 30, "saves to go through before the outage")
@@ -140,7 +148,9 @@ def test_a_postgres_restart_gives_clean_503s_no_partial_write_and_the_same_gunic
         down_since = len(annotator.answers)
 
         # The API: 503, a message that says nothing was saved, and when to try again.
-        answer = server.request("PUT", f"/api/v1/revisions/{other}/", {"content": {**CONTENT, "tone_of_voice": "during"}, "version": 2}, api)
+        answer = server.request(
+            "PUT", f"/api/v1/revisions/{other}/", {"content": {**CONTENT, "tone_of_voice": "during"}, "version": 2}, api
+        )
         assert answer.status == 503, answer.text
         assert answer.json() == {"detail": f"{UNAVAILABLE} Try again in a moment."}
         assert answer.headers["retry-after"] == "10" and answer.seconds < 10
@@ -152,13 +162,24 @@ def test_a_postgres_restart_gives_clean_503s_no_partial_write_and_the_same_gunic
         # The load balancer keeps the process (it is up); readiness says what is missing, not why.
         assert server.request("GET", "/healthz").status == 200
         ready = server.request("GET", "/readyz")
-        assert ready.status == 503 and ready.json()["checks"]["database"] == {"ok": False, "detail": "database unreachable"}
+        assert ready.status == 503 and ready.json()["checks"]["database"] == {
+            "ok": False,
+            "detail": "database unreachable",
+        }
         assert str(cluster.port) not in ready.text and "127.0.0.1" not in ready.text
-        svc.wait_until(lambda: len(annotator.answers) >= down_since + 5, 30, "the annotator's saves during the outage to be answered")
+        svc.wait_until(
+            lambda: len(annotator.answers) >= down_since + 5,
+            30,
+            "the annotator's saves during the outage to be answered",
+        )
 
         cluster.start()
         back = len(annotator.answers)
-        svc.wait_until(lambda: annotator.answers[back:] and annotator.answers[-1][0] == 200, 30, "a save to succeed after the restart")
+        svc.wait_until(
+            lambda: annotator.answers[back:] and annotator.answers[-1][0] == 200,
+            30,
+            "a save to succeed after the restart",
+        )
         svc.wait_until(lambda: len(annotator.acknowledged) >= 3 + 3, 30, "saves to go on after the restart")
 
     statuses = [status for status, _ in annotator.answers]
@@ -169,7 +190,9 @@ def test_a_postgres_restart_gives_clean_503s_no_partial_write_and_the_same_gunic
     assert server.pid == master and server.proc.poll() is None and server.worker_pids() == workers
     assert server.request("GET", "/readyz").status == 200
     assert server.request("GET", "/", headers=browser).status == 200
-    answer = server.request("PUT", f"/api/v1/revisions/{other}/", {"content": {**CONTENT, "tone_of_voice": "after"}, "version": 2}, api)
+    answer = server.request(
+        "PUT", f"/api/v1/revisions/{other}/", {"content": {**CONTENT, "tone_of_voice": "after"}, "version": 2}, api
+    )
     assert answer.status == 200 and answer.json()["version"] == 3, answer.text
 
     # Nothing half-written: each revision's version has exactly one audit record per version,
@@ -183,12 +206,16 @@ def test_a_postgres_restart_gives_clean_503s_no_partial_write_and_the_same_gunic
             "WHERE r.id = ANY(%s) GROUP BY r.id, r.version",
             [[first, other]],
         ).fetchall()
-        audited = dict(conn.execute(
-            "SELECT version, content->>'tone_of_voice' FROM annotation_historicalrevision WHERE id = %s", [first]
-        ).fetchall())
+        audited = dict(
+            conn.execute(
+                "SELECT version, content->>'tone_of_voice' FROM annotation_historicalrevision WHERE id = %s", [first]
+            ).fetchall()
+        )
     by_id = {r[0]: r[1:] for r in rows}
     for revision_id, (version, tone, versions, newest_tone) in by_id.items():
-        assert versions == list(range(1, version + 1)), f"revision {revision_id}: versions {versions} for version {version}"
+        assert versions == list(range(1, version + 1)), (
+            f"revision {revision_id}: versions {versions} for version {version}"
+        )
         assert newest_tone == tone
     assert by_id[other][:2] == (3, "after"), "the save refused during the outage left nothing behind"
     lost = {v: t for v, t in annotator.acknowledged.items() if audited.get(v) != t}

@@ -6,6 +6,7 @@ at the test database. A test kills Redis with SIGKILL, works through the API,
 starts Redis again on the same port (empty: it kept nothing, as after a crash)
 and runs the sweeper that celery beat runs every minute (``manage.py sweep_jobs``).
 """
+
 from __future__ import annotations
 
 import os
@@ -41,7 +42,10 @@ class Stack:
 @pytest.fixture(scope="module")
 def stack(django_db_setup, django_db_blocker, tmp_path_factory):
     """Private Redis + a Celery worker and a gunicorn on it, both on the test database; stopped at the end."""
-    require(os.environ.get("DATABASE_URL", "").startswith("postgres"), "gunicorn and the worker share the test database: DATABASE_URL must be PostgreSQL")
+    require(
+        os.environ.get("DATABASE_URL", "").startswith("postgres"),
+        "gunicorn and the worker share the test database: DATABASE_URL must be PostgreSQL",
+    )
     require(not svc.missing_tools(svc.REDIS_SERVER), f"{svc.REDIS_SERVER} is needed for a private Redis")
     workdir = tmp_path_factory.mktemp("faults-redis")  # the processes' logs
     redis = svc.RedisServer(workdir)
@@ -79,7 +83,11 @@ def finished(job_id: int):
 def test_saves_keep_working_while_redis_is_down_and_queued_work_runs_when_it_is_back(stack, project, lead):
     server, redis = stack.server, stack.redis
     a, b = annotators("redisfault", 2)
-    make_clip(project, "redis/001", {a: [coded_client_content(v) for v in (0, 1, 2, 3)], b: [coded_client_content(v) for v in (0, 1, 2, 1)]})
+    make_clip(
+        project,
+        "redis/001",
+        {a: [coded_client_content(v) for v in (0, 1, 2, 3)], b: [coded_client_content(v) for v in (0, 1, 2, 1)]},
+    )
     revision = Revision.objects.filter(annotator=a).order_by("row__row_index").first()
     assert save(server, a, revision, "before the outage").status == 200
 
@@ -94,10 +102,12 @@ def test_saves_keep_working_while_redis_is_down_and_queued_work_runs_when_it_is_
         assert answer.seconds < SAVE_SECONDS, f"a save took {answer.seconds:.1f} s with the broker down"
     revision.refresh_from_db()
     assert revision.version == 2 + len(tones) and revision.content["tone_of_voice"] == tones[-1]
-    history = list(revision.history.order_by("version").values("version", "content", "history_source", "history_user_id"))
+    history = list(
+        revision.history.order_by("version").values("version", "content", "history_source", "history_user_id")
+    )
     assert [h["version"] for h in history] == list(range(1, revision.version + 1)), "one audit record per version"
-    assert [h["content"]["tone_of_voice"] for h in history[-len(tones):]] == tones
-    assert {(h["history_source"], h["history_user_id"]) for h in history[-len(tones):]} == {("api", a.pk)}
+    assert [h["content"]["tone_of_voice"] for h in history[-len(tones) :]] == tones
+    assert {(h["history_source"], h["history_user_id"]) for h in history[-len(tones) :]} == {("api", a.pk)}
 
     # Work that needs a worker is recorded and answered as queued: never a 500, never lost.
     answer = server.request("GET", f"/api/v1/projects/{project.slug}/agreement/", headers=auth(lead))
@@ -127,7 +137,9 @@ def test_saves_keep_working_while_redis_is_down_and_queued_work_runs_when_it_is_
     out = svc.manage(stack.env, "sweep_jobs")
     assert re.search(rf"re-sent 1 jobs: {job.pk}\b", out), out
     # The worker reconnects by itself (it backs off a few seconds between attempts).
-    svc.wait_until(lambda: finished(job.pk), 60, f"the re-sent job to finish on the worker (log: {stack.worker.log_path})")
+    svc.wait_until(
+        lambda: finished(job.pk), 60, f"the re-sent job to finish on the worker (log: {stack.worker.log_path})"
+    )
     job.refresh_from_db()
     assert job.state == JobState.SUCCEEDED, job.error
     assert job.celery_task_id and job.attempts == 1, "sent through the broker once it was back, and run once"
@@ -141,7 +153,9 @@ def test_starting_preannotation_while_redis_is_down_is_kept_and_runs_when_it_is_
     clip = make_imported_clip(project)
     redis.kill()
     try:
-        answer = server.request("POST", f"/api/v1/projects/{project.slug}/preannotation/", {"provider": "offline"}, auth(lead))
+        answer = server.request(
+            "POST", f"/api/v1/projects/{project.slug}/preannotation/", {"provider": "offline"}, auth(lead)
+        )
         assert answer.status == 202, f"{answer.status}: {answer.text[:300]}"
         job = Job.objects.get(kind="preannotate", clip=clip)
         assert job.state == JobState.QUEUED and job.error == jobs.NOT_SENT
@@ -149,7 +163,10 @@ def test_starting_preannotation_while_redis_is_down_is_kept_and_runs_when_it_is_
         stack.redis_back()
     out = svc.manage(stack.env, "sweep_jobs")
     assert re.search(rf"re-sent 1 jobs: {job.pk}\b", out), out
-    svc.wait_until(lambda: finished(job.pk), 60, f"the pre-annotation to finish on the worker (log: {stack.worker.log_path})")
+    svc.wait_until(
+        lambda: finished(job.pk), 60, f"the pre-annotation to finish on the worker (log: {stack.worker.log_path})"
+    )
     clip.refresh_from_db()
-    assert clip.state == ClipState.PREANNOTATED and Draft.objects.filter(row__clip=clip).count() == clip.rows.count() > 0
-
+    assert (
+        clip.state == ClipState.PREANNOTATED and Draft.objects.filter(row__clip=clip).count() == clip.rows.count() > 0
+    )

@@ -1,7 +1,8 @@
 """No import circles, except the ones Celery and Django impose (and the one named in KNOWN, with what removes it).
 
 A module that enqueues a Celery task imports the task, and the task calls back into that module's functions: inside
-one capability package, circles that all pass through its task module are allowed. Any other circle (between capabilities, or through
+one capability package, circles that all pass through its task module are allowed. Any other circle (between
+capabilities, or through
 a third module) means a function lives in the wrong place; the error names the modules to untangle. The graph is
 grimp's (import-linter's engine) and counts imports inside functions too."""
 
@@ -37,7 +38,11 @@ KNOWN = {
 
 
 def django_models_pair(component: list[str]) -> bool:
-    return len(component) == 2 and APP_MODELS in component and all(m == APP_MODELS or m.endswith(".models") for m in component)
+    return (
+        len(component) == 2
+        and APP_MODELS in component
+        and all(m == APP_MODELS or m.endswith(".models") for m in component)
+    )
 
 
 def celery_pair(component: list[str], graph: nx.DiGraph) -> bool:

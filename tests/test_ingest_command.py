@@ -1,4 +1,5 @@
 """manage.py ingest: files and folders, per-file output, exit status, speaker maps."""
+
 from __future__ import annotations
 
 import io
@@ -34,9 +35,16 @@ def folder(tmp_path):
 
 def test_ingests_a_folder_and_prints_a_line_per_file(project, folder):
     out = run(str(folder), "--project", project.slug, "--scenario", "couple")
-    assert "created   maya_and_tobias/001_clean  (4 cues, speakers to confirm)  <- incoming/maya_and_tobias/001_clean.srt" in out
+    assert (
+        "created   maya_and_tobias/001_clean  (4 cues, speakers to confirm)  <- incoming/maya_and_tobias/001_clean.srt"
+        in out
+    )
     assert "3 created, 0 unchanged, 0 replaced, 0 refused" in out
-    assert sorted(Clip.objects.values_list("sample_id", flat=True)) == ["maya_and_tobias/001_clean", "maya_and_tobias/008_voices", "maya_and_tobias/010_table"]
+    assert sorted(Clip.objects.values_list("sample_id", flat=True)) == [
+        "maya_and_tobias/001_clean",
+        "maya_and_tobias/008_voices",
+        "maya_and_tobias/010_table",
+    ]
     assert set(Clip.history.values_list("history_source", flat=True)) == {"cli"}
 
 
@@ -56,18 +64,41 @@ def test_exits_non_zero_when_any_file_is_refused_after_ingesting_the_rest(projec
 
 
 def test_rolling_captions_are_collapsed_and_the_command_says_so(project):
-    out = run(str(CORPUS / "rolling" / "001_auto_captions.vtt"), "--project", project.slug, "--scenario", "couple", "--participants", "Maya,Tobias")
+    out = run(
+        str(CORPUS / "rolling" / "001_auto_captions.vtt"),
+        "--project",
+        project.slug,
+        "--scenario",
+        "couple",
+        "--participants",
+        "Maya,Tobias",
+    )
     lines = out.splitlines()
-    assert lines[0] == "created   rolling/001_auto_captions  (3 cues, speakers to confirm)  <- rolling/001_auto_captions.vtt"
-    assert lines[1].strip() == "rolling auto-captions: 5 cues, each repeating the line before it, collapsed into 3 lines (word timings kept in this report)"
+    assert (
+        lines[0]
+        == "created   rolling/001_auto_captions  (3 cues, speakers to confirm)  <- rolling/001_auto_captions.vtt"
+    )
+    assert lines[1].strip() == (
+        "rolling auto-captions: 5 cues, each repeating the line before it, collapsed into 3 lines (word timings "
+        "kept in this report)"
+    )
     assert Clip.objects.get().cues.count() == 3
 
 
 def test_speaker_map_file_confirms_and_participants_option(project, tmp_path):
     mapping = tmp_path / "speakers.json"
     mapping.write_text(json.dumps({"SPEAKER_00": "Therapist", "SPEAKER_01": "Maya", "SPEAKER_02": "Tobias", "": ""}))
-    out = run(str(CORPUS / "maya_and_tobias" / "012_diarised.json"), "--project", project.slug, "--scenario", "couple",
-              "--participants", "Maya,Tobias", "--speaker-map", str(mapping))
+    out = run(
+        str(CORPUS / "maya_and_tobias" / "012_diarised.json"),
+        "--project",
+        project.slug,
+        "--scenario",
+        "couple",
+        "--participants",
+        "Maya,Tobias",
+        "--speaker-map",
+        str(mapping),
+    )
     assert "speakers confirmed" in out
     clip = Clip.objects.get()
     assert clip.speaker_map_confirmed and clip.participants == ["Maya", "Tobias"]

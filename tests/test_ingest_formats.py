@@ -1,5 +1,6 @@
 """Reading transcripts: every format, the real-world mess each one tolerates,
 and the refusals that name the file and line. No database needed."""
+
 from __future__ import annotations
 
 import codecs
@@ -21,7 +22,9 @@ CORPUS = Path(__file__).resolve().parent / "ingest_corpus"
 # Hypothesis keeps caches under .hypothesis/ in the working directory; keep them out of the repository.
 set_hypothesis_home_dir(str(Path(tempfile.gettempdir()) / "rescue-annot-hypothesis"))
 # Fixed seeds: CI runs the same 100 examples each time, so a failure always reproduces.
-PROPERTY = dict(max_examples=100, deadline=None, database=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+PROPERTY = dict(
+    max_examples=100, deadline=None, database=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow]
+)
 
 
 def read(relative: str):
@@ -79,7 +82,11 @@ def test_webvtt_without_voices_reads_name_labels_and_keeps_text_after_a_blank_li
         (2.8, 5.0, "Maya", "Quieter. Better, actually."),
         (5.2, 7.0, "Tobias", "Yeah. Better."),
     ]
-    assert {"line": 9, "code": "blank_line_in_cue", "message": "blank line inside a cue; the text after it kept with the cue"} in t.notes.oddities
+    assert {
+        "line": 9,
+        "code": "blank_line_in_cue",
+        "message": "blank line inside a cue; the text after it kept with the cue",
+    } in t.notes.oddities
 
 
 def test_webvtt_without_any_speaker_information():
@@ -112,7 +119,7 @@ def test_csv_with_three_columns_finds_speakers_in_the_text():
 
 
 def test_semicolon_csv_with_decimal_commas_is_sniffed():
-    t = read_transcript("g/x.csv", "Start;End;Speaker;Text\n0,5;2,25;Maya;Hi there.\n2,5;4;Tobias;Hello.\n".encode())
+    t = read_transcript("g/x.csv", b"Start;End;Speaker;Text\n0,5;2,25;Maya;Hi there.\n2,5;4;Tobias;Hello.\n")
     assert cue_tuples(t) == [(0.5, 2.25, "Maya", "Hi there."), (2.5, 4.0, "Tobias", "Hello.")]
 
 
@@ -155,12 +162,19 @@ def test_the_content_decides_the_format_when_the_extension_disagrees():
 # The three lines spoken in rolling/001_auto_captions.vtt, each word with the time its timestamp tag gives
 # (the first word of a line starts with its cue), typed here from the file by hand.
 SPOKEN = [
-    (0.16, 2.879, "so what would you like to start with today",
-     [0.16, 0.4, 0.56, 0.72, 0.88, 1.04, 1.2, 1.52, 1.76]),
-    (2.879, 5.519, "the money thing I guess it keeps coming back",
-     [2.879, 3.04, 3.36, 3.68, 3.84, 4.16, 4.32, 4.64, 4.96]),
-    (5.519, 8.43, "every time one of us ends up leaving the room",
-     [5.519, 5.76, 6.0, 6.16, 6.24, 6.48, 6.72, 6.88, 7.2, 7.36]),
+    (0.16, 2.879, "so what would you like to start with today", [0.16, 0.4, 0.56, 0.72, 0.88, 1.04, 1.2, 1.52, 1.76]),
+    (
+        2.879,
+        5.519,
+        "the money thing I guess it keeps coming back",
+        [2.879, 3.04, 3.36, 3.68, 3.84, 4.16, 4.32, 4.64, 4.96],
+    ),
+    (
+        5.519,
+        8.43,
+        "every time one of us ends up leaving the room",
+        [5.519, 5.76, 6.0, 6.16, 6.24, 6.48, 6.72, 6.88, 7.2, 7.36],
+    ),
 ]
 
 
@@ -177,7 +191,8 @@ def test_rolling_auto_captions_collapse_into_their_distinct_lines():
     for entry, (_, _, text, times) in zip(rolled["word_timings"], SPOKEN):
         assert entry["words"] == [[at, word] for at, word in zip(times, text.split())]
     assert t.notes.headlines == [
-        "rolling auto-captions: 5 cues, each repeating the line before it, collapsed into 3 lines (word timings kept in this report)"
+        "rolling auto-captions: 5 cues, each repeating the line before it, collapsed into 3 lines (word timings kept "
+        "in this report)"
     ]
     assert "rolling_captions" in codes(t.notes.normalisations)
 
@@ -191,33 +206,53 @@ def test_rolling_captions_without_word_timings_still_collapse_in_webvtt_and_subr
     )
     t = read_transcript("g/converted.vtt", text.encode())
     assert cue_tuples(t) == [
-        (1.0, 3.0, "", "where do we start"), (3.0, 5.0, "", "with the kids I think"), (5.0, 7.5, "", "they hear everything")
+        (1.0, 3.0, "", "where do we start"),
+        (3.0, 5.0, "", "with the kids I think"),
+        (5.0, 7.5, "", "they hear everything"),
     ]
     rolled = t.notes.as_dict()["rolling_captions"]
     assert rolled["words_timed"] == 0 and all(w["words"] == [] for w in rolled["word_timings"])
-    assert t.notes.headlines == ["rolling auto-captions: 3 cues, each repeating the line before it, collapsed into 3 lines (the file has no word timings)"]
+    assert t.notes.headlines == [
+        "rolling auto-captions: 3 cues, each repeating the line before it, collapsed into 3 lines (the file has no "
+        "word timings)"
+    ]
     # The same captions converted to SubRip.
     subrip = "".join(
         f"{n}\n00:00:0{c.start:.3f} --> 00:00:0{c.end:.3f}\n".replace(".", ",") + "\n".join(lines) + "\n\n"
-        for n, (c, lines) in enumerate(zip(t.cues, [["where do we start"], ["where do we start", "with the kids I think"],
-                                                     ["with the kids I think", "they hear everything"]]), start=1)
+        for n, (c, lines) in enumerate(
+            zip(
+                t.cues,
+                [
+                    ["where do we start"],
+                    ["where do we start", "with the kids I think"],
+                    ["with the kids I think", "they hear everything"],
+                ],
+            ),
+            start=1,
+        )
     )
     assert cue_tuples(read_transcript("g/converted.srt", subrip.encode())) == cue_tuples(t)
 
 
-@pytest.mark.parametrize("text", [
-    # Two people saying the same word in turn is speech, not a rolling display ...
-    "WEBVTT\n\n00:00:01.000 --> 00:00:02.000\n<v Maya>Yes.\n\n00:00:02.000 --> 00:00:03.000\n<v Maya>Yes.\n\n"
-    "00:00:03.000 --> 00:00:04.000\n<v Tobias>Fine then.\n\n00:00:04.000 --> 00:00:05.000\n<v Maya>Really?\n\n"
-    "00:00:05.000 --> 00:00:06.000\n<v Tobias>Really.\n",
-    # ... and so is one repetition in a short file ...
-    "WEBVTT\n\n00:00:01.000 --> 00:00:02.000\nYes.\n\n00:00:02.000 --> 00:00:03.000\nYes.\n\n00:00:03.000 --> 00:00:04.000\nFine.\n",
-    # ... or the same word again and again: no cue carries a line on and adds one.
-    "WEBVTT\n\n" + "".join(f"00:00:0{n}.000 --> 00:00:0{n}.500\nNo.\n\n" for n in range(1, 6)),
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        # Two people saying the same word in turn is speech, not a rolling display ...
+        "WEBVTT\n\n00:00:01.000 --> 00:00:02.000\n<v Maya>Yes.\n\n00:00:02.000 --> 00:00:03.000\n<v Maya>Yes.\n\n"
+        "00:00:03.000 --> 00:00:04.000\n<v Tobias>Fine then.\n\n00:00:04.000 --> 00:00:05.000\n<v Maya>Really?\n\n"
+        "00:00:05.000 --> 00:00:06.000\n<v Tobias>Really.\n",
+        # ... and so is one repetition in a short file ...
+        "WEBVTT\n\n00:00:01.000 --> 00:00:02.000\nYes.\n\n00:00:02.000 --> 00:00:03.000\nYes.\n\n00:00:03.000 --> "
+        "00:00:04.000\nFine.\n",
+        # ... or the same word again and again: no cue carries a line on and adds one.
+        "WEBVTT\n\n" + "".join(f"00:00:0{n}.000 --> 00:00:0{n}.500\nNo.\n\n" for n in range(1, 6)),
+    ],
+)
 def test_a_transcript_that_only_sometimes_repeats_a_line_is_not_rolling(text):
     t = read_transcript("g/repeats.vtt", text.encode())
-    assert len(t.cues) == text.count(" --> ") and "rolling_captions" not in t.notes.as_dict() and t.notes.headlines == []
+    assert (
+        len(t.cues) == text.count(" --> ") and "rolling_captions" not in t.notes.as_dict() and t.notes.headlines == []
+    )
 
 
 # --- encodings --------------------------------------------------------------
@@ -353,7 +388,11 @@ def test_more_refusals(name, raw, words):
 # --- properties -------------------------------------------------------------
 
 _names = st.sampled_from(["Maya", "Tobias", "Therapist", "Dr. Weiss", "SPEAKER_01", None])
-_words = st.lists(st.sampled_from(["I", "you", "never", "listen", "okay", "fine,", "café", "“really”", "—", "so", "what?", "it's"]), min_size=1, max_size=12)
+_words = st.lists(
+    st.sampled_from(["I", "you", "never", "listen", "okay", "fine,", "café", "“really”", "—", "so", "what?", "it's"]),
+    min_size=1,
+    max_size=12,
+)
 
 
 @st.composite
@@ -368,15 +407,24 @@ def _cue_lists(draw):
 
 
 @settings(**PROPERTY)
-@given(cues=_cue_lists(), encoding=st.sampled_from(["utf-8", "utf-8-sig", "utf-16"]), eol=st.sampled_from(["\n", "\r\n"]))
+@given(
+    cues=_cue_lists(), encoding=st.sampled_from(["utf-8", "utf-8-sig", "utf-16"]), eol=st.sampled_from(["\n", "\r\n"])
+)
 def test_random_subrip_files_round_trip(cues, encoding, eol):
     subtitles = [
-        srt.Subtitle(i + 1, datetime.timedelta(milliseconds=s), datetime.timedelta(milliseconds=e), f"{who}: {text}" if who else text)
+        srt.Subtitle(
+            i + 1,
+            datetime.timedelta(milliseconds=s),
+            datetime.timedelta(milliseconds=e),
+            f"{who}: {text}" if who else text,
+        )
         for i, (s, e, who, text) in enumerate(cues)
     ]
     raw = srt.compose(subtitles, reindex=False, eol=eol).encode(encoding)
     t = read_transcript("g/random.srt", raw)
-    assert [(c.start, c.end, c.speaker, c.text) for c in t.cues] == [(s / 1000, e / 1000, who or "", text) for s, e, who, text in cues]
+    assert [(c.start, c.end, c.speaker, c.text) for c in t.cues] == [
+        (s / 1000, e / 1000, who or "", text) for s, e, who, text in cues
+    ]
 
 
 @settings(**PROPERTY)
@@ -391,8 +439,10 @@ def test_random_bytes_never_crash_the_reader(raw, suffix):
 
 
 @settings(**PROPERTY)
-@given(prefix=st.sampled_from(["WEBVTT\n\n", "1\n", '{"segments": [', "start,end,speaker,text\n", ""]),
-       body=st.text(alphabet=st.sampled_from(list("0123456789:,.-> \n\tWEBVTT<v>Maya{}[]\"")), max_size=300))
+@given(
+    prefix=st.sampled_from(["WEBVTT\n\n", "1\n", '{"segments": [', "start,end,speaker,text\n", ""]),
+    body=st.text(alphabet=st.sampled_from(list('0123456789:,.-> \n\tWEBVTT<v>Maya{}[]"')), max_size=300),
+)
 def test_random_transcript_like_text_never_crashes_the_reader(prefix, body):
     for suffix in (".srt", ".vtt", ".csv", ".json"):
         try:
@@ -403,9 +453,15 @@ def test_random_transcript_like_text_never_crashes_the_reader(prefix, body):
 
 def test_webvtt_and_diarisation_json_agree_on_the_same_cues():
     vtt_text = "WEBVTT\n\n" + "\n".join(
-        f"00:00:{i:02d}.000 --> 00:00:{i + 1:02d}.500\n<v {who}>{text}\n" for i, (who, text) in enumerate([("Maya", "One."), ("Tobias", "Two.")])
+        f"00:00:{i:02d}.000 --> 00:00:{i + 1:02d}.500\n<v {who}>{text}\n"
+        for i, (who, text) in enumerate([("Maya", "One."), ("Tobias", "Two.")])
     )
-    segments = {"segments": [{"start": 0, "end": 1.5, "speaker": "Maya", "text": "One."}, {"start": 1, "end": 2.5, "speaker": "Tobias", "text": "Two."}]}
+    segments = {
+        "segments": [
+            {"start": 0, "end": 1.5, "speaker": "Maya", "text": "One."},
+            {"start": 1, "end": 2.5, "speaker": "Tobias", "text": "Two."},
+        ]
+    }
     a = read_transcript("g/a.vtt", vtt_text.encode())
     b = read_transcript("g/b.json", json.dumps(segments).encode())
     assert cue_tuples(a) == cue_tuples(b)

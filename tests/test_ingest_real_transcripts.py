@@ -1,5 +1,6 @@
 """The 14 real transcripts of ../shared/data/transcripts ingest into clips that
 match the released rows of the same clips (read from ../shared, never copied)."""
+
 from __future__ import annotations
 
 import json
@@ -36,7 +37,9 @@ def test_all_fourteen_transcripts_ingest_with_the_released_cues_speakers_and_tim
         rows = released[clip.sample_id]["rows"]
         cues = mapped_cues(clip)  # the speaker map was confirmed: every label matched a name
         assert len(cues) == len(rows), clip.sample_id
-        assert [(c["start"], c["end"]) for c in cues] == [(r["start_time"], r["end_time"]) for r in rows], clip.sample_id
+        assert [(c["start"], c["end"]) for c in cues] == [(r["start_time"], r["end_time"]) for r in rows], (
+            clip.sample_id
+        )
         assert [c["speaker"] for c in cues] == [r["primary_speaker"] for r in rows], clip.sample_id
         assert [c["text"] for c in cues] == [r["dialogue_cleaned"] for r in rows], clip.sample_id
         assert sorted(clip.participants) == sorted(released[clip.sample_id]["participants"])

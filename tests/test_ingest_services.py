@@ -1,5 +1,6 @@
 """The ingest service: clips and cues from files, idempotency and replacement,
 refusals that write nothing, and the speaker-mapping step."""
+
 from __future__ import annotations
 
 import hashlib
@@ -100,7 +101,10 @@ def test_every_corpus_file_becomes_a_clip(project, relative, cues, fmt):
     assert clip.cues.count() == cues and clip.ingest_report["format"] == fmt
 
 
-ROLLING_NOTE = "rolling auto-captions: 5 cues, each repeating the line before it, collapsed into 3 lines (word timings kept in this report)"
+ROLLING_NOTE = (
+    "rolling auto-captions: 5 cues, each repeating the line before it, collapsed into 3 lines (word timings "
+    "kept in this report)"
+)
 
 
 def test_rolling_auto_captions_become_one_cue_per_spoken_line_with_word_timings_in_the_report(project):
@@ -142,14 +146,23 @@ def test_a_family_clip_maps_a_group_answer_to_the_group_label(project):
     [result] = ingest(project, "okafor_family/001_dinner.srt", scenario="family")
     clip = Clip.objects.get(pk=result.clip_id)
     assert clip.scenario == "family" and clip.participants == ["Ada", "Ben", "Chidi", "Dora"]
-    assert clip.speaker_map == {"Counsellor": "Therapist", "Ada": "Ada", "Ben": "Ben", "Chidi": "Chidi", "Dora": "Dora", "ALL": "Family"}
+    assert clip.speaker_map == {
+        "Counsellor": "Therapist",
+        "Ada": "Ada",
+        "Ben": "Ben",
+        "Chidi": "Chidi",
+        "Dora": "Dora",
+        "ALL": "Family",
+    }
 
 
 def test_a_rescue_clip_brings_its_own_sample_id_participants_and_source(project):
     [result] = ingest(project, "maya_and_tobias/013_rescue_clip.json")
     clip = Clip.objects.get(pk=result.clip_id)
     assert (clip.sample_id, clip.participants, clip.source_file) == (
-        "maya_and_tobias/013_rescue_clip", ["Tobias", "Maya"], "fictional/maya_and_tobias/013.json"
+        "maya_and_tobias/013_rescue_clip",
+        ["Tobias", "Maya"],
+        "fictional/maya_and_tobias/013.json",
     )
 
 
@@ -164,7 +177,9 @@ def test_sample_id_defaults_to_folder_and_stem_and_can_be_given(project):
     assert a.sample_id == "y/session_one"
     [b] = ingest_files(project, [bytes_upload("two.srt", CHANGED)], IngestOptions("couple", group="maya_and_tobias"))
     assert b.sample_id == "maya_and_tobias/two"
-    [c] = ingest_files(project, [bytes_upload("two.srt", CHANGED + b"\n")], IngestOptions("couple", sample_id="g/custom"))
+    [c] = ingest_files(
+        project, [bytes_upload("two.srt", CHANGED + b"\n")], IngestOptions("couple", sample_id="g/custom")
+    )
     assert c.sample_id == "g/custom"
 
 
@@ -206,12 +221,17 @@ def test_the_same_bytes_under_another_name_are_unchanged(project):
 
 
 def test_two_files_for_one_sample_in_one_upload_do_not_replace_each_other(project):
-    uploads = [bytes_upload("g/a.srt", SIMPLE), bytes_upload("g/a.vtt", b"WEBVTT\n\n00:00.000 --> 00:01.000\n<v Maya>Other.\n")]
+    uploads = [
+        bytes_upload("g/a.srt", SIMPLE),
+        bytes_upload("g/a.vtt", b"WEBVTT\n\n00:00.000 --> 00:01.000\n<v Maya>Other.\n"),
+    ]
     results = ingest_files(project, uploads, IngestOptions("couple", replace=True))
     assert [r.status for r in results] == ["created", "refused"]
     assert "g/a.srt in the same upload is already sample g/a" in results[1].message
     assert list(Clip.objects.get().cues.values_list("text", flat=True)) == ["Hello.", "Hi."]
-    again = ingest_files(project, [bytes_upload("h/b.srt", CHANGED), bytes_upload("h/b.srt", CHANGED)], IngestOptions("couple"))
+    again = ingest_files(
+        project, [bytes_upload("h/b.srt", CHANGED), bytes_upload("h/b.srt", CHANGED)], IngestOptions("couple")
+    )
     assert [r.status for r in again] == ["created", "unchanged"]
 
 
@@ -233,7 +253,9 @@ def test_a_changed_file_for_an_existing_sample_is_refused_without_replace(projec
 
 
 def _rows_with_draft(clip):
-    row = Row.objects.create(clip=clip, row_index=1, start_time=0.0, end_time=2.0, primary_speaker="Maya", dialogue_cleaned="Hello.")
+    row = Row.objects.create(
+        clip=clip, row_index=1, start_time=0.0, end_time=2.0, primary_speaker="Maya", dialogue_cleaned="Hello."
+    )
     Draft.objects.create(row=row, content={"target": ["Therapist"]})
     return row
 
@@ -286,7 +308,9 @@ def test_a_refused_file_writes_nothing_and_names_file_and_line(project, relative
 
 
 def test_one_bad_file_does_not_stop_the_others(project):
-    results = ingest(project, "maya_and_tobias/001_clean.srt", "refused/backwards.srt", "maya_and_tobias/008_voices.vtt")
+    results = ingest(
+        project, "maya_and_tobias/001_clean.srt", "refused/backwards.srt", "maya_and_tobias/008_voices.vtt"
+    )
     assert [r.status for r in results] == ["created", "refused", "created"]
     assert Clip.objects.count() == 2
 
@@ -296,7 +320,9 @@ def test_a_file_over_the_size_limit_is_refused_unread(project, settings):
     reads = []
     upload = Upload(name="g/big.srt", size=len(SIMPLE), read=lambda: reads.append(1) or SIMPLE)
     [result] = ingest_files(project, [upload], IngestOptions("couple"))
-    assert result.status == "refused" and "g/big.srt" in result.message and "over the limit of 50 bytes" in result.message
+    assert (
+        result.status == "refused" and "g/big.srt" in result.message and "over the limit of 50 bytes" in result.message
+    )
     assert reads == [] and Clip.objects.count() == 0
 
 
@@ -304,8 +330,14 @@ def test_a_file_over_the_size_limit_is_refused_unread(project, settings):
 
 
 def test_suggestions_match_names_ignoring_case_and_first_names(project):
-    raw = b"1\n00:00:00,000 --> 00:00:01,000\nEVELYN ROSS: Hi.\n\n2\n00:00:01,000 --> 00:00:02,000\nALAN: Hey.\n\n3\n00:00:02,000 --> 00:00:03,000\nDR. WEISS: Welcome.\n\n4\n00:00:03,000 --> 00:00:04,000\nBOTH: Thanks.\n"
-    [result] = ingest_files(project, [bytes_upload("g/a.srt", raw)], IngestOptions("couple", participants=["Evelyn", "Alan"]))
+    raw = (
+        b"1\n00:00:00,000 --> 00:00:01,000\nEVELYN ROSS: Hi.\n\n2\n00:00:01,000 --> 00:00:02,000\nALAN: "
+        b"Hey.\n\n3\n00:00:02,000 --> 00:00:03,000\nDR. WEISS: Welcome.\n\n4\n00:00:03,000 --> 00:00:04,000\nBOTH: "
+        b"Thanks.\n"
+    )
+    [result] = ingest_files(
+        project, [bytes_upload("g/a.srt", raw)], IngestOptions("couple", participants=["Evelyn", "Alan"])
+    )
     clip = Clip.objects.get(pk=result.clip_id)
     assert clip.speaker_map == {"EVELYN ROSS": "Evelyn", "ALAN": "Alan", "DR. WEISS": "Therapist", "BOTH": "Couple"}
 
@@ -324,7 +356,12 @@ def test_diarisation_labels_wait_for_the_lead_and_confirmation_names_them(projec
     assert result.unmapped_speakers == ["SPEAKER_00", "SPEAKER_01", "", "SPEAKER_02"]
     with pytest.raises(SpeakerMapNotConfirmed):
         mapped_cues(clip)
-    confirm_speaker_map(clip, {"SPEAKER_00": "Therapist", "SPEAKER_01": "Maya", "": "", "SPEAKER_02": "Tobias"}, participants=["Maya", "Tobias"], actor=lead)
+    confirm_speaker_map(
+        clip,
+        {"SPEAKER_00": "Therapist", "SPEAKER_01": "Maya", "": "", "SPEAKER_02": "Tobias"},
+        participants=["Maya", "Tobias"],
+        actor=lead,
+    )
     clip.refresh_from_db()
     assert clip.speaker_map_confirmed and clip.participants == ["Maya", "Tobias"]
     assert [c["speaker"] for c in mapped_cues(clip)] == ["Therapist", "Maya", "", "Tobias"]
@@ -347,7 +384,9 @@ def test_an_empty_given_map_accepts_complete_suggestions_only(project):
 
 
 def test_a_given_map_naming_someone_outside_the_clip_is_refused(project):
-    [result] = ingest(project, "maya_and_tobias/001_clean.srt", participants=["Maya", "Tobias"], speaker_map={"Maya": "Mia"})
+    [result] = ingest(
+        project, "maya_and_tobias/001_clean.srt", participants=["Maya", "Tobias"], speaker_map={"Maya": "Mia"}
+    )
     assert result.status == "refused" and "'Maya' maps to 'Mia', which is not a person of this clip" in result.message
     [result] = ingest(project, "maya_and_tobias/001_clean.srt", speaker_map={"Dr. Weiss": "Dr. Weiss"})
     assert result.status == "refused" and "'Dr. Weiss' looks like the therapist" in result.message
@@ -359,7 +398,13 @@ def test_mapped_cues_carry_entities_never_the_therapists_name(project):
     clip = Clip.objects.get(pk=result.clip_id)
     cues = mapped_cues(clip)
     assert [c["speaker"] for c in cues] == ["Maya", "Tobias", "Therapist", "Tobias"]
-    assert cues[3] == {"start": 9.1, "end": 10.0, "speaker": "Tobias", "text": "I'm on your side.", "position": 4}  # leading label removed
+    assert cues[3] == {
+        "start": 9.1,
+        "end": 10.0,
+        "speaker": "Tobias",
+        "text": "I'm on your side.",
+        "position": 4,
+    }  # leading label removed
     assert all("Weiss" not in c["speaker"] for c in cues)
 
 
@@ -426,16 +471,25 @@ def test_a_media_file_without_transcript_is_refused(project):
 
 
 def test_a_media_url_is_stored_for_a_single_transcript(project):
-    [result] = ingest_files(project, [bytes_upload("g/a.srt", SIMPLE)], IngestOptions("couple", media_url="https://media.example.org/a.mp4"))
+    [result] = ingest_files(
+        project, [bytes_upload("g/a.srt", SIMPLE)], IngestOptions("couple", media_url="https://media.example.org/a.mp4")
+    )
     assert Clip.objects.get(pk=result.clip_id).media_url == "https://media.example.org/a.mp4"
 
 
 def test_media_brought_later_is_attached_to_an_unchanged_clip(project):
     ingest_files(project, [bytes_upload("g/a.srt", SIMPLE)], IngestOptions("couple"))
-    [result] = ingest_files(project, [bytes_upload("g/a.srt", SIMPLE)], IngestOptions("couple", media_url="https://media.example.org/a.mp4"))
+    [result] = ingest_files(
+        project, [bytes_upload("g/a.srt", SIMPLE)], IngestOptions("couple", media_url="https://media.example.org/a.mp4")
+    )
     assert result.status == "unchanged" and "media attached" in result.message
     assert Clip.objects.get().media_url == "https://media.example.org/a.mp4"
 
 
 def test_statuses_are_the_documented_four():
-    assert (services.CREATED, services.UNCHANGED, services.REPLACED, services.REFUSED) == ("created", "unchanged", "replaced", "refused")
+    assert (services.CREATED, services.UNCHANGED, services.REPLACED, services.REFUSED) == (
+        "created",
+        "unchanged",
+        "replaced",
+        "refused",
+    )

@@ -1,5 +1,6 @@
 """Ingest through the browser and the API: leads only, per-file results,
 the speaker-mapping step, and the documented HTTP semantics."""
+
 from __future__ import annotations
 
 import json
@@ -46,7 +47,12 @@ def test_upload_page_is_for_leads_only(client, project, annotator):
     assert response.status_code == 302 and response["Location"].startswith("/accounts/login/")
     client.force_login(annotator)
     assert client.get(upload_page(project)).status_code == 403
-    assert client.post(upload_page(project), {"scenario": "couple", "files": [SimpleUploadedFile("a.srt", SIMPLE)], "group": "g"}).status_code == 403
+    assert (
+        client.post(
+            upload_page(project), {"scenario": "couple", "files": [SimpleUploadedFile("a.srt", SIMPLE)], "group": "g"}
+        ).status_code
+        == 403
+    )
     assert client.post(f"/projects/{project.slug}/ingest/accept-speakers/", {"clip": ["1"]}).status_code == 403
     assert Clip.objects.count() == 0
 
@@ -61,9 +67,19 @@ def test_upload_page_shows_the_form_and_limits_to_a_lead(client, project, lead, 
 
 def test_lead_uploads_a_folder_and_sees_a_result_per_file(client, project, lead):
     client.force_login(lead)
-    files = [corpus_file("maya_and_tobias/001_clean.srt"), corpus_file("maya_and_tobias/008_voices.vtt"), corpus_file("refused/backwards.srt")]
-    paths = ["corpus/maya_and_tobias/001_clean.srt", "corpus/maya_and_tobias/008_voices.vtt", "corpus/refused/backwards.srt"]
-    response = client.post(upload_page(project), {"files": files, "relative_paths": json.dumps(paths), "scenario": "couple"})
+    files = [
+        corpus_file("maya_and_tobias/001_clean.srt"),
+        corpus_file("maya_and_tobias/008_voices.vtt"),
+        corpus_file("refused/backwards.srt"),
+    ]
+    paths = [
+        "corpus/maya_and_tobias/001_clean.srt",
+        "corpus/maya_and_tobias/008_voices.vtt",
+        "corpus/refused/backwards.srt",
+    ]
+    response = client.post(
+        upload_page(project), {"files": files, "relative_paths": json.dumps(paths), "scenario": "couple"}
+    )
     assert response.status_code == 200
     page = response.content.decode()
     statuses = [r.status for r in response.context["results"]]
@@ -78,7 +94,10 @@ def test_lead_uploads_a_folder_and_sees_a_result_per_file(client, project, lead)
 
 def test_files_picked_one_by_one_take_the_group_field(client, project, lead):
     client.force_login(lead)
-    response = client.post(upload_page(project), {"files": [SimpleUploadedFile("s01.srt", SIMPLE)], "scenario": "couple", "group": "maya_and_tobias"})
+    response = client.post(
+        upload_page(project),
+        {"files": [SimpleUploadedFile("s01.srt", SIMPLE)], "scenario": "couple", "group": "maya_and_tobias"},
+    )
     assert [r.sample_id for r in response.context["results"]] == ["maya_and_tobias/s01"]
 
 
@@ -86,18 +105,37 @@ def test_upload_form_errors_are_shown_not_raised(client, project, lead):
     client.force_login(lead)
     response = client.post(upload_page(project), {"scenario": "couple"})
     assert response.status_code == 200 and "Choose at least one transcript file." in response.content.decode()
-    response = client.post(upload_page(project), {"files": [SimpleUploadedFile("a.srt", SIMPLE), SimpleUploadedFile("b.srt", SIMPLE)], "scenario": "couple", "sample_id": "g/x"})
+    response = client.post(
+        upload_page(project),
+        {
+            "files": [SimpleUploadedFile("a.srt", SIMPLE), SimpleUploadedFile("b.srt", SIMPLE)],
+            "scenario": "couple",
+            "sample_id": "g/x",
+        },
+    )
     assert "a sample id can only be given when ingesting a single transcript" in response.content.decode()
 
 
 def test_mapping_page_suggests_and_the_lead_confirms(client, project, lead):
     client.force_login(lead)
-    client.post(upload_page(project), {"files": [corpus_file("maya_and_tobias/012_diarised.json")], "scenario": "couple", "group": "maya_and_tobias"})
+    client.post(
+        upload_page(project),
+        {"files": [corpus_file("maya_and_tobias/012_diarised.json")], "scenario": "couple", "group": "maya_and_tobias"},
+    )
     clip = Clip.objects.get()
     url = f"/projects/{project.slug}/clips/{clip.pk}/speakers/"
     page = client.get(url).content.decode()
     assert "SPEAKER_00" in page and "How are the two of you today?" in page and "waiting for confirmation" in page
-    response = client.post(url, {"participants": "Maya, Tobias", "speaker_0": "Therapist", "speaker_1": "Maya", "speaker_2": "", "speaker_3": "Tobias"})
+    response = client.post(
+        url,
+        {
+            "participants": "Maya, Tobias",
+            "speaker_0": "Therapist",
+            "speaker_1": "Maya",
+            "speaker_2": "",
+            "speaker_3": "Tobias",
+        },
+    )
     assert response.status_code == 302
     clip.refresh_from_db()
     assert clip.speaker_map_confirmed and clip.participants == ["Maya", "Tobias"]
@@ -107,7 +145,10 @@ def test_mapping_page_suggests_and_the_lead_confirms(client, project, lead):
 
 def test_maps_to_offers_the_clips_people_as_choices(client, project, lead):
     client.force_login(lead)
-    client.post(upload_page(project), {"files": [corpus_file("maya_and_tobias/001_clean.srt")], "scenario": "couple", "group": "g"})
+    client.post(
+        upload_page(project),
+        {"files": [corpus_file("maya_and_tobias/001_clean.srt")], "scenario": "couple", "group": "g"},
+    )
     clip = Clip.objects.get()
     url = f"/projects/{project.slug}/clips/{clip.pk}/speakers/"
     response = client.get(url)
@@ -116,18 +157,28 @@ def test_maps_to_offers_the_clips_people_as_choices(client, project, lead):
     page = response.content.decode()
     assert '<select name="speaker_0"' in page and '<option value="Therapist" selected>Therapist</option>' in page
     # After a refused confirmation the choices follow the participants that were posted.
-    refused = client.post(url, {"participants": "Maya, Toby", "speaker_0": "Therapist", "speaker_1": "Maya", "speaker_2": "Tobias"})
-    assert refused.status_code == 200 and "&#x27;Tobias&#x27;, which is not a person of this clip" in refused.content.decode()
+    refused = client.post(
+        url, {"participants": "Maya, Toby", "speaker_0": "Therapist", "speaker_1": "Maya", "speaker_2": "Tobias"}
+    )
+    assert (
+        refused.status_code == 200
+        and "&#x27;Tobias&#x27;, which is not a person of this clip" in refused.content.decode()
+    )
     choices = [value for value, _ in refused.context["form"]["speaker_2"].field.widget.choices]
     assert choices == ["", "Maya", "Toby", "Therapist", "Couple", "Tobias"]  # the stored choice stays visible
 
 
 def test_mapping_page_refuses_a_name_outside_the_clip(client, project, lead):
     client.force_login(lead)
-    client.post(upload_page(project), {"files": [corpus_file("maya_and_tobias/001_clean.srt")], "scenario": "couple", "group": "g"})
+    client.post(
+        upload_page(project),
+        {"files": [corpus_file("maya_and_tobias/001_clean.srt")], "scenario": "couple", "group": "g"},
+    )
     clip = Clip.objects.get()
     url = f"/projects/{project.slug}/clips/{clip.pk}/speakers/"
-    response = client.post(url, {"participants": "Maya, Tobias", "speaker_0": "Dr. Weiss", "speaker_1": "Maya", "speaker_2": "Tobias"})
+    response = client.post(
+        url, {"participants": "Maya, Tobias", "speaker_0": "Dr. Weiss", "speaker_1": "Maya", "speaker_2": "Tobias"}
+    )
     assert response.status_code == 200 and "not a person of this clip" in response.content.decode()
     clip.refresh_from_db()
     assert not clip.speaker_map_confirmed
@@ -135,7 +186,10 @@ def test_mapping_page_refuses_a_name_outside_the_clip(client, project, lead):
 
 def test_mapping_page_is_for_leads_only(client, project, lead, annotator):
     client.force_login(lead)
-    client.post(upload_page(project), {"files": [corpus_file("maya_and_tobias/001_clean.srt")], "scenario": "couple", "group": "g"})
+    client.post(
+        upload_page(project),
+        {"files": [corpus_file("maya_and_tobias/001_clean.srt")], "scenario": "couple", "group": "g"},
+    )
     clip = Clip.objects.get()
     Assignment.objects.create(clip=clip, annotator=annotator)
     client.force_login(annotator)
@@ -161,14 +215,22 @@ def test_upload_page_lists_clips_waiting_and_accepts_complete_suggestions(client
     ids = [c.pk for c, complete in client.get(upload_page(project)).context["waiting"] if complete]
     response = client.post(f"/projects/{project.slug}/ingest/accept-speakers/", {"clip": ids}, follow=True)
     assert "Speakers of 1 clip(s) confirmed as suggested." in response.content.decode()
-    assert list(Clip.objects.filter(speaker_map_confirmed=True).values_list("sample_id", flat=True)) == ["maya_and_tobias/001_clean"]
+    assert list(Clip.objects.filter(speaker_map_confirmed=True).values_list("sample_id", flat=True)) == [
+        "maya_and_tobias/001_clean"
+    ]
 
 
 def test_rolling_captions_are_collapsed_and_said_so_on_the_upload_and_speaker_pages(client, project, lead):
     client.force_login(lead)
-    response = client.post(upload_page(project), {
-        "files": [corpus_file("rolling/001_auto_captions.vtt")], "scenario": "couple", "participants": "Maya, Tobias", "group": "rolling",
-    })
+    response = client.post(
+        upload_page(project),
+        {
+            "files": [corpus_file("rolling/001_auto_captions.vtt")],
+            "scenario": "couple",
+            "participants": "Maya, Tobias",
+            "group": "rolling",
+        },
+    )
     [result] = response.context["results"]
     assert (result.status, result.cues) == ("created", 3)
     page = response.content.decode()
@@ -188,12 +250,17 @@ def api_url(project):
 
 def test_api_ingest_creates_clips_and_answers_201(client, project, lead, merged_routes):
     client.force_login(lead)
-    response = client.post(api_url(project), {
-        "files": [corpus_file("maya_and_tobias/001_clean.srt"), corpus_file("maya_and_tobias/012_diarised.json")],
-        "relative_paths": ["maya_and_tobias/001_clean.srt", "maya_and_tobias/012_diarised.json"],
-        "scenario": "couple",
-        "speaker_map": json.dumps({"SPEAKER_00": "Therapist", "SPEAKER_01": "Maya", "SPEAKER_02": "Tobias", "": ""}),
-    })
+    response = client.post(
+        api_url(project),
+        {
+            "files": [corpus_file("maya_and_tobias/001_clean.srt"), corpus_file("maya_and_tobias/012_diarised.json")],
+            "relative_paths": ["maya_and_tobias/001_clean.srt", "maya_and_tobias/012_diarised.json"],
+            "scenario": "couple",
+            "speaker_map": json.dumps(
+                {"SPEAKER_00": "Therapist", "SPEAKER_01": "Maya", "SPEAKER_02": "Tobias", "": ""}
+            ),
+        },
+    )
     assert response.status_code == 201, response.content
     body = response.json()
     assert (body["created"], body["refused"]) == (2, 0)
@@ -206,28 +273,43 @@ def test_api_ingest_creates_clips_and_answers_201(client, project, lead, merged_
 
 def test_api_ingest_says_when_rolling_captions_were_collapsed(client, project, lead, merged_routes):
     client.force_login(lead)
-    response = client.post(api_url(project), {
-        "files": [corpus_file("rolling/001_auto_captions.vtt")], "relative_paths": ["rolling/001_auto_captions.vtt"],
-        "scenario": "couple", "participants": "Maya, Tobias",
-    })
+    response = client.post(
+        api_url(project),
+        {
+            "files": [corpus_file("rolling/001_auto_captions.vtt")],
+            "relative_paths": ["rolling/001_auto_captions.vtt"],
+            "scenario": "couple",
+            "participants": "Maya, Tobias",
+        },
+    )
     assert response.status_code == 201, response.content
     [result] = response.json()["results"]
     assert result["cues"] == 3 and result["notes"] == [
-        "rolling auto-captions: 5 cues, each repeating the line before it, collapsed into 3 lines (word timings kept in this report)"
+        "rolling auto-captions: 5 cues, each repeating the line before it, collapsed into 3 lines (word timings kept "
+        "in this report)"
     ]
 
 
-def test_api_answers_200_when_everything_is_unchanged_and_422_when_a_file_is_refused(client, project, lead, merged_routes):
+def test_api_answers_200_when_everything_is_unchanged_and_422_when_a_file_is_refused(
+    client, project, lead, merged_routes
+):
     client.force_login(lead)
     data = {"files": [SimpleUploadedFile("a.srt", SIMPLE)], "group": "g", "scenario": "couple"}
     assert client.post(api_url(project), data).status_code == 201
     data["files"] = [SimpleUploadedFile("a.srt", SIMPLE)]
     response = client.post(api_url(project), data)
     assert response.status_code == 200 and response.json()["unchanged"] == 1
-    response = client.post(api_url(project), {
-        "files[]": [SimpleUploadedFile("b.srt", SIMPLE.replace(b"Hello", b"Bye")), corpus_file("refused/bad_time.csv")],
-        "group": "g", "scenario": "couple",
-    })
+    response = client.post(
+        api_url(project),
+        {
+            "files[]": [
+                SimpleUploadedFile("b.srt", SIMPLE.replace(b"Hello", b"Bye")),
+                corpus_file("refused/bad_time.csv"),
+            ],
+            "group": "g",
+            "scenario": "couple",
+        },
+    )
     assert response.status_code == 422
     body = response.json()
     assert [r["status"] for r in body["results"]] == ["created", "refused"]
@@ -237,9 +319,19 @@ def test_api_answers_200_when_everything_is_unchanged_and_422_when_a_file_is_ref
 
 def test_api_refuses_bad_parameters_with_400(client, project, lead, merged_routes):
     client.force_login(lead)
-    response = client.post(api_url(project), {"files": [SimpleUploadedFile("a.srt", SIMPLE)], "group": "g", "scenario": "solo"})
+    response = client.post(
+        api_url(project), {"files": [SimpleUploadedFile("a.srt", SIMPLE)], "group": "g", "scenario": "solo"}
+    )
     assert response.status_code == 400 and "scenario" in response.json()
-    response = client.post(api_url(project), {"files": [SimpleUploadedFile("a.srt", SIMPLE)], "group": "g", "scenario": "couple", "speaker_map": "{not json"})
+    response = client.post(
+        api_url(project),
+        {
+            "files": [SimpleUploadedFile("a.srt", SIMPLE)],
+            "group": "g",
+            "scenario": "couple",
+            "speaker_map": "{not json",
+        },
+    )
     assert response.status_code == 400 and "speaker_map" in response.json()
     assert Clip.objects.count() == 0
 
@@ -250,7 +342,9 @@ def test_api_ingest_is_for_leads_only_but_listing_still_works(client, project, l
     client.post(api_url(project), {"files": [SimpleUploadedFile("a.srt", SIMPLE)], "group": "g", "scenario": "couple"})
     clip = Clip.objects.get()
     client.force_login(annotator)
-    response = client.post(api_url(project), {"files": [SimpleUploadedFile("b.srt", SIMPLE + b"\n")], "group": "g", "scenario": "couple"})
+    response = client.post(
+        api_url(project), {"files": [SimpleUploadedFile("b.srt", SIMPLE + b"\n")], "group": "g", "scenario": "couple"}
+    )
     assert response.status_code == 403 and Clip.objects.count() == 1
     assert client.get(api_url(project)).status_code == 404  # nothing assigned: the project is invisible
     Assignment.objects.create(clip=clip, annotator=annotator)
@@ -261,15 +355,29 @@ def test_api_ingest_is_for_leads_only_but_listing_still_works(client, project, l
 
 def test_api_speaker_map_read_and_confirm(client, project, lead, annotator, merged_routes):
     client.force_login(lead)
-    client.post(api_url(project), {"files": [corpus_file("maya_and_tobias/001_clean.srt")], "group": "g", "scenario": "couple"})
+    client.post(
+        api_url(project), {"files": [corpus_file("maya_and_tobias/001_clean.srt")], "group": "g", "scenario": "couple"}
+    )
     clip = Clip.objects.get()
     url = f"/api/v1/projects/{project.slug}/clips/{clip.pk}/speaker-map/"
     body = client.get(url).json()
     assert body["confirmed"] is False and body["entities"] == ["Maya", "Tobias", "Therapist", "Couple"]
-    assert [(s["tag"], s["cues"], s["suggested"]) for s in body["speakers"]] == [("Dr. Weiss", 2, "Therapist"), ("Maya", 1, "Maya"), ("Tobias", 1, "Tobias")]
-    bad = client.put(url, {"speaker_map": {"Dr. Weiss": "Weiss", "Maya": "Maya", "Tobias": "Tobias"}}, content_type="application/json")
+    assert [(s["tag"], s["cues"], s["suggested"]) for s in body["speakers"]] == [
+        ("Dr. Weiss", 2, "Therapist"),
+        ("Maya", 1, "Maya"),
+        ("Tobias", 1, "Tobias"),
+    ]
+    bad = client.put(
+        url,
+        {"speaker_map": {"Dr. Weiss": "Weiss", "Maya": "Maya", "Tobias": "Tobias"}},
+        content_type="application/json",
+    )
     assert bad.status_code == 400 and "not a person of this clip" in bad.json()["detail"]
-    ok = client.put(url, {"speaker_map": {"Dr. Weiss": "Therapist", "Maya": "Maya", "Tobias": "Tobias"}}, content_type="application/json")
+    ok = client.put(
+        url,
+        {"speaker_map": {"Dr. Weiss": "Therapist", "Maya": "Maya", "Tobias": "Tobias"}},
+        content_type="application/json",
+    )
     assert ok.status_code == 200 and ok.json()["confirmed"] is True
     clip.refresh_from_db()
     assert clip.speaker_map_confirmed and clip.history.first().history_source == "api"

@@ -1,5 +1,6 @@
 """Hostile text (HTML, JavaScript URLs, template syntax, SQL, very long strings) is
 stored verbatim and shown inert on every page that displays it."""
+
 import io
 import json
 
@@ -57,12 +58,18 @@ def test_pages_escape_hostile_text(hostile_clip, client, annotator, lead, projec
     client.force_login(annotator if who == "annotator" else lead)
     urls = [f"/work/clips/{clip.pk}/", "/work/", f"/projects/{project.slug}/"]
     if who == "lead":
-        urls += [f"/adjudication/clips/{clip.pk}/", f"/projects/{project.slug}/adjudication/", f"/projects/{project.slug}/assignments/"]
+        urls += [
+            f"/adjudication/clips/{clip.pk}/",
+            f"/projects/{project.slug}/adjudication/",
+            f"/projects/{project.slug}/assignments/",
+        ]
     for url in urls:
         page = client.get(url).content.decode()
         assert "<script>alert" not in page, url
         assert 'onerror="alert' not in page, url
-        assert "dev-only-insecure-secret" not in page and "SECRET_KEY" not in page.replace("settings.SECRET_KEY", ""), url
+        assert "dev-only-insecure-secret" not in page and "SECRET_KEY" not in page.replace("settings.SECRET_KEY", ""), (
+            url
+        )
     # the embedded editor data is JSON with <, > and & escaped: inert inside the page
     page = client.get(f"/work/clips/{clip.pk}/").content.decode()
     assert "\\u003Cscript\\u003Ealert" in page

@@ -1,4 +1,5 @@
 """Background jobs survive a lost worker or a broker outage: they are found and sent again."""
+
 from datetime import timedelta
 from types import SimpleNamespace
 
@@ -56,10 +57,14 @@ def broker(monkeypatch):
 
 
 def recheck_job(project, **fields) -> Job:
-    return Job.objects.create(kind="recheck", project=project, params={"_task": {"name": recheck_project_task.name, "args": []}}, **fields)
+    return Job.objects.create(
+        kind="recheck", project=project, params={"_task": {"name": recheck_project_task.name, "args": []}}, **fields
+    )
 
 
-def test_enqueue_with_the_broker_down_keeps_the_job_queued_and_says_why(project, broker, django_capture_on_commit_callbacks):
+def test_enqueue_with_the_broker_down_keeps_the_job_queued_and_says_why(
+    project, broker, django_capture_on_commit_callbacks
+):
     with django_capture_on_commit_callbacks(execute=True):
         job = start_recheck(project)  # must not raise into the caller
     job.refresh_from_db()
@@ -68,7 +73,9 @@ def test_enqueue_with_the_broker_down_keeps_the_job_queued_and_says_why(project,
     assert job.params["_task"] == {"name": recheck_project_task.name, "args": []}
 
 
-def test_a_job_that_could_not_be_sent_goes_at_the_first_sweep_after_the_broker_is_back(project, sample_path, broker, django_capture_on_commit_callbacks):
+def test_a_job_that_could_not_be_sent_goes_at_the_first_sweep_after_the_broker_is_back(
+    project, sample_path, broker, django_capture_on_commit_callbacks
+):
     import_rescue(sample_path, project)
     with django_capture_on_commit_callbacks(execute=True):
         job = start_recheck(project)
@@ -80,7 +87,9 @@ def test_a_job_that_could_not_be_sent_goes_at_the_first_sweep_after_the_broker_i
     assert job.result["documents"] == 406
 
 
-def test_while_the_broker_stays_down_every_sweep_keeps_the_job_queued_and_never_gives_up(project, broker, django_capture_on_commit_callbacks):
+def test_while_the_broker_stays_down_every_sweep_keeps_the_job_queued_and_never_gives_up(
+    project, broker, django_capture_on_commit_callbacks
+):
     with django_capture_on_commit_callbacks(execute=True):
         job = start_recheck(project)
     later = timezone.now()
@@ -128,8 +137,23 @@ def test_sweeper_resends_a_job_whose_message_was_lost(project, sample_path, eage
 def test_sweeper_resends_a_running_job_whose_worker_died(project, sample_path, eager_celery):
     import_rescue(sample_path, project)
     old = timezone.now() - timedelta(hours=1)
-    job = Job.objects.create(kind="recheck", project=project, state=JobState.RUNNING, attempts=1, heartbeat_at=old, started_at=old, params={"_task": {"name": recheck_project_task.name, "args": []}})
-    fresh = Job.objects.create(kind="recheck", project=project, state=JobState.RUNNING, attempts=1, heartbeat_at=timezone.now(), params={"_task": {"name": recheck_project_task.name, "args": []}})
+    job = Job.objects.create(
+        kind="recheck",
+        project=project,
+        state=JobState.RUNNING,
+        attempts=1,
+        heartbeat_at=old,
+        started_at=old,
+        params={"_task": {"name": recheck_project_task.name, "args": []}},
+    )
+    fresh = Job.objects.create(
+        kind="recheck",
+        project=project,
+        state=JobState.RUNNING,
+        attempts=1,
+        heartbeat_at=timezone.now(),
+        params={"_task": {"name": recheck_project_task.name, "args": []}},
+    )
     assert jobs.sweep_stale_jobs() == [job.pk]
     job.refresh_from_db()
     fresh.refresh_from_db()
@@ -139,19 +163,34 @@ def test_sweeper_resends_a_running_job_whose_worker_died(project, sample_path, e
 
 def test_sweeper_gives_up_after_too_many_attempts(project):
     old = timezone.now() - timedelta(hours=1)
-    job = Job.objects.create(kind="recheck", project=project, state=JobState.RUNNING, attempts=jobs.MAX_ATTEMPTS, heartbeat_at=old, params={"_task": {"name": recheck_project_task.name, "args": []}})
+    job = Job.objects.create(
+        kind="recheck",
+        project=project,
+        state=JobState.RUNNING,
+        attempts=jobs.MAX_ATTEMPTS,
+        heartbeat_at=old,
+        params={"_task": {"name": recheck_project_task.name, "args": []}},
+    )
     assert jobs.sweep_stale_jobs() == []
     job.refresh_from_db()
     assert job.state == JobState.FAILED and "gave up after 5 attempts" in job.error
 
 
-def test_apply_async_options_are_kept_and_used_again_when_the_job_is_resent(project, broker, django_capture_on_commit_callbacks):
+def test_apply_async_options_are_kept_and_used_again_when_the_job_is_resent(
+    project, broker, django_capture_on_commit_callbacks
+):
     calls = []
-    broker.monkeypatch.setattr(recheck_project_task, "apply_async", lambda **kw: calls.append(kw) or SimpleNamespace(id=f"t{len(calls)}"))
+    broker.monkeypatch.setattr(
+        recheck_project_task, "apply_async", lambda **kw: calls.append(kw) or SimpleNamespace(id=f"t{len(calls)}")
+    )
     job = Job.objects.create(kind="recheck", project=project)
     with django_capture_on_commit_callbacks(execute=True):
         jobs.enqueue(job, recheck_project_task, queue="elsewhere")
-    assert Job.objects.get(pk=job.pk).params["_task"] == {"name": recheck_project_task.name, "args": [], "options": {"queue": "elsewhere"}}
+    assert Job.objects.get(pk=job.pk).params["_task"] == {
+        "name": recheck_project_task.name,
+        "args": [],
+        "options": {"queue": "elsewhere"},
+    }
     Job.objects.filter(pk=job.pk).update(created_at=timezone.now() - timedelta(hours=1))
     assert jobs.sweep_stale_jobs() == [job.pk]
     assert calls == [{"args": [job.pk], "queue": "elsewhere"}] * 2
@@ -226,4 +265,6 @@ def test_warming_the_broker_declares_the_queues_jobs_go_to(settings, caplog):
         assert any(settings.EMBEDDINGS_QUEUE.encode() in b for b in bindings), bindings
     finally:
         app.conf.task_always_eager = was
-        client.delete(f"_kombu.binding.{settings.EMBEDDINGS_QUEUE}", f"_kombu.binding_permanent.{settings.EMBEDDINGS_QUEUE}")
+        client.delete(
+            f"_kombu.binding.{settings.EMBEDDINGS_QUEUE}", f"_kombu.binding_permanent.{settings.EMBEDDINGS_QUEUE}"
+        )

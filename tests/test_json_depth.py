@@ -4,6 +4,7 @@ Every body the API parses, and the JSON held in multipart and form fields, is
 refused past MAX_JSON_DEPTH levels with a 400 that says so; nothing is written.
 Wide JSON (many values side by side, shallow) is parsed and judged as usual.
 """
+
 from __future__ import annotations
 
 import json
@@ -22,7 +23,9 @@ pytestmark = pytest.mark.django_db
 DEEP = "[" * 100_000 + "]" * 100_000  # the probe's body
 JUST_TOO_DEEP = "[" * 33 + "]" * 33  # one level past the default limit of 32
 WIDE = "[" + ",".join(["1"] * 200_000) + "]"
-SRT = b"1\n00:00:01,000 --> 00:00:03,000\nMaya: I keep waiting.\n\n2\n00:00:03,500 --> 00:00:05,000\nTobias: I know.\n\n"
+SRT = (
+    b"1\n00:00:01,000 --> 00:00:03,000\nMaya: I keep waiting.\n\n2\n00:00:03,500 --> 00:00:05,000\nTobias: I know.\n\n"
+)
 
 
 @pytest.fixture
@@ -57,8 +60,18 @@ def json_endpoints(world, project):
         ("annotator", "post", f"/api/v1/clips/{clip}/comments/", '{"body": {value}}'),
         ("lead", "put", f"/api/v1/rows/{row}/gold/", '{"content": {value}, "version": 0}'),
         ("lead", "post", f"/api/v1/rows/{row}/gold/validate/", '{"content": {value}}'),
-        ("lead", "post", f"/api/v1/rows/{row}/gold/decide/", '{"field": "tone_of_voice", "source": "draft", "version": 0, "note": {value}}'),
-        ("lead", "put", f"/api/v1/projects/{project.slug}/clips/{world['ingested'].pk}/speaker-map/", '{"speaker_map": {value}}'),
+        (
+            "lead",
+            "post",
+            f"/api/v1/rows/{row}/gold/decide/",
+            '{"field": "tone_of_voice", "source": "draft", "version": 0, "note": {value}}',
+        ),
+        (
+            "lead",
+            "put",
+            f"/api/v1/projects/{project.slug}/clips/{world['ingested'].pk}/speaker-map/",
+            '{"speaker_map": {value}}',
+        ),
         ("lead", "post", f"/api/v1/clips/{clip}/adjudication/rereview/", '{"annotator": {value}}'),
     ]
 
@@ -101,7 +114,9 @@ def test_wide_json_is_parsed_and_judged_like_any_other_body(world, project, anno
     for role, method, url, template in json_endpoints(world, project):
         before = snapshot()
         started = time.monotonic()
-        response = getattr(client_for(users[role]), method)(url, template.replace("{value}", WIDE), content_type="application/json")
+        response = getattr(client_for(users[role]), method)(
+            url, template.replace("{value}", WIDE), content_type="application/json"
+        )
         assert response.status_code in (200, 400, 404, 409, 422), (url, response.status_code)
         assert time.monotonic() - started < 10, f"{url} took too long over a wide body"
         if response.status_code != 200:
@@ -129,7 +144,9 @@ def test_an_unclosed_string_of_escaped_quotes_is_measured_in_linear_time(world, 
     started = time.monotonic()
     assert not exceeds_depth(body, limit=32), "the brackets are inside the (unclosed) string"
     assert time.monotonic() - started < 2
-    response = client_for(annotator).put(f"/api/v1/revisions/{world['revision'].pk}/", body, content_type="application/json")
+    response = client_for(annotator).put(
+        f"/api/v1/revisions/{world['revision'].pk}/", body, content_type="application/json"
+    )
     assert response.status_code == 400
     world["revision"].refresh_from_db()
     assert world["revision"].version == 1
@@ -139,7 +156,11 @@ def test_a_group_map_nested_too_deep_is_refused_with_a_message_not_a_500(client,
     """Review of finding 2: JSON held inside a text field (the freeze's clip → group map) is bounded too."""
     client.force_login(lead)
     deep_map = '{"a": ' + "[" * 5000 + "]" * 5000 + "}"
-    response = client.post(f"/api/v1/projects/{project.slug}/releases/preview/", {"seed": 0, "groups": deep_map}, content_type="application/json")
+    response = client.post(
+        f"/api/v1/projects/{project.slug}/releases/preview/",
+        {"seed": 0, "groups": deep_map},
+        content_type="application/json",
+    )
     assert response.status_code == 400 and "nested more than 32 levels" in response.json()["groups"][0]
 
 
@@ -237,12 +258,17 @@ def test_multipart_json_fields_in_another_charset_are_refused_before_they_are_de
         body += f'--{boundary}\r\nContent-Disposition: form-data; name="files"; filename="a.srt"\r\n\r\n'.encode() + SRT
         body += f"\r\n--{boundary}--\r\n".encode()
         response = client_for(lead).generic(  # generic: the bytes are sent as they are
-            "POST", f"/api/v1/projects/{project.slug}/clips/", body, content_type=f"multipart/form-data; boundary={boundary}; charset={charset}"
+            "POST",
+            f"/api/v1/projects/{project.slug}/clips/",
+            body,
+            content_type=f"multipart/form-data; boundary={boundary}; charset={charset}",
         )
         assert response.status_code == 415, (charset, response.status_code, response.content[:300])
         assert "must be UTF-8" in response.json()["detail"]
     page = client_for(lead).generic(
-        "POST", f"/projects/{project.slug}/ingest/", "scenario=couple&group=g".encode("utf-16-le"),
+        "POST",
+        f"/projects/{project.slug}/ingest/",
+        "scenario=couple&group=g".encode("utf-16-le"),
         content_type="application/x-www-form-urlencoded; charset=utf-16-le",
     )
     assert page.status_code == 415 and b"must be UTF-8" in page.content

@@ -55,7 +55,9 @@ def test_auroc_equals_sklearn_and_a_hand_count_of_ordered_pairs(seed):
     same = np.round(rng.random(37), 1)  # rounded: many ties
     different = np.round(rng.random(23) * 0.8 + 0.2, 1)
     ours = validation.auroc(same, different)
-    assert ours == pytest.approx(roc_auc_score([0] * len(same) + [1] * len(different), np.r_[same, different]), abs=1e-12)
+    assert ours == pytest.approx(
+        roc_auc_score([0] * len(same) + [1] * len(different), np.r_[same, different]), abs=1e-12
+    )
     assert ours == pytest.approx(hand_auroc(same, different), abs=1e-12)
 
 
@@ -77,16 +79,24 @@ def test_verdicts_follow_the_documented_thresholds():
 
     separated = validation.validity(items(np.linspace(0.0, 0.3, 30), np.linspace(0.5, 0.9, 30)))
     assert separated["verdict"] == "validated" and separated["auroc"] == 1.0 and separated["interval"][0] >= 0.8
-    assert separated["wording"] == "agreement on meaning" and separated["sentence"].startswith("validated: AUROC 1.00 [")
+    assert separated["wording"] == "agreement on meaning" and separated["sentence"].startswith(
+        "validated: AUROC 1.00 ["
+    )
     mixed = validation.validity(items(np.linspace(0.2, 0.6, 20), np.linspace(0.25, 0.65, 20)))
     assert mixed["verdict"] == "weak" and mixed["wording"] == "similarity of wording and topic"
     assert "reads as topic similarity" in mixed["sentence"]
     few = validation.validity(items([0.1] * 5, [0.9] * 5))
     assert few["verdict"] == "not_validated" and few["auroc"] == 1.0
     none = validation.validity([])
-    assert none["verdict"] == "not_validated" and none["sentence"] == "not validated yet: no pair of its texts has been judged"
+    assert (
+        none["verdict"] == "not_validated"
+        and none["sentence"] == "not validated yet: no pair of its texts has been judged"
+    )
     unmeasured = validation.validity([validation.Judged(None, "same")] * 3)
-    assert unmeasured["sentence"] == "not validated yet: 3 judged pairs not yet measured by it (compute the free-text report, or run the judge)"
+    assert (
+        unmeasured["sentence"]
+        == "not validated yet: 3 judged pairs not yet measured by it (compute the free-text report, or run the judge)"
+    )
     cant = validation.validity(items([0.1] * 12, [0.9] * 12) + [validation.Judged(0.5, "cant_tell")])
     assert cant["pairs"] == 24 and cant["cant_tell"] == 1
 
@@ -183,8 +193,12 @@ def test_the_lead_judges_pairs_with_the_keys_values_and_each_is_recorded_with_wh
         assert row.judge == lead and row.judgement == judgement and row.embedding_distance is not None
         shown_bands.append(row.stratum)
     # Stratified: the first pairs come from different distance bands (the band with the fewest judged first).
-    available = {selectors.stratum_of(d) for d in selectors.embedding_distances(
-        [(c.text_a, c.text_b) for c in selectors.pool(judged_project) if c.field == field])}
+    available = {
+        selectors.stratum_of(d)
+        for d in selectors.embedding_distances(
+            [(c.text_a, c.text_b) for c in selectors.pool(judged_project) if c.field == field]
+        )
+    }
     assert len(set(shown_bands)) == min(len(available), len(shown_bands))
     # The same pair twice is refused, with a message and nothing written.
     again = client.post(url, {"field": field, "pair": sha, "judgement": "same"})
@@ -223,6 +237,7 @@ def test_a_judge_is_never_shown_their_own_texts_nor_a_clip_they_code(judged_proj
 
 # --- the LLM judge --------------------------------------------------------------------------------------------
 
+
 @pytest.fixture
 def fake(fake):
     """conftest's fake Gemini server (this fixture overrides it in this module), answering as the judge of meaning."""
@@ -255,7 +270,11 @@ def test_the_judge_alpha_equals_a_direct_computation_and_the_judge_is_validated_
     monkeypatch.setattr(judge_alpha, "DE_SAMPLE", 40)  # small samples keep the test short; the maths is the same
     monkeypatch.setattr(judge_alpha, "MAX_WITHIN_PAIRS", 60)
     # People's judgements of the hard pairs, imported as from a file.
-    services.import_judgements(judged_project, services.read_judgements("\n".join(json.dumps(r) for r in hard.rows()), "x.jsonl"), source="file:hard.jsonl")
+    services.import_judgements(
+        judged_project,
+        services.read_judgements("\n".join(json.dumps(r) for r in hard.rows()), "x.jsonl"),
+        source="file:hard.jsonl",
+    )
     from annotation.meaning.tasks import start_judge_job
 
     with django_capture_on_commit_callbacks(execute=True):
@@ -263,7 +282,11 @@ def test_the_judge_alpha_equals_a_direct_computation_and_the_judge_is_validated_
     job.refresh_from_db()
     assert job.state == "succeeded", job.error
     report = job.result
-    assert report["judge"] == {"provider": "gemini", "model": judge.judge_model(), "prompt_version": judge.PROMPT_VERSION}
+    assert report["judge"] == {
+        "provider": "gemini",
+        "model": judge.judge_model(),
+        "prompt_version": judge.PROMPT_VERSION,
+    }
     assert report["usage"]["asked"] == len(fake.generate_requests) and report["usage"]["cost_usd"] > 0
     # Direct computation of one field's alpha: every pair of values within a unit, De over the same sample.
     inputs = judge_alpha.field_inputs(judged_project)["internal_emotion"]
@@ -278,7 +301,16 @@ def test_the_judge_alpha_equals_a_direct_computation_and_the_judge_is_validated_
         return {"same": 0.0, "partly": 0.5, "different": 1.0}[verdict[pair_sha256("internal_emotion", dom[a], dom[b])]]
 
     n = sum(len(u) for u in inputs["units"])
-    do = sum(delta(a, b) / (len(u) - 1) for u in inputs["units"] for i, a in enumerate(u) for j, b in enumerate(u) if i != j) / n
+    do = (
+        sum(
+            delta(a, b) / (len(u) - 1)
+            for u in inputs["units"]
+            for i, a in enumerate(u)
+            for j, b in enumerate(u)
+            if i != j
+        )
+        / n
+    )
     de = np.mean([delta(a, b) for a, b in inputs["sample"]])
     assert report["fields"]["internal_emotion"]["alpha"] == pytest.approx(1 - do / de, abs=1e-4)
     # The judge against people: on the hard pairs the fixture agrees with every judgement.
@@ -296,7 +328,9 @@ def test_the_judge_alpha_equals_a_direct_computation_and_the_judge_is_validated_
 
 
 @pytest.mark.django_db
-def test_every_free_text_figure_says_what_it_is_on_the_page_the_api_and_agreement_json(judged_project, lead, model, tmp_path, settings):
+def test_every_free_text_figure_says_what_it_is_on_the_page_the_api_and_agreement_json(
+    judged_project, lead, model, tmp_path, settings
+):
     """The weak embedding measure on internal emotion is never called agreement on meaning."""
     from annotation.agreement import services as agreement
     from annotation.releases.agreement_report import agreement_document
@@ -304,7 +338,9 @@ def test_every_free_text_figure_says_what_it_is_on_the_page_the_api_and_agreemen
     rows = [r for r in hard.rows() if r["field"] == "internal_emotion"]
     rows = rows + [dict(r, text_a=r["text_a"] + ".") for r in rows] + [dict(r, text_a=r["text_a"] + "!") for r in rows]
     embeddings.embed_texts([t for r in rows for t in (r["text_a"], r["text_b"])], model)  # as the command does
-    services.import_judgements(judged_project, services.read_judgements("\n".join(json.dumps(r) for r in rows), "x.jsonl"), source="file:x")
+    services.import_judgements(
+        judged_project, services.read_judgements("\n".join(json.dumps(r) for r in rows), "x.jsonl"), source="file:x"
+    )
     expected = selectors.project_validity(judged_project)["fields"]["internal_emotion"]["embedding"]
     assert expected["pairs"] == 24
     client = Client()

@@ -27,11 +27,15 @@ def test_the_judge_runs_on_a_real_worker_and_caches_every_verdict(workers, worke
     worker_fake.responder = fixture_responder
     workers.start(concurrency=1)
     job = start_judge_job(project, user=lead)
-    job = wait_for(lambda: Job.objects.filter(pk=job.pk, state__in=(JobState.SUCCEEDED, JobState.FAILED)).first(), timeout=240)
+    job = wait_for(
+        lambda: Job.objects.filter(pk=job.pk, state__in=(JobState.SUCCEEDED, JobState.FAILED)).first(), timeout=240
+    )
     assert job.state == JobState.SUCCEEDED, job.error
     assert job.celery_task_id, "dispatched through the broker"
     assert job.result["usage"]["asked"] == len(worker_fake.generate_requests) == JudgeVerdict.objects.count()
     for r in rows:  # every pair people judged was read by the judge, with the fixture's verdict
-        v = JudgeVerdict.objects.get(pair_sha256=pair_sha256(r.field, r.text_a, r.text_b), prompt_version=judge.PROMPT_VERSION)
+        v = JudgeVerdict.objects.get(
+            pair_sha256=pair_sha256(r.field, r.text_a, r.text_b), prompt_version=judge.PROMPT_VERSION
+        )
         assert v.verdict == FIXTURE[v.pair_sha256] and v.cost_usd > 0
     assert any(f["alpha"] is not None for f in job.result["fields"].values())

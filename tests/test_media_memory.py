@@ -6,6 +6,7 @@ browser opens a video with ``Range: bytes=0-``: three such requests for a
 chunk at a time. Measured for real: a gunicorn process serving a large sparse
 file to several clients at once, its RSS sampled with psutil.
 """
+
 from __future__ import annotations
 
 import http.client
@@ -47,10 +48,17 @@ def test_ranges_are_answered_exactly_and_streamed_in_chunks(client, assigned_cli
         response = client.get(url, **({"HTTP_RANGE": range_header} if range_header else {}))
         return response, b"".join(response.streaming_content) if response.streaming else response.content
 
-    for header, start, end in (("bytes=2-5", 2, 5), ("bytes=1000000-", 1000000, len(data) - 1), ("bytes=-3", len(data) - 3, len(data) - 1), ("bytes=0-", 0, len(data) - 1)):
+    for header, start, end in (
+        ("bytes=2-5", 2, 5),
+        ("bytes=1000000-", 1000000, len(data) - 1),
+        ("bytes=-3", len(data) - 3, len(data) - 1),
+        ("bytes=0-", 0, len(data) - 1),
+    ):
         response, body = get(header)
-        assert response.status_code == 206 and body == data[start:end + 1], header
-        assert response["Content-Range"] == f"bytes {start}-{end}/{len(data)}" and response["Content-Length"] == str(end - start + 1)
+        assert response.status_code == 206 and body == data[start : end + 1], header
+        assert response["Content-Range"] == f"bytes {start}-{end}/{len(data)}" and response["Content-Length"] == str(
+            end - start + 1
+        )
     response, body = get()
     assert response.status_code == 200 and body == data and response["Accept-Ranges"] == "bytes"
     assert get("bytes=2000000-")[0].status_code == 416
@@ -75,7 +83,10 @@ def _full_range(port: int, path: str, cookie: str, results: list, range_header: 
 
 @pytest.mark.django_db(transaction=True)
 def test_concurrent_full_range_requests_keep_the_server_within_a_few_mb(assigned_clip, annotator, tmp_path, settings):
-    require(os.environ.get("DATABASE_URL", "").startswith("postgres"), "the server process shares the PostgreSQL test database (DATABASE_URL)")
+    require(
+        os.environ.get("DATABASE_URL", "").startswith("postgres"),
+        "the server process shares the PostgreSQL test database (DATABASE_URL)",
+    )
     media = Path(settings.MEDIA_ROOT) / "media" / "big.mp4"
     media.parent.mkdir(parents=True, exist_ok=True)
     with open(media, "wb") as fh:
@@ -87,7 +98,11 @@ def test_concurrent_full_range_requests_keep_the_server_within_a_few_mb(assigned
     cookie = login.cookies["sessionid"].value
     path = f"/work/clips/{assigned_clip.pk}/media"
 
-    server = Gunicorn(app_env(DATABASE_URL=_test_database_url(), MEDIA_ROOT=str(settings.MEDIA_ROOT)), tmp_path, threads=CONCURRENT + 1)
+    server = Gunicorn(
+        app_env(DATABASE_URL=_test_database_url(), MEDIA_ROOT=str(settings.MEDIA_ROOT)),
+        tmp_path,
+        threads=CONCURRENT + 1,
+    )
     try:
         server.wait_ready()
         (worker,) = server.worker_pids()
@@ -105,8 +120,13 @@ def test_concurrent_full_range_requests_keep_the_server_within_a_few_mb(assigned
         sampler = threading.Thread(target=sample)
         sampler.start()
         results: list = []
-        clients = [threading.Thread(target=_full_range, args=(server.port, path, cookie, results, "bytes=0-")) for _ in range(CONCURRENT)]
-        clients.append(threading.Thread(target=_full_range, args=(server.port, path, cookie, results, None)))  # and a plain GET
+        clients = [
+            threading.Thread(target=_full_range, args=(server.port, path, cookie, results, "bytes=0-"))
+            for _ in range(CONCURRENT)
+        ]
+        clients.append(
+            threading.Thread(target=_full_range, args=(server.port, path, cookie, results, None))
+        )  # and a plain GET
         started = time.monotonic()
         for thread in clients:
             thread.start()
@@ -121,7 +141,8 @@ def test_concurrent_full_range_requests_keep_the_server_within_a_few_mb(assigned
     growth = peak[0] - idle
     print(
         f"media memory: worker idle {idle / 2**20:.1f} MiB, peak {peak[0] / 2**20:.1f} MiB (+{growth / 2**20:.1f} MiB) "
-        f"while serving {CONCURRENT} full-range requests and one plain GET of a {MEDIA_BYTES / 2**20:.0f} MiB file at once "
+        f"while serving {CONCURRENT} full-range requests and one plain GET of a {MEDIA_BYTES / 2**20:.0f} MiB file at "
+        "once "
         f"({len(clients) * MEDIA_BYTES / 2**20 / seconds:.0f} MiB/s)"
     )
     assert growth < ALLOWED_GROWTH, f"the worker grew by {growth / 2**20:.1f} MiB"

@@ -1,4 +1,5 @@
 """Pages and API scoped by role: annotators see only what is assigned to them."""
+
 import pytest
 
 from annotation.models import Assignment
@@ -72,7 +73,19 @@ def test_the_admin_lists_every_model_and_keeps_releases_and_history_read_only(cl
 
     client.force_login(create_user("root", "admin", password="pw-root-12345")[0])
     models = [m for m in admin.site._registry if m._meta.app_label == "annotation"]
-    assert {m.__name__ for m in models} >= {"Project", "Clip", "Cue", "Row", "Draft", "Revision", "Gold", "Assignment", "Comment", "Job", "Release"}
+    assert {m.__name__ for m in models} >= {
+        "Project",
+        "Clip",
+        "Cue",
+        "Row",
+        "Draft",
+        "Revision",
+        "Gold",
+        "Assignment",
+        "Comment",
+        "Job",
+        "Release",
+    }
     for model in models:
         url = f"/admin/annotation/{model._meta.model_name}/"
         assert client.get(url).status_code == 200, url
@@ -107,10 +120,17 @@ def visible_text(response) -> str:
     return unescape(re.sub(r"<[^>]+>", " ", html))
 
 
-@pytest.mark.parametrize("value, words", [
-    ("in_review", "in review"), ("preannotation_failed", "pre-annotation failed"), ("preannotating", "pre-annotating"),
-    ("in_progress", "in progress"), ("succeeded", "succeeded"), ("untouched", "untouched"),
-])
+@pytest.mark.parametrize(
+    "value, words",
+    [
+        ("in_review", "in review"),
+        ("preannotation_failed", "pre-annotation failed"),
+        ("preannotating", "pre-annotating"),
+        ("in_progress", "in progress"),
+        ("succeeded", "succeeded"),
+        ("untouched", "untouched"),
+    ],
+)
 def test_states_read_as_words(value, words):
     assert state_label(value) == words
 
@@ -122,16 +142,19 @@ def test_every_state_of_every_kind_has_its_words():
             assert "_" not in state_label(value) and state_label(value).strip() == state_label(value)
 
 
-@pytest.mark.parametrize("path, words", [
-    ("rows[12].support_strategy[0].target[1]", "Row 13 › Support strategy 1 › for, entry 2"),
-    ("relation_pattern_evidence_rows[2]", "Relation pattern › evidence rows, entry 3"),
-    ("relation_cycle_reason", "Relation pattern › reason"),
-    ("internal_emotion[1].emotion_description", "Internal emotion 2 › emotion"),
-    ("content.tone_of_voice", "Tone of voice"),
-    ("target[0]", "Target, entry 1"),
-    ("speaker_map_confirmed", "Speaker map confirmed"),
-    ("not a path!", "not a path!"),
-])
+@pytest.mark.parametrize(
+    "path, words",
+    [
+        ("rows[12].support_strategy[0].target[1]", "Row 13 › Support strategy 1 › for, entry 2"),
+        ("relation_pattern_evidence_rows[2]", "Relation pattern › evidence rows, entry 3"),
+        ("relation_cycle_reason", "Relation pattern › reason"),
+        ("internal_emotion[1].emotion_description", "Internal emotion 2 › emotion"),
+        ("content.tone_of_voice", "Tone of voice"),
+        ("target[0]", "Target, entry 1"),
+        ("speaker_map_confirmed", "Speaker map confirmed"),
+        ("not a path!", "not a path!"),
+    ],
+)
 def test_field_paths_read_as_the_editor_names_them(path, words):
     assert field_label(path) == words
 
@@ -139,10 +162,20 @@ def test_field_paths_read_as_the_editor_names_them(path, words):
 def test_dates_are_marked_up_for_the_readers_locale_and_time_zone():
     berlin = dt.timezone(dt.timedelta(hours=2))
     template = Template("{% load people %}{{ when|local_time }}|{{ iso|local_time:'date' }}|{{ nothing|local_time }}")
-    out = template.render(Context({"when": dt.datetime(2026, 3, 1, 16, 5, 9, tzinfo=berlin), "iso": "2026-03-01T23:30:00+00:00", "nothing": None}))
+    out = template.render(
+        Context(
+            {
+                "when": dt.datetime(2026, 3, 1, 16, 5, 9, tzinfo=berlin),
+                "iso": "2026-03-01T23:30:00+00:00",
+                "nothing": None,
+            }
+        )
+    )
     assert out == (
-        '<time datetime="2026-03-01T14:05:09Z" data-local-time="datetime" title="2026-03-01 14:05:09 UTC">2026-03-01 14:05 UTC</time>|'
-        '<time datetime="2026-03-01T23:30:00Z" data-local-time="date" title="2026-03-01 23:30:00 UTC">2026-03-01</time>|'
+        '<time datetime="2026-03-01T14:05:09Z" data-local-time="datetime" title="2026-03-01 14:05:09 UTC">2026-03-01 '
+        "14:05 UTC</time>|"
+        '<time datetime="2026-03-01T23:30:00Z" data-local-time="date" title="2026-03-01 23:30:00 '
+        'UTC">2026-03-01</time>|'
     )
 
 
@@ -153,20 +186,31 @@ def test_annotators_land_on_their_queue_and_leads_on_the_projects(client, lead, 
     assert "workspace/queue.html" in [t.name for t in signed_in.templates]
     page = signed_in.content.decode()
     assert "<h1>My queue</h1>" in page and "maya_<wbr>and_<wbr>tobias/<wbr>001_<wbr>opening" in page
-    assert f'href="/projects/{project.slug}/"' in page and ">Projects</a>" not in page  # the project through its clips, no list
+    assert (
+        f'href="/projects/{project.slug}/"' in page and ">Projects</a>" not in page
+    )  # the project through its clips, no list
     client.force_login(lead)
     page = client.get("/").content.decode()
     assert "<h1>Projects</h1>" in page and ">Projects</a>" in page
 
 
-def test_no_page_outside_the_editor_and_adjudication_shows_an_internal_name(client, lead, annotator, other_annotator, project, two_clips, eager_celery):
+def test_no_page_outside_the_editor_and_adjudication_shows_an_internal_name(
+    client, lead, annotator, other_annotator, project, two_clips, eager_celery
+):
     make_clip(project, "maya_and_tobias/009_new")  # a transcript without rows yet
     assign_clips(project, clips=project.clips.filter(pk=two_clips[0].pk), per_clip=2, actor=lead)
     start_preannotation(project, offline_provider=True, user=lead)
     client.force_login(lead)
-    pages = ["/", f"/projects/{project.slug}/", f"/projects/{project.slug}/assignments/", f"/projects/{project.slug}/adjudication/",
-             f"/projects/{project.slug}/preannotation/", f"/projects/{project.slug}/history/", f"/projects/{project.slug}/agreement/",
-             f"/projects/{project.slug}/releases/"]
+    pages = [
+        "/",
+        f"/projects/{project.slug}/",
+        f"/projects/{project.slug}/assignments/",
+        f"/projects/{project.slug}/adjudication/",
+        f"/projects/{project.slug}/preannotation/",
+        f"/projects/{project.slug}/history/",
+        f"/projects/{project.slug}/agreement/",
+        f"/projects/{project.slug}/releases/",
+    ]
     for url in pages:
         response = client.get(url)
         assert response.status_code == 200, url
@@ -190,17 +234,27 @@ def test_no_page_outside_the_editor_and_adjudication_shows_an_internal_name(clie
 def test_flash_messages_say_their_kind(client, lead, annotator, project, two_clips):
     client.force_login(lead)
     every = [c.sample_id for c in two_clips]
-    done = client.post(f"/projects/{project.slug}/assignments/", {"per_clip": 1, "clips": every, "seed": 0}, follow=True)
-    assert '<li class="message message-success" role="status">2 assignments created, 0 clips skipped; 0 of them start empty (coded from empty, to measure the draft&#x27;s pull).</li>' in done.content.decode()
+    done = client.post(
+        f"/projects/{project.slug}/assignments/", {"per_clip": 1, "clips": every, "seed": 0}, follow=True
+    )
+    assert (
+        '<li class="message message-success" role="status">2 assignments created, 0 clips skipped; 0 of them start '
+        "empty (coded from empty, to measure the draft&#x27;s pull).</li>" in done.content.decode()
+    )
     first = Assignment.objects.first()
     refused = client.post(f"/assignments/{first.pk}/reassign/", {"annotator": "nobody"}, follow=True)
-    assert '<li class="message message-error" role="alert">Choose an active annotator to hand the clip to.</li>' in refused.content.decode()
+    assert (
+        '<li class="message message-error" role="alert">Choose an active annotator to hand the clip to.</li>'
+        in refused.content.decode()
+    )
 
 
 # --- pre-annotation batch numbers --------------------------------------------------------
 
 
-def test_preannotation_batches_are_numbered_one_two_three_per_project(client, lead, project, eager_celery, django_capture_on_commit_callbacks):
+def test_preannotation_batches_are_numbered_one_two_three_per_project(
+    client, lead, project, eager_celery, django_capture_on_commit_callbacks
+):
     other = create_project("other")
     mine = make_clip(project, "maya_and_tobias/001_session")
     theirs = make_clip(other, "okafor_family/001_dinner")
@@ -218,8 +272,16 @@ def test_preannotation_batches_are_numbered_one_two_three_per_project(client, le
     assert "<h2>Batch 3 " in page and f"/api/v1/preannotation/batches/{ids[3]}/" in page  # the id stays the reference
     out = io.StringIO()
     with django_capture_on_commit_callbacks(execute=True):
-        call_command("preannotate", "--project", project.slug, "--offline", "--force", "--clips", mine.sample_id, stdout=out)
-    assert out.getvalue().startswith(f"batch 4 (id {Job.objects.filter(kind='preannotate_batch').latest('pk').pk}, offline skeleton")
-    start = client.post(f"/projects/{project.slug}/preannotation/start", {"provider": "offline", "force": "on", "clips": [mine.pk]}, follow=True)
+        call_command(
+            "preannotate", "--project", project.slug, "--offline", "--force", "--clips", mine.sample_id, stdout=out
+        )
+    assert out.getvalue().startswith(
+        f"batch 4 (id {Job.objects.filter(kind='preannotate_batch').latest('pk').pk}, offline skeleton"
+    )
+    start = client.post(
+        f"/projects/{project.slug}/preannotation/start",
+        {"provider": "offline", "force": "on", "clips": [mine.pk]},
+        follow=True,
+    )
     assert "Batch 5: 1 clips queued" in start.content.decode()
     assert JobState.SUCCEEDED in Job.objects.filter(kind="preannotate_batch").values_list("state", flat=True)

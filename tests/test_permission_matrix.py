@@ -12,6 +12,7 @@ Expected outcomes:
 - allowed: never 401/403/404 and never a server error (a write with an empty
   body may be refused as invalid: 400/405/409/415/422).
 """
+
 from __future__ import annotations
 
 import json
@@ -109,10 +110,25 @@ POLICY = {
     "api-record-decisions": LEAD,
 }
 # Everything a lead runs: ingest, pre-annotation, assignment, adjudication, agreement, releases.
-LEAD_PREFIXES = ("ingest-", "preannotate-", "api-preannotate-", "adjudication-", "api-adjudication-", "assignment-",
-                 "api-project-assignments", "api-assignment-reassign", "api-clip-adjudication", "api-project-adjudication",
-                 "api-row-gold", "agreement-", "api-agreement", "releases-", "api-release", "audit-trail",
-                 "api-audit-trail")
+LEAD_PREFIXES = (
+    "ingest-",
+    "preannotate-",
+    "api-preannotate-",
+    "adjudication-",
+    "api-adjudication-",
+    "assignment-",
+    "api-project-assignments",
+    "api-assignment-reassign",
+    "api-clip-adjudication",
+    "api-project-adjudication",
+    "api-row-gold",
+    "agreement-",
+    "api-agreement",
+    "releases-",
+    "api-release",
+    "audit-trail",
+    "api-audit-trail",
+)
 
 
 # Query strings a route needs to name its objects.
@@ -145,7 +161,12 @@ def all_routes():
     for route, name in walk(get_resolver().url_patterns):
         if "(?P<format>" in route or "<drf_format_suffix" in route:
             continue  # the same views with a format suffix
-        if name.startswith("admin:") and name not in ("admin:index", "admin:annotation_revision_changelist", "admin:annotation_revision_change", "admin:annotation_revision_history"):
+        if name.startswith("admin:") and name not in (
+            "admin:index",
+            "admin:annotation_revision_changelist",
+            "admin:annotation_revision_change",
+            "admin:annotation_revision_history",
+        ):
             continue
         if (route, name) not in seen:
             seen.add((route, name))
@@ -179,16 +200,22 @@ def world(tmp_path, settings):
     from annotation.releases.freeze import freeze
     from annotation.releases.services import FREEZE_JOB, release_dir
 
-    freeze(project, version="1.0.0", seed=1, out_dir=release_dir(project, "1.0.0"), accept_incomplete=["couple"])  # one couple: no full split
+    freeze(
+        project, version="1.0.0", seed=1, out_dir=release_dir(project, "1.0.0"), accept_incomplete=["couple"]
+    )  # one couple: no full split
     freeze(project, version="1.0.1", seed=2, out_dir=release_dir(project, "1.0.1"), accept_incomplete=["couple"])
     freeze_job = Job.objects.create(kind=FREEZE_JOB, project=project, state="succeeded")
     from annotation.preannotate.services import BATCH_KIND, CLIP_KIND
 
     batch = Job.objects.create(kind=BATCH_KIND, project=project, state="failed")
-    job = Job.objects.create(kind=CLIP_KIND, project=project, clip=clip, state="failed", error="x", params={"batch": batch.pk})
+    job = Job.objects.create(
+        kind=CLIP_KIND, project=project, clip=clip, state="failed", error="x", params={"batch": batch.pk}
+    )
     from annotation.codebook.services import write_guidance
 
-    write_guidance(project, lead, field="utterance_type", labels=["accusation", "disclosure"], text="lead's guidance", why="matrix")
+    write_guidance(
+        project, lead, field="utterance_type", labels=["accusation", "disclosure"], text="lead's guidance", why="matrix"
+    )
     from annotation.record.models import QualificationAttempt
 
     attempt = QualificationAttempt.objects.create(project=project, scenario="couple", annotator=a, number=1)
@@ -234,7 +261,10 @@ def client_for(role, world):
 
 
 def snapshot():
-    return tuple(m.objects.count() for m in (Project, Clip, Row, Draft, Revision, Gold, Assignment, Comment, Release, GuidanceVersion))
+    return tuple(
+        m.objects.count()
+        for m in (Project, Clip, Row, Draft, Revision, Gold, Assignment, Comment, Release, GuidanceVersion)
+    )
 
 
 def allowed(policy: str, role: str) -> bool:
@@ -267,7 +297,11 @@ def test_permission_matrix(world, settings):
                     continue  # logging out is the point of the page, not a breach
                 client = clients[role]
                 before = snapshot()
-                response = getattr(client, method)(url, data={}, content_type="application/json") if method == "post" and url.startswith("/api/") else getattr(client, method)(url)
+                response = (
+                    getattr(client, method)(url, data={}, content_type="application/json")
+                    if method == "post" and url.startswith("/api/")
+                    else getattr(client, method)(url)
+                )
                 status = response.status_code
                 results.append((name, role, method, status))
                 is_api = url.startswith("/api/")
@@ -277,7 +311,11 @@ def test_permission_matrix(world, settings):
                         ok = status in (200, 206)
                 else:
                     if role == "anonymous":
-                        ok = status in (401, 403) if is_api else (status == 302 and "/login/" in response.get("Location", "")) or status == 405
+                        ok = (
+                            status in (401, 403)
+                            if is_api
+                            else (status == 302 and "/login/" in response.get("Location", "")) or status == 405
+                        )
                     elif policy == ADMIN:
                         ok = status == 302 and "/admin/login/" in response.get("Location", "")
                     else:
@@ -299,9 +337,16 @@ def test_annotator_cannot_enumerate_revisions_of_others(world, tmp_path):
     for revision in Revision.objects.exclude(annotator=world["users"]["annotator_a"]):
         for suffix in ("", "validate/", "review/"):
             method = client.get if suffix == "" else client.post
-            assert method(f"/api/v1/revisions/{revision.pk}/{suffix}", {}, content_type="application/json").status_code == 404
+            assert (
+                method(f"/api/v1/revisions/{revision.pk}/{suffix}", {}, content_type="application/json").status_code
+                == 404
+            )
     payload = client.get(f"/api/v1/clips/{clip.pk}/workspace/").json()
-    assert all(r["revision"]["id"] in set(Revision.objects.filter(annotator=world["users"]["annotator_a"]).values_list("pk", flat=True)) for r in payload["rows"])
+    assert all(
+        r["revision"]["id"]
+        in set(Revision.objects.filter(annotator=world["users"]["annotator_a"]).values_list("pk", flat=True))
+        for r in payload["rows"]
+    )
     assert "annotator_b" not in json.dumps(payload)
 
 
@@ -311,7 +356,11 @@ def test_an_annotator_never_reads_another_coders_record(world):
     start_assignment(Clip.objects.get(pk=world["params"]["clip_id"]), b)
     client = client_for("annotator_b", world)
     slug, a_id, attempt = world["params"]["slug"], world["params"]["user_id"], world["params"]["attempt_id"]
-    for url in (f"/projects/{slug}/record/coders/{a_id}/", f"/api/v1/projects/{slug}/record/coders/{a_id}/", f"/projects/{slug}/qualification/rounds/{attempt}/"):
+    for url in (
+        f"/projects/{slug}/record/coders/{a_id}/",
+        f"/api/v1/projects/{slug}/record/coders/{a_id}/",
+        f"/projects/{slug}/qualification/rounds/{attempt}/",
+    ):
         assert client.get(url).status_code == 404, url
     own = client.get(f"/api/v1/projects/{slug}/record/coders/{b.pk}/")
     assert own.status_code == 200 and own.json()["coder"] == "annotator_b"

@@ -295,9 +295,10 @@ def test_the_lean_schema_is_the_row_model_without_bounds_or_entity_enums():
         "nullable": True,
     }
     assert row["properties"]["relation_pattern_reason"] == {"type": "STRING", "nullable": True}
-    assert enum_value_count(schema) == len(family.utterance_types) + len(family.support_strategies) + len(
-        family.relation_patterns
-    ) + 1
+    assert (
+        enum_value_count(schema)
+        == len(family.utterance_types) + len(family.support_strategies) + len(family.relation_patterns) + 1
+    )
     assert g.schema_problem(schema, enum_limit=40) is None
 
 
@@ -512,7 +513,9 @@ def test_a_150_row_family_clip_is_split_into_windows_and_stitched_without_duplic
         d.row.row_index: d.content["relation_pattern_evidence_rows"]
         for d in Draft.objects.filter(row__clip=clip).select_related("row")
     }
-    assert evidence[1] == [1] and all(evidence[i] == [i - 1, i] for i in range(2, 151))  # never a window's local numbers
+    assert evidence[1] == [1] and all(
+        evidence[i] == [i - 1, i] for i in range(2, 151)
+    )  # never a window's local numbers
     assert not Draft.objects.filter(row__clip=clip).exclude(warnings=[]).exists()
     assert job.result["summary"]["windows"] == 3 and {
         d.provenance["window"] for d in Draft.objects.filter(row__clip=clip)
@@ -600,7 +603,9 @@ def test_stitching_keeps_one_copy_of_a_cue_that_two_windows_annotated_differentl
     plan = [windows.Window(1, 0, 7, 0, 5), windows.Window(2, 3, 10, 5, 10)]
 
     def row(start, end, text, window):
-        return DraftRow(start, end, "Maya", text, {"relation_pattern_evidence_rows": []}, window=window, part=str(window))
+        return DraftRow(
+            start, end, "Maya", text, {"relation_pattern_evidence_rows": []}, window=window, part=str(window)
+        )
 
     # Window 1 splits cue 6 (a context cue for it) into two rows; window 2 owns cue 6 and keeps it whole.
     first = [row(c.start, c.end, c.text, 1) for c in cues[:5]]
@@ -706,7 +711,9 @@ def test_a_clip_imported_with_drafts_from_the_release_is_preannotated_from_its_c
 
 
 @pytest.mark.django_db
-def test_without_a_key_the_gemini_provider_is_refused_with_a_pointer_to_the_offline_one(project, settings, eager_celery):
+def test_without_a_key_the_gemini_provider_is_refused_with_a_pointer_to_the_offline_one(
+    project, settings, eager_celery
+):
     settings.GEMINI_API_KEY = ""
     make_clip(project)
     with pytest.raises(ServiceError, match="GEMINI_API_KEY is not set.*offline"):

@@ -110,7 +110,10 @@ def test_media_gemini_cannot_read_is_not_sent_and_the_draft_says_why(fake, proje
     (request,) = fake.generate_requests
     assert request.modality == "transcript only" and request.file_uris == []
     draft = drafts_of(clip)[0]
-    assert draft.modality == Modality.TRANSCRIPT and "(.mkv) is not a format Gemini reads" in draft.provenance["media_skipped"]
+    assert (
+        draft.modality == Modality.TRANSCRIPT
+        and "(.mkv) is not a format Gemini reads" in draft.provenance["media_skipped"]
+    )
 
 
 @pytest.mark.django_db
@@ -159,7 +162,9 @@ def test_a_second_windows_answer_citing_cues_by_their_clip_wide_numbers_points_a
 
 
 @pytest.mark.django_db
-def test_row_numbers_mistaken_for_cue_ids_are_left_out_with_a_warning_not_remapped(fake, project, preannotate, settings):
+def test_row_numbers_mistaken_for_cue_ids_are_left_out_with_a_warning_not_remapped(
+    fake, project, preannotate, settings
+):
     settings.PREANNOTATE_WINDOW_CUES = 40
     clip = make_family_clip(project, n=70)
     # In each request the model cites its own row number (1, 2, ...) instead of the cue id.
@@ -212,7 +217,9 @@ def test_a_cited_cue_that_the_model_merged_into_the_row_before_stands_for_that_r
     def merge_first_two(body, prompt):
         answer = g.one_row_per_cue(body, prompt)
         first, second = answer["rows"][0], answer["rows"].pop(1)
-        first.update(end_time=second["end_time"], dialogue_cleaned=first["dialogue_cleaned"] + " " + second["dialogue_cleaned"])
+        first.update(
+            end_time=second["end_time"], dialogue_cleaned=first["dialogue_cleaned"] + " " + second["dialogue_cleaned"]
+        )
         last = answer["rows"][-1]
         last.update(relation_pattern="pursue_withdraw", relation_pattern_reason="she presses, he retreats")
         last["relation_pattern_evidence_cues"] = ["c2", "c3"]  # c2 now lives inside row 1
@@ -236,7 +243,9 @@ def test_not_annotated_and_no_clear_pattern_survive_the_round_trip_to_the_releas
         answer = g.one_row_per_cue(body, prompt)
         rows = answer["rows"]
         rows[0].update(relation_pattern=None, relation_pattern_reason=None)
-        rows[1].update(relation_pattern="no_clear_pattern", relation_pattern_reason="each speaks to the therapist alone")
+        rows[1].update(
+            relation_pattern="no_clear_pattern", relation_pattern_reason="each speaks to the therapist alone"
+        )
         rows[1]["relation_pattern_evidence_cues"] = ["c1", "c2"]
         rows[2].update(relation_pattern="pursue_withdraw", relation_pattern_reason="she presses, he retreats")
         rows[2]["relation_pattern_evidence_cues"] = ["c2", "c3"]
@@ -249,7 +258,11 @@ def test_not_annotated_and_no_clear_pattern_survive_the_round_trip_to_the_releas
     assert_preannotated(clip, 4)
     drafts = drafts_of(clip)
     stored = [
-        (d.content["relation_pattern"], d.content["relation_pattern_reason"], d.content["relation_pattern_evidence_rows"])
+        (
+            d.content["relation_pattern"],
+            d.content["relation_pattern_reason"],
+            d.content["relation_pattern_evidence_rows"],
+        )
         for d in drafts
     ]
     assert stored == [
@@ -301,7 +314,9 @@ def test_a_thinking_budget_that_leaves_no_room_for_the_answer_is_refused_at_star
     make_clip(project)
     from annotation.preannotate.services import start_preannotation
 
-    with pytest.raises(ServiceError, match=r"GEMINI_THINKING_BUDGET \(70000\) leaves nothing of GEMINI_MAX_OUTPUT_TOKENS"):
+    with pytest.raises(
+        ServiceError, match=r"GEMINI_THINKING_BUDGET \(70000\) leaves nothing of GEMINI_MAX_OUTPUT_TOKENS"
+    ):
         start_preannotation(project)
 
 
@@ -326,7 +341,10 @@ def test_an_answer_cut_off_at_the_limit_is_asked_again_in_smaller_windows(fake, 
     assert [r.dialogue_cleaned for r in rows] == [c.text for c in clip.cues.order_by("position")]
     assert job.result["summary"]["cut_off_parts"] == ["1", "1.1", "1.2"]
     assert {d.provenance.get("part") for d in drafts_of(clip)} == {"1.1.1", "1.1.2", "1.2.1", "1.2.2"}
-    assert job.result["provenance"]["requests"] == 7 and not Draft.objects.filter(row__clip=clip).exclude(warnings=[]).exists()
+    assert (
+        job.result["provenance"]["requests"] == 7
+        and not Draft.objects.filter(row__clip=clip).exclude(warnings=[]).exists()
+    )
 
 
 # --- prompt versions ------------------------------------------------------------------------------
@@ -338,7 +356,11 @@ def test_drafts_made_under_prompt_v1_stay_labelled_v1_and_are_not_reused_by_a_v2
     preannotate()
     # Make them what prompt v1 left behind: its version and key, no modality recorded yet.
     for draft in Draft.objects.filter(row__clip=old):
-        draft.provenance = {**draft.provenance, "prompt_version": "couple-v1", "key": draft.provenance["key"].replace("couple-v2", "couple-v1")}
+        draft.provenance = {
+            **draft.provenance,
+            "prompt_version": "couple-v1",
+            "key": draft.provenance["key"].replace("couple-v2", "couple-v1"),
+        }
         draft.modality = ""
         draft.save()
     from importlib import import_module

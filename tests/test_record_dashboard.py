@@ -1,6 +1,7 @@
 """The per-annotator dashboard: leave-one-out and pairwise alpha against krippendorff, agreement with the
 gold against a hand count, competence against crowd-kit called directly, drift per week, pace from the
 agreement page's own rule, and the page served from the stored report."""
+
 from __future__ import annotations
 
 from datetime import timedelta
@@ -32,14 +33,16 @@ def synthetic(project):
 def _client_utterances(project, scenario="couple"):
     """{username: {row_id: utterance_type}} and the gold's, on client rows of ``scenario``, read directly."""
     coders = {}
-    for row_id, username, content, speaker in Revision.objects.filter(row__clip__project=project, row__clip__scenario=scenario).values_list(
-        "row_id", "annotator__username", "content", "row__primary_speaker"
-    ):
+    for row_id, username, content, speaker in Revision.objects.filter(
+        row__clip__project=project, row__clip__scenario=scenario
+    ).values_list("row_id", "annotator__username", "content", "row__primary_speaker"):
         if speaker != "Therapist" and content.get("utterance_type"):
             coders.setdefault(username, {})[row_id] = content["utterance_type"]
     gold = {
         row_id: content["utterance_type"]
-        for row_id, content, speaker in Gold.objects.filter(row__clip__project=project, row__clip__scenario=scenario).values_list("row_id", "content", "row__primary_speaker")
+        for row_id, content, speaker in Gold.objects.filter(
+            row__clip__project=project, row__clip__scenario=scenario
+        ).values_list("row_id", "content", "row__primary_speaker")
         if speaker != "Therapist" and content.get("utterance_type")
     }
     return coders, gold
@@ -48,7 +51,9 @@ def _client_utterances(project, scenario="couple"):
 def _direct_alpha(coders: dict, names: list[str]) -> float:
     rows = sorted(set().union(*(coders[n] for n in names)))
     labels = sorted({v for n in names for v in coders[n].values()})
-    data = np.array([[labels.index(coders[n][r]) if r in coders[n] else np.nan for r in rows] for n in names], dtype=float)
+    data = np.array(
+        [[labels.index(coders[n][r]) if r in coders[n] else np.nan for r in rows] for n in names], dtype=float
+    )
     return krippendorff.alpha(reliability_data=data, level_of_measurement="nominal")
 
 
@@ -86,10 +91,19 @@ def test_competence_against_crowd_kit_called_directly_on_the_same_matrix(synthet
     report = dashboard.build(project, "couple")
     ex = extract(scope_clips(project, scenario="couple"), project.work_scope)
     codes = ex.values["utterance_type"].codes
-    rows = [(j, ex.coders[c], int(codes[c, j])) for c in ex.humans for j in range(ex.units) if codes[c, j] >= 0 and ex.unit_speaker[j] != "Therapist" and ex.coding[c, j] > 0]
+    rows = [
+        (j, ex.coders[c], int(codes[c, j]))
+        for c in ex.humans
+        for j in range(ex.units)
+        if codes[c, j] >= 0 and ex.unit_speaker[j] != "Therapist" and ex.coding[c, j] > 0
+    ]
     model = DawidSkene(n_iter=100, tol=1e-6).fit(pd.DataFrame(rows, columns=["task", "worker", "label"]))
     for name in names:
-        expected = sum(model.priors_[k] * model.errors_.loc[(name, k), k] for k in model.priors_.index if (name, k) in model.errors_.index)
+        expected = sum(
+            model.priors_[k] * model.errors_.loc[(name, k), k]
+            for k in model.priors_.index
+            if (name, k) in model.errors_.index
+        )
         assert report["competence"]["fields"]["utterance_type"][name] == pytest.approx(expected, abs=1e-4)
     assert "three coders" in report["competence"]["caveat"]
 
@@ -103,22 +117,31 @@ def test_drift_per_week_and_pace_from_the_agreement_rule(synthetic):
     report = dashboard.build(project, "couple")
     weeks = {w["week"]: w for w in report["weeks"]}
     assert 1 in weeks and 3 in weeks
-    early = Revision.objects.filter(row__clip_id__in=first, annotator__username=names[0], row__primary_speaker__isnull=False).count()
+    early = Revision.objects.filter(
+        row__clip_id__in=first, annotator__username=names[0], row__primary_speaker__isnull=False
+    ).count()
     assert weeks[1]["coders"][names[0]]["rows"] == early
     assert report["plots"][names[0]].startswith("data:image/svg+xml;base64,")
-    pull = confirming(extract(scope_clips(project, scenario="couple"), project.work_scope), project.quick_confirm_seconds)
+    pull = confirming(
+        extract(scope_clips(project, scenario="couple"), project.work_scope), project.quick_confirm_seconds
+    )
     for name in names:
         assert report["pace"][name]["unchanged_share"] == pull["coders"][name]["unchanged_share"]
 
 
-def test_the_page_is_served_from_the_stored_report_and_agrees_with_the_api(synthetic, lead, django_capture_on_commit_callbacks, eager_celery):
+def test_the_page_is_served_from_the_stored_report_and_agrees_with_the_api(
+    synthetic, lead, django_capture_on_commit_callbacks, eager_celery
+):
     project, names = synthetic
     client = Client()
     client.force_login(lead)
     with django_capture_on_commit_callbacks(execute=True):
-        first = client.get(f"/projects/{project.slug}/record/?scenario=couple")  # the job runs in-process once committed
+        first = client.get(
+            f"/projects/{project.slug}/record/?scenario=couple"
+        )  # the job runs in-process once committed
     assert first.status_code == 200 and "A worker is computing the dashboard" in first.content.decode()
     from annotation.models import Job
+
     assert [(j.state, j.error) for j in Job.objects.filter(kind=dashboard.JOB_KIND)] == [("succeeded", "")]
     stored = AnnotatorRecordReport.objects.get(project=project, scenario="couple")
     page = client.get(f"/projects/{project.slug}/record/?scenario=couple").content.decode()
@@ -141,8 +164,12 @@ def test_the_release_carries_the_anonymised_coders_record(synthetic, tmp_path):
     project, names = synthetic
     services.set_rule(project, "couple", fields=["utterance_type"], min_score=0.5, min_rows=5, max_attempts=2)
     lead = create_user("lead9", "lead", password="lead9-pass-123")[0]
-    services.decide(project, "couple", get_user_model().objects.get(username=names[0]), "waived", "pilot coder", actor=lead)
-    freeze(project, version="1.0.0", seed=1, out_dir=release_dir(project, "1.0.0"), accept_incomplete=["couple", "family"])
+    services.decide(
+        project, "couple", get_user_model().objects.get(username=names[0]), "waived", "pilot coder", actor=lead
+    )
+    freeze(
+        project, version="1.0.0", seed=1, out_dir=release_dir(project, "1.0.0"), accept_incomplete=["couple", "family"]
+    )
     text = (release_dir(project, "1.0.0") / "stats.json").read_text()
     stats = json.loads(text)["coders"]
     assert stats["count"] == 3 and [q["coder"] for q in stats["qualification"]] == ["coder 1", "coder 2", "coder 3"]

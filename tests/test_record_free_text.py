@@ -5,6 +5,7 @@ shown at once, and the real worker storing the scores after a submit through the
 
 The real model (all-MiniLM-L6-v2) is loaded once for this module; the page and the submit never load it.
 """
+
 from __future__ import annotations
 
 import krippendorff
@@ -66,18 +67,25 @@ def _krippendorff_tone(pairs: list[tuple[str, str]], provider) -> tuple[float, i
             elif not va or not vb:
                 delta[a, b] = 1.0
             else:
-                delta[a, b] = 1.0 - float(np.dot(vec[va], vec[vb]) / (np.linalg.norm(vec[va]) * np.linalg.norm(vec[vb])))
+                delta[a, b] = 1.0 - float(
+                    np.dot(vec[va], vec[vb]) / (np.linalg.norm(vec[va]) * np.linalg.norm(vec[vb]))
+                )
 
     def lookup(v1, v2, i1, i2, n_v, dtype=np.float64):
         return delta[i1, i2].astype(dtype)
 
     data = np.array([[values.index(a) for a, _ in units], [values.index(b) for _, b in units]], dtype=float)
-    alpha = krippendorff.alpha(reliability_data=data, value_domain=np.arange(n, dtype=float), level_of_measurement=lookup)
+    alpha = krippendorff.alpha(
+        reliability_data=data, value_domain=np.arange(n, dtype=float), level_of_measurement=lookup
+    )
     return float(alpha), len(units), sum(a == b for a, b in units)
 
 
 def _direct_tone_alpha(clip, trainee, provider) -> tuple[float, int, int]:
-    mine = {r.row.row_index: _norm(r.content.get("tone_of_voice")) for r in Revision.objects.filter(row__clip=clip, annotator=trainee).select_related("row")}
+    mine = {
+        r.row.row_index: _norm(r.content.get("tone_of_voice"))
+        for r in Revision.objects.filter(row__clip=clip, annotator=trainee).select_related("row")
+    }
     gold = {r.row_index: _norm(r.gold.content.get("tone_of_voice")) for r in clip.rows.select_related("gold")}
     return _krippendorff_tone([(mine[i], gold[i]) for i in sorted(gold)], provider)
 
@@ -111,11 +119,16 @@ def test_free_text_scores_match_krippendorff_with_the_embedding_distance(round_w
     tone = attempt.scores["text.tone_of_voice"]
     expected, units, same = _direct_tone_alpha(clip, trainee, model)
     assert tone["alpha"] == pytest.approx(expected, abs=1e-4)
-    assert tone["units"] == units and tone["matching"] == {"rows": units, "same": same, "share": pytest.approx(same / units, abs=1e-4)}
+    assert tone["units"] == units and tone["matching"] == {
+        "rows": units,
+        "same": same,
+        "share": pytest.approx(same / units, abs=1e-4),
+    }
     assert 0 < same < units and tone["alpha"] < 1
     assert tone["interval"][0] <= tone["alpha"] <= tone["interval"][1]
     assert attempt.scores["utterance_type"]["alpha"] == 1.0  # the label scores are kept as they were
-    # A field the trainee copied from the gold word for word, one text on every row: no variation, alpha undefined (said why).
+    # A field the trainee copied from the gold word for word, one text on every row: no variation, alpha undefined (said
+    # why).
     body_posture = attempt.scores["text.body_posture"]
     assert body_posture["matching"]["same"] == body_posture["matching"]["rows"] > 0
     assert body_posture["alpha"] is None and "no variation" in body_posture["reason"]
@@ -169,10 +182,14 @@ def test_the_dashboard_free_text_part_against_krippendorff(project, lead, model)
     tone = next(f for f in state.report["fields"] if f["key"] == "tone_of_voice")
     golds = {g.row_id: g.content for g in Gold.objects.filter(row__clip__project=project, row__clip__scenario="couple")}
     for figure in tone["coders"]:
-        submitted = Assignment.objects.filter(annotator__username=figure["coder"], state="submitted", clip__scenario="couple").values("clip_id")
+        submitted = Assignment.objects.filter(
+            annotator__username=figure["coder"], state="submitted", clip__scenario="couple"
+        ).values("clip_id")
         pairs = [
             (_norm(r.content.get("tone_of_voice")), _norm(golds[r.row_id].get("tone_of_voice")))
-            for r in Revision.objects.filter(annotator__username=figure["coder"], row__clip_id__in=submitted, row_id__in=list(golds)).order_by("row_id")
+            for r in Revision.objects.filter(
+                annotator__username=figure["coder"], row__clip_id__in=submitted, row_id__in=list(golds)
+            ).order_by("row_id")
         ]
         expected, units, same = _krippendorff_tone(pairs, model)
         assert figure["units"] == units and figure["matching"]["same"] == same

@@ -1,5 +1,6 @@
 """Known-answer checks: a seeded share of an annotator's assignments are gold clips that look like any
 other; their results enter the annotator's record only, never production agreement, adjudication or a release."""
+
 from __future__ import annotations
 
 import json
@@ -46,7 +47,7 @@ def test_off_by_default(world):
 
 
 def test_a_seeded_share_looks_like_any_other_assignment(world):
-    project, (kim, lee) = world["project"], world["coders"]
+    project, (kim, _lee) = world["project"], world["coders"]
     services.set_known_answer_share(project, 0.25)
     plan = assign_clips(project, clips=project.clips.filter(sample_id__startswith="prod_"), per_clip=2, seed=3)
     assert len(plan.created) == 8 and len(plan.known_answer) == 2  # 25% of each coder's 4 assignments
@@ -54,7 +55,9 @@ def test_a_seeded_share_looks_like_any_other_assignment(world):
         assert check.clip.sample_id.startswith("gold_group_") and check.mode == "from_draft"
     # In the coder's queue a check is one more clip; nothing says which.
     queue = list(my_assignments(kim))
-    assert len(queue) == 5 and {a.clip.sample_id for a in queue} >= {a.clip.sample_id for a in plan.known_answer if a.annotator == kim}
+    assert len(queue) == 5 and {a.clip.sample_id for a in queue} >= {
+        a.clip.sample_id for a in plan.known_answer if a.annotator == kim
+    }
     # The same seed draws the same clips.
     again = sorted((a.annotator.username, a.clip.sample_id) for a in plan.known_answer)
     Assignment.every.filter(purpose=AssignmentPurpose.KNOWN_ANSWER).delete()
@@ -76,10 +79,12 @@ def test_results_enter_the_record_only(world, tmp_path):
     before_ex = extract(scope_clips(project))
     assert before_ex.coders[:2] == ["kim", "lee"] and before_ex.stats["revisions"] > 0
     for check in plan.known_answer:
+
         def wrong(index, doc):
             if doc.get("utterance_type"):
                 doc["utterance_type"] = UTTERANCES[(UTTERANCES.index(doc["utterance_type"]) + 1) % len(UTTERANCES)]
             return doc
+
         code_like_gold(check.clip, check.annotator, wrong)
         submit_assignment(check, check.annotator)
     # The record has them.
@@ -99,10 +104,16 @@ def test_results_enter_the_record_only(world, tmp_path):
     # The release: no trace of the checks' work.
     freeze(project, version="1.0.0", seed=1, out_dir=release_dir(project, "1.0.0"), accept_incomplete=["couple"])
     folder = release_dir(project, "1.0.0")
-    text = "".join(p.read_text(encoding="utf-8", errors="replace") for p in folder.rglob("*") if p.is_file() and p.suffix in (".json", ".jsonl", ".md", ".csv"))
+    text = "".join(
+        p.read_text(encoding="utf-8", errors="replace")
+        for p in folder.rglob("*")
+        if p.is_file() and p.suffix in (".json", ".jsonl", ".md", ".csv")
+    )
     assert "kim" not in text and "lee" not in text
     stats = json.loads((folder / "stats.json").read_text())
     assert stats["coders"]["count"] == 0 and stats["coders"]["per_coder"] == []
     agreement = json.loads((folder / "agreement.json").read_text())
     assert "kim" not in json.dumps(agreement)
-    assert Revision.objects.filter(row__clip__in=golds, annotator__in=[kim, lee]).exists()  # the work is kept, for the record
+    assert Revision.objects.filter(
+        row__clip__in=golds, annotator__in=[kim, lee]
+    ).exists()  # the work is kept, for the record

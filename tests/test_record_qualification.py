@@ -1,5 +1,6 @@
 """Qualification rounds: scored against the gold with the project's measures, feedback row by row,
 pass rules that refuse production work (service, API, CLI, assign page), waivers and send-backs."""
+
 from __future__ import annotations
 
 import json
@@ -29,15 +30,39 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture
 def world(project, lead, tmp_path):
     trainee = create_user("newbie", "annotator", password="newbie-pass-123")[0]
-    clip = import_gold_clip(project, tmp_path, "train_group/001_training", note="Watch who is pressed and who retreats.")
+    clip = import_gold_clip(
+        project, tmp_path, "train_group/001_training", note="Watch who is pressed and who retreats."
+    )
     services.mark_training(project, clip, actor=lead, note="the opening")
-    write_guidance(project, lead, scenario="couple", field="relation_pattern", labels=["attack_attack", "pursue_withdraw"], text="Escalation on both sides is attack_attack.", why="qualification test")
-    services.set_rule(project, "couple", fields=["utterance_type", "relation_pattern"], min_score=0.8, min_rows=10, max_attempts=2, actor=lead)
+    write_guidance(
+        project,
+        lead,
+        scenario="couple",
+        field="relation_pattern",
+        labels=["attack_attack", "pursue_withdraw"],
+        text="Escalation on both sides is attack_attack.",
+        why="qualification test",
+    )
+    services.set_rule(
+        project,
+        "couple",
+        fields=["utterance_type", "relation_pattern"],
+        min_score=0.8,
+        min_rows=10,
+        max_attempts=2,
+        actor=lead,
+    )
     # An open production clip to assign.
     path = tmp_path / "prod.jsonl"
     path.write_text(json.dumps(couple_clip("prod_group/001_open")) + "\n", encoding="utf-8")
     import_rescue(path, project, as_source="draft")
-    return {"project": project, "lead": lead, "trainee": trainee, "clip": clip, "open": project.clips.get(sample_id="prod_group/001_open")}
+    return {
+        "project": project,
+        "lead": lead,
+        "trainee": trainee,
+        "clip": clip,
+        "open": project.clips.get(sample_id="prod_group/001_open"),
+    }
 
 
 def _wrong_every_third(index, doc):
@@ -59,28 +84,51 @@ def test_round_scores_match_krippendorff_and_a_hand_count(world):
     attempt = services.submit_round(attempt, trainee)
 
     # The documents as stored (the workspace mirrors the relation keys on save), read directly.
-    mine = {r.row.row_index: r.content for r in Revision.objects.filter(row__clip=clip, annotator=trainee).select_related("row")}
+    mine = {
+        r.row.row_index: r.content
+        for r in Revision.objects.filter(row__clip=clip, annotator=trainee).select_related("row")
+    }
     gold = {r.row_index: r.gold.content for r in clip.rows.select_related("gold")}
     speaker = {r.row_index: r.primary_speaker for r in clip.rows.all()}
     client = [i for i in sorted(gold) if speaker[i] != "Therapist"]
     labels = sorted({gold[i]["utterance_type"] for i in client} | {mine[i]["utterance_type"] for i in client})
-    matrix = np.array([[labels.index(mine[i]["utterance_type"]) for i in client], [labels.index(gold[i]["utterance_type"]) for i in client]], dtype=float)
+    matrix = np.array(
+        [
+            [labels.index(mine[i]["utterance_type"]) for i in client],
+            [labels.index(gold[i]["utterance_type"]) for i in client],
+        ],
+        dtype=float,
+    )
     expected = krippendorff.alpha(reliability_data=matrix, level_of_measurement="nominal")
     by_hand = sum(mine[i]["utterance_type"] == gold[i]["utterance_type"] for i in client)
     figure = attempt.scores["utterance_type"]
     assert figure["alpha"] == pytest.approx(expected, abs=1e-4)
-    assert figure["matching"] == {"rows": len(client), "same": by_hand, "share": pytest.approx(by_hand / len(client), abs=1e-4)}
+    assert figure["matching"] == {
+        "rows": len(client),
+        "same": by_hand,
+        "share": pytest.approx(by_hand / len(client), abs=1e-4),
+    }
     assert figure["interval"][0] <= figure["alpha"] <= figure["interval"][1]
 
     rows = sorted(gold)  # the relation pattern is coded on every row (the therapist rows carry the cycle key)
+
     def pattern(doc, speaker):
         from annotation.schema import relation_label
+
         value = relation_label({**doc, "primary_speaker": speaker})
         return None if value is None else (value or "(no clear pattern)")
+
     pairs = [(pattern(mine[i], speaker[i]), pattern(gold[i], speaker[i])) for i in rows]
     domain = sorted({v for p in pairs for v in p if v is not None})
-    data = np.array([[np.nan if a is None else domain.index(a) for a, _ in pairs], [np.nan if b is None else domain.index(b) for _, b in pairs]])
-    assert attempt.scores["relation_pattern"]["alpha"] == pytest.approx(krippendorff.alpha(reliability_data=data, level_of_measurement="nominal"), abs=1e-4)
+    data = np.array(
+        [
+            [np.nan if a is None else domain.index(a) for a, _ in pairs],
+            [np.nan if b is None else domain.index(b) for _, b in pairs],
+        ]
+    )
+    assert attempt.scores["relation_pattern"]["alpha"] == pytest.approx(
+        krippendorff.alpha(reliability_data=data, level_of_measurement="nominal"), abs=1e-4
+    )
     assert attempt.passed is False and attempt.rule["why_not"]
     assert attempt.rows == len(gold)
 
@@ -94,7 +142,9 @@ def test_feedback_gives_gold_note_boundary_rule_and_guidance_for_the_pair(world)
     assert wrong_pattern, "a relation pattern differs from the gold"
     item = next(f for f in wrong_pattern if f["mine"] == "attack_attack")
     assert item["gold"] == "pursue_withdraw"
-    assert item["rules"] and all(r["text"] for r in item["rules"])  # the taxonomy's rule for attack_attack vs pursue_withdraw
+    assert item["rules"] and all(
+        r["text"] for r in item["rules"]
+    )  # the taxonomy's rule for attack_attack vs pursue_withdraw
     assert item["guidance"]["text"] == "Escalation on both sides is attack_attack."
     row = next(r for r in attempt.feedback if item in r["fields"])
     assert row["note"] == "Watch who is pressed and who retreats."
@@ -116,7 +166,13 @@ def test_training_work_never_enters_production_agreement(world):
 
 def test_unqualified_annotator_is_refused_with_the_rule_named(world):
     project, trainee, lead = world["project"], world["trainee"], world["lead"]
-    with pytest.raises(ServiceError, match=r"newbie has not passed the qualification for couple clips .*at least 0.80 on Utterance type and Relation pattern"):
+    with pytest.raises(
+        ServiceError,
+        match=(
+            r"newbie has not passed the qualification for couple clips .*at least 0.80 on Utterance type and "
+            r"Relation pattern"
+        ),
+    ):
         assign_clips(project, clips=project.clips.filter(pk=world["open"].pk), users=[trainee], per_clip=1)
     # From the whole team the annotator is left out, and the plan says why.
     other = create_user("veteran", "annotator", password="veteran-pass-123")[0]
@@ -130,11 +186,28 @@ def test_refused_in_the_api_the_cli_and_the_assign_page(world):
     project, trainee, lead = world["project"], world["trainee"], world["lead"]
     client = Client()
     client.force_login(lead)
-    response = client.post(f"/api/v1/projects/{project.slug}/assignments/", {"annotators": ["newbie"], "clips": ["prod_group/001_open"], "per_clip": 1}, content_type="application/json")
+    response = client.post(
+        f"/api/v1/projects/{project.slug}/assignments/",
+        {"annotators": ["newbie"], "clips": ["prod_group/001_open"], "per_clip": 1},
+        content_type="application/json",
+    )
     assert response.status_code == 422 and "has not passed the qualification" in response.json()["detail"]
     with pytest.raises(CommandError, match="has not passed the qualification for couple clips"):
-        call_command("assign", "--project", project.slug, "--annotators", "newbie", "--clips", "prod_group/001_open", "--per-clip", "1")
-    page = client.post(f"/projects/{project.slug}/assignments/", {"clips": ["prod_group/001_open"], "annotators": [trainee.pk], "per_clip": 1, "seed": 0})
+        call_command(
+            "assign",
+            "--project",
+            project.slug,
+            "--annotators",
+            "newbie",
+            "--clips",
+            "prod_group/001_open",
+            "--per-clip",
+            "1",
+        )
+    page = client.post(
+        f"/projects/{project.slug}/assignments/",
+        {"clips": ["prod_group/001_open"], "annotators": [trainee.pk], "per_clip": 1, "seed": 0},
+    )
     assert page.status_code == 422 and "has not passed the qualification for couple clips" in page.content.decode()
     assert not Assignment.objects.filter(annotator=trainee).exists()
 
@@ -154,7 +227,10 @@ def test_pass_waiver_and_send_back(world):
     # A second round starts from empty again; the first round's answers stay in its attempt.
     second = services.start_round(project, "couple", trainee, actor=lead)
     assert second.number == 2
-    assert all(r.status == "untouched" and not r.content.get("utterance_type") for r in Revision.objects.filter(row__clip=clip, annotator=trainee))
+    assert all(
+        r.status == "untouched" and not r.content.get("utterance_type")
+        for r in Revision.objects.filter(row__clip=clip, annotator=trainee)
+    )
     assert QualificationAttempt.objects.get(pk=attempt.pk).answers
     services.decide(project, "couple", trainee, "waived", "senior clinician", actor=lead)
     assert selectors.status(project, "couple", trainee)["status"] == "waived"
@@ -163,6 +239,7 @@ def test_pass_waiver_and_send_back(world):
     # Every attempt, score and decision is in the audit trail with who did it.
     assert QualificationAttempt.history.filter(history_user=trainee).exists()
     from annotation.record.models import QualificationDecision
+
     assert QualificationDecision.history.filter(history_user=lead).count() == 2
 
 

@@ -1,6 +1,7 @@
 """Released gold clips stay usable by the annotator's record: a qualification round and a known-answer
 check code them, while production work on them is refused (409) exactly as before, and nothing a trainee
 writes reaches the release (rebuilt byte for byte), the production agreement or adjudication."""
+
 from __future__ import annotations
 
 import json
@@ -37,10 +38,14 @@ def releases_root(tmp_path, settings):
 @pytest.fixture
 def released(project, tmp_path, lead, annotator, other_annotator):
     """A clip two coders coded in production, adjudicated by the lead and frozen in release 1.0.0."""
-    clip = reviewed_clip(project, tmp_path, [annotator, other_annotator], edits={}, doc=couple_clip("rel_group/001_gold"))
+    clip = reviewed_clip(
+        project, tmp_path, [annotator, other_annotator], edits={}, doc=couple_clip("rel_group/001_gold")
+    )
     accept_unanimous(clip, lead)
     mark_adjudicated(clip, lead)
-    release, _ = freeze(project, version="1.0.0", seed=1, out_dir=release_dir(project, "1.0.0"), user=lead, accept_incomplete=["couple"])
+    release, _ = freeze(
+        project, version="1.0.0", seed=1, out_dir=release_dir(project, "1.0.0"), user=lead, accept_incomplete=["couple"]
+    )
     clip.refresh_from_db()
     assert clip.state == ClipState.RELEASED
     return {"project": project, "clip": clip, "release": release, "lead": lead, "coders": [annotator, other_annotator]}
@@ -62,7 +67,9 @@ def test_a_trainee_codes_a_released_clip_and_the_release_is_untouched(released, 
 
     trainee = create_user("newbie", "annotator", password="newbie-pass-123")[0]
     services.mark_training(project, clip, actor=lead)  # a released clip with gold is training material
-    services.set_rule(project, "couple", fields=["utterance_type"], min_score=0.8, min_rows=1, max_attempts=3, actor=lead)
+    services.set_rule(
+        project, "couple", fields=["utterance_type"], min_score=0.8, min_rows=1, max_attempts=3, actor=lead
+    )
     attempt = services.start_round(project, "couple", trainee, actor=lead)
     assert attempt.sample_ids == [clip.sample_id]
     assignment = Assignment.every.get(clip=clip, annotator=trainee)
@@ -79,7 +86,9 @@ def test_a_trainee_codes_a_released_clip_and_the_release_is_untouched(released, 
     _, again = reproduce(release, tmp_path / "again")
     assert again.ok, again.lines()
     assert again.checked == len(release.manifest["files"])
-    folder_text = "".join(p.read_text(encoding="utf-8", errors="replace") for p in (tmp_path / "again").rglob("*") if p.is_file())
+    folder_text = "".join(
+        p.read_text(encoding="utf-8", errors="replace") for p in (tmp_path / "again").rglob("*") if p.is_file()
+    )
     assert "newbie" not in folder_text
     # Production agreement and adjudication are unchanged.
     after_ex = extract(scope_clips(project))
@@ -102,7 +111,9 @@ def test_production_work_on_a_released_clip_is_still_refused(released):
     client = Client()
     client.force_login(ann1)
     response = client.put(
-        f"/api/v1/revisions/{revision.pk}/", data=json.dumps({"content": revision.content, "version": revision.version}), content_type="application/json"
+        f"/api/v1/revisions/{revision.pk}/",
+        data=json.dumps({"content": revision.content, "version": revision.version}),
+        content_type="application/json",
     )
     assert response.status_code == 409
     assert Revision.objects.get(pk=revision.pk).version == revision.version
@@ -118,11 +129,18 @@ def test_a_known_answer_check_on_a_released_clip_is_coded_through_the_api(releas
     assert clip in services.known_answer_pool(project)  # released gold clips are known answers too
     checker = create_user("kim", "annotator", password="kim-pass-1234")[0]
     check = start_assignment(clip, checker, mode="from_draft", purpose=AssignmentPurpose.KNOWN_ANSWER)
-    revision = Revision.objects.filter(row__clip=clip, annotator=checker).select_related("row").order_by("row__row_index").first()
+    revision = (
+        Revision.objects.filter(row__clip=clip, annotator=checker)
+        .select_related("row")
+        .order_by("row__row_index")
+        .first()
+    )
     client = Client()
     client.force_login(checker)
     response = client.put(
-        f"/api/v1/revisions/{revision.pk}/", data=json.dumps({"content": revision.content, "version": revision.version, "reviewed": True}), content_type="application/json"
+        f"/api/v1/revisions/{revision.pk}/",
+        data=json.dumps({"content": revision.content, "version": revision.version, "reviewed": True}),
+        content_type="application/json",
     )
     assert response.status_code == 200, response.content
     Revision.objects.filter(row__clip=clip, annotator=checker).update(status="reviewed")

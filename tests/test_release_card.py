@@ -5,6 +5,7 @@ the file list): rendering the folder's own files gives its README.md byte for by
 recomputed from them. The contract sections (task profile, free-text validity, coders' record) appear
 exactly when their keys are there.
 """
+
 import json
 import re
 from collections import Counter, defaultdict
@@ -50,7 +51,11 @@ def test_the_card_of_a_real_release_states_only_what_its_files_say(real_release)
     assert render_card(facts_of_folder(out)) == card
 
     # The opening sentence, against direct counts of data/all.jsonl.
-    intro = re.search(r"It holds \*\*(\d+) clips?\*\* \(([^)]*)\) from \*\*(\d+) couples? or famil(?:y|ies)\*\*, \*\*([\d,]+) rows?\*\* and ([^.]+?) of interaction", card)
+    intro = re.search(
+        r"It holds \*\*(\d+) clips?\*\* \(([^)]*)\) from \*\*(\d+) couples? or famil(?:y|ies)\*\*, \*\*([\d,]+) "
+        r"rows?\*\* and ([^.]+?) of interaction",
+        card,
+    )
     assert intro, "the opening sentence"
     by_scenario = Counter(c["scenario"] for c in clips)
     assert int(intro.group(1)) == len(clips) == 14
@@ -62,11 +67,18 @@ def test_the_card_of_a_real_release_states_only_what_its_files_say(real_release)
 
     # The table per scenario and split, every cell recomputed.
     for line in table(section(card, "### Clips, rows and duration per scenario and split")):
-        chosen = [c for c in clips if line["scenario"] in ("all", c["scenario"]) and line["split"] in ("all", split_of[c["sample_id"]])]
+        chosen = [
+            c
+            for c in clips
+            if line["scenario"] in ("all", c["scenario"]) and line["split"] in ("all", split_of[c["sample_id"]])
+        ]
         assert int(line["clips"]) == len(chosen)
         assert int(line["rows"]) == sum(len(c["rows"]) for c in chosen)
         assert int(line["groups"]) == len({group_of[c["sample_id"]] for c in chosen})
-        assert duration_seconds(line["duration"]) == pytest.approx(sum(max(r["end_time"] for r in c["rows"]) for c in chosen), abs=0.5 if line["duration"].endswith(" s") else 180)
+        assert duration_seconds(line["duration"]) == pytest.approx(
+            sum(max(r["end_time"] for r in c["rows"]) for c in chosen),
+            abs=0.5 if line["duration"].endswith(" s") else 180,
+        )
         assert line["duration"] != "0.0 h"
 
     # Instances per task, scenario and split: the lines of the task files.
@@ -80,7 +92,9 @@ def test_the_card_of_a_real_release_states_only_what_its_files_say(real_release)
     assert rows
     for line in rows:
         for split in SPLITS:
-            expected = sum(n for (s, sp), n in instances[line["task"]].items() if sp == split and line["scenario"] in ("all", s))
+            expected = sum(
+                n for (s, sp), n in instances[line["task"]].items() if sp == split and line["scenario"] in ("all", s)
+            )
             assert int(line[split]) == expected, (line, split)
 
     # load_dataset examples and the front matter name only configs and splits with records.
@@ -104,13 +118,20 @@ def test_the_card_of_a_real_release_states_only_what_its_files_say(real_release)
     assert "A benchmark of annotated couple-therapy dialogue." in card
     croissant = json.loads(files["croissant.json"])
     assert "few family" not in json.dumps(croissant) and "no family clips" in croissant["rai:dataLimitations"]
-    assert croissant["description"].startswith(f"Annotated couple-therapy dialogue: 14 clips (14 couple) from {len(set(group_of.values()))} couples or families")
+    assert croissant["description"].startswith(
+        f"Annotated couple-therapy dialogue: 14 clips (14 couple) from {len(set(group_of.values()))} couples or "
+        "families"
+    )
 
     # Imported gold: nobody's coded work counts on any value, and the card says so in its gold table.
     stats = json.loads(files["stats.json"])
     gold = {line["the gold value"]: line for line in table(section(card, "### Where the gold's values came from"))}
     values = stats["provenance"]["gold_sources"]["overall"]["values"]
-    assert int(gold["no coder's work counts on the row"]["values"]) == values == sum(len(c["rows"]) for c in clips) * len(stats["provenance"]["gold_sources"]["fields"])
+    assert (
+        int(gold["no coder's work counts on the row"]["values"])
+        == values
+        == sum(len(c["rows"]) for c in clips) * len(stats["provenance"]["gold_sources"]["fields"])
+    )
     assert gold["no coder's work counts on the row"]["share"] == "100.0%"
     # No draft recorded: no drafting-model scores, and the section says why.
     assert "No draft of the released rows is recorded" in card
@@ -119,11 +140,22 @@ def test_the_card_of_a_real_release_states_only_what_its_files_say(real_release)
     manifest = json.loads(files[MANIFEST])
     assert manifest["task_profile"]["name"] == "rescue-v1"
     assert "Task rules:" in card and "(profile `rescue-v1`)" in card and "comparable with the paper's" in card
-    for task, count in (("ITP", "3,006"), ("RPP", "2,133"), ("STP", "1,637"), ("SSP", "1,637"), ("ER", 926), ("VP", 855)):
+    for task, count in (
+        ("ITP", "3,006"),
+        ("RPP", "2,133"),
+        ("STP", "1,637"),
+        ("SSP", "1,637"),
+        ("ER", 926),
+        ("VP", 855),
+    ):
         assert f"{task} {count}" in card
     assert "Validity of the measure" not in card
     # The coders' record of a release whose gold was imported: said in one sentence, no table.
-    assert section(card, "## The coders").strip().endswith("No coder on this platform worked on the released clips, so there is no coders' record.")
+    assert (
+        section(card, "## The coders")
+        .strip()
+        .endswith("No coder on this platform worked on the released clips, so there is no coders' record.")
+    )
 
 
 def _facts(files: dict, **changes) -> str:
@@ -141,27 +173,54 @@ def test_contract_sections_appear_when_their_keys_are_present_and_not_otherwise(
     assert plain == files["README.md"].decode("utf-8")
 
     # C1: the task profile. Under rescue-v1 the card gives the paper's Table 6 counts beside the release's own.
-    card = _facts(files, manifest__task_profile={"name": "rescue-v1", "title": "RESCUE-BENCH rules", "comparable_with_paper": True, "notes": ["The public code's ER sampling is not seeded."]})
+    card = _facts(
+        files,
+        manifest__task_profile={
+            "name": "rescue-v1",
+            "title": "RESCUE-BENCH rules",
+            "comparable_with_paper": True,
+            "notes": ["The public code's ER sampling is not seeded."],
+        },
+    )
     stats = json.loads(files["stats.json"])
     itp = stats["tasks"]["itp"]["counts"]["all"]["all"]["instances"]
     assert "**Task rules: RESCUE-BENCH rules** (profile `rescue-v1`)" in card
-    assert "ITP 3,006; RPP 2,133; STP 1,637; SSP 1,637; ER 926; VP 855" in card and f"this release: ITP {itp:,};" in card
+    assert (
+        "ITP 3,006; RPP 2,133; STP 1,637; SSP 1,637; ER 926; VP 855" in card and f"this release: ITP {itp:,};" in card
+    )
     assert "The public code's ER sampling is not seeded." in card
-    other = _facts(files, manifest__task_profile={"name": "platform-v2", "title": "Platform rules", "comparable_with_paper": False, "notes": []})
+    other = _facts(
+        files,
+        manifest__task_profile={
+            "name": "platform-v2",
+            "title": "Platform rules",
+            "comparable_with_paper": False,
+            "notes": [],
+        },
+    )
     assert "not comparable with the RESCUE-BENCH paper's" in other and "3,006" not in other
 
     # C3: the coders' record.
     record = {
         "count": 2,
-        "qualification": [{"coder": "coder 1", "status": "passed", "rounds": 1}, {"coder": "coder 2", "status": "waived", "rounds": 0}],
-        "per_coder": [{"coder": "coder 1", "alpha_all": 0.712, "alpha_without": 0.6, "agreement_with_gold": 0.9}, {"coder": "coder 2", "alpha_all": 0.712, "alpha_without": None, "agreement_with_gold": 0.85}],
+        "qualification": [
+            {"coder": "coder 1", "status": "passed", "rounds": 1},
+            {"coder": "coder 2", "status": "waived", "rounds": 0},
+        ],
+        "per_coder": [
+            {"coder": "coder 1", "alpha_all": 0.712, "alpha_without": 0.6, "agreement_with_gold": 0.9},
+            {"coder": "coder 2", "alpha_all": 0.712, "alpha_without": None, "agreement_with_gold": 0.85},
+        ],
     }
     card = _facts(files, stats__coders=record)
     coders = section(card, "## The coders")
     assert coders.startswith("\n2 coders worked on this release")
     assert "coder 1 passed (1 round); coder 2 waived (0 rounds)" in coders
     lines = table(coders)
-    assert [(l["coder"], l["alpha, all coders"], l["alpha without this coder"], l["agreement with gold"]) for l in lines] == [("coder 1", "0.712", "0.600", "0.900"), ("coder 2", "0.712", "–", "0.850")]
+    assert [
+        (row["coder"], row["alpha, all coders"], row["alpha without this coder"], row["agreement with gold"])
+        for row in lines
+    ] == [("coder 1", "0.712", "0.600", "0.900"), ("coder 2", "0.712", "–", "0.850")]
     assert wrong_plurals(card) == []
     # Without the keys (releases frozen before profiles and records), nothing is said of them.
     bare = _facts(files, stats__coders=None, manifest__task_profile=None)
@@ -171,19 +230,43 @@ def test_contract_sections_appear_when_their_keys_are_present_and_not_otherwise(
 def test_free_text_is_called_agreement_on_meaning_only_when_validated():
     from annotation.releases.card.facts import _texts
 
-    entry = {"label": "Tone of voice", "alpha": 0.6, "defined": True, "ci95": [0.5, 0.7], "units": 10, "mean_similarity": 0.7, "baseline_similarity": 0.3, "with_llm_alpha": 0.65}
+    entry = {
+        "label": "Tone of voice",
+        "alpha": 0.6,
+        "defined": True,
+        "ci95": [0.5, 0.7],
+        "units": 10,
+        "mean_similarity": 0.7,
+        "baseline_similarity": 0.3,
+        "with_llm_alpha": 0.65,
+    }
     report = {"coded_work": True, "model": {"model": "m", "version": "1", "runtime": "cpu"}, "summary": [entry]}
     absent = _texts({"semantic": {"available": True, "report": report}})
     assert absent["any_verdict"] is False and absent["meaning"] is False
-    weak = {**entry, "validity": {"verdict": "weak", "auroc": 0.61, "interval": [0.55, 0.67], "pairs": 80, "wording": "similarity of wording and topic"}}
+    weak = {
+        **entry,
+        "validity": {
+            "verdict": "weak",
+            "auroc": 0.61,
+            "interval": [0.55, 0.67],
+            "pairs": 80,
+            "wording": "similarity of wording and topic",
+        },
+    }
     facts = _texts({"semantic": {"available": True, "report": {**report, "summary": [weak]}}})
-    assert facts["meaning"] is False and facts["wording"] == "similarity of wording and topic" and facts["rows"][0][-1] == "similarity of wording and topic"
+    assert (
+        facts["meaning"] is False
+        and facts["wording"] == "similarity of wording and topic"
+        and facts["rows"][0][-1] == "similarity of wording and topic"
+    )
     validated = {**entry, "validity": {**weak["validity"], "verdict": "validated", "auroc": 0.9}}
     facts = _texts({"semantic": {"available": True, "report": {**report, "summary": [validated]}}})
     assert facts["meaning"] is True and facts["rows"][0][-1] == "agreement on meaning"
 
 
-def test_reproducing_a_release_whose_card_an_older_template_wrote_regenerates_the_card_and_compares_the_data(real_release, project, tmp_path):
+def test_reproducing_a_release_whose_card_an_older_template_wrote_regenerates_the_card_and_compares_the_data(
+    real_release, project, tmp_path
+):
     from annotation.models import Release
     from annotation.releases.card import CARD_TEMPLATE
     from annotation.releases.freeze import reproduce
@@ -200,8 +283,16 @@ def test_reproducing_a_release_whose_card_an_older_template_wrote_regenerates_th
         manifest["files"][name] = {"sha256": "0" * 64, "bytes": 1}
     release.manifest = manifest  # in memory only: a frozen release's record is immutable
     built, older = reproduce(release, tmp_path / "older")
-    assert older.regenerated == ["README.md", "croissant.json"] and older.changed == [] and older.missing == [] and older.extra == []
-    assert older.notes == [f"README.md and croissant.json regenerated by card template {CARD_TEMPLATE}; the release's were written by card template 1 and are not compared byte for byte (the data files are)"]
+    assert (
+        older.regenerated == ["README.md", "croissant.json"]
+        and older.changed == []
+        and older.missing == []
+        and older.extra == []
+    )
+    assert older.notes == [
+        f"README.md and croissant.json regenerated by card template {CARD_TEMPLATE}; the release's were written by "
+        "card template 1 and are not compared byte for byte (the data files are)"
+    ]
     assert "card_template" not in built.manifest["inputs"]
     # The data files are still compared byte for byte: a changed data digest is a mismatch, whatever the template.
     manifest["files"]["data/all.jsonl"]["sha256"] = "f" * 64
@@ -227,18 +318,31 @@ def test_the_alpha_the_card_states_is_the_krippendorff_package_s_on_the_coders_v
     assert wrong_plurals(card) == [] and "0.0 h" not in card and "in view" not in card
 
     values: dict[int, dict[str, str]] = defaultdict(dict)
-    for row_id, coder, content, speaker in Revision.objects.filter(row__clip__project=project).values_list("row_id", "annotator__username", "content", "row__primary_speaker"):
+    for row_id, coder, content, speaker in Revision.objects.filter(row__clip__project=project).values_list(
+        "row_id", "annotator__username", "content", "row__primary_speaker"
+    ):
         if speaker != "Therapist":
             values[row_id][coder] = content["utterance_type"]
     coders = sorted({c for v in values.values() for c in v})
     labels = {u: i for i, u in enumerate(sorted({u for v in values.values() for u in v.values()}))}
     matrix = np.array([[labels[v[c]] if c in v else np.nan for v in values.values()] for c in coders], dtype=float)
     expected = krippendorff.alpha(reliability_data=matrix, level_of_measurement="nominal")
-    line = next(l for l in table(section(card, "## Annotator agreement")) if l["field"] == "Utterance type")
-    assert line["alpha"] == f"{expected:.3f}" and int(line["units"]) == int((~np.isnan(matrix)).sum(axis=0).__ge__(2).sum())
+    line = next(row for row in table(section(card, "## Annotator agreement")) if row["field"] == "Utterance type")
+    assert line["alpha"] == f"{expected:.3f}" and int(line["units"]) == int(
+        (~np.isnan(matrix)).sum(axis=0).__ge__(2).sum()
+    )
     assert int(line["coders"]) == len(coders) == 2
     # The coded work the card states: every revision of the two submitted coders, nothing left out.
-    coded = re.search(r"The report compares ([\d,]+) coded revisions? on ([\d,]+) rows? of ([\d,]+) clips?, by (\d+) annotators?; no revision was left out", card)
+    coded = re.search(
+        r"The report compares ([\d,]+) coded revisions? on ([\d,]+) rows? of ([\d,]+) clips?, by (\d+) annotators?; no "
+        r"revision was left out",
+        card,
+    )
     rows = sum(len(c["rows"]) for c in jsonl((out / "data" / "all.jsonl").read_bytes()))
-    assert coded and int(coded.group(1).replace(",", "")) == Revision.objects.filter(row__clip__project=project).count() == 2 * rows
+    assert (
+        coded
+        and int(coded.group(1).replace(",", ""))
+        == Revision.objects.filter(row__clip__project=project).count()
+        == 2 * rows
+    )
     assert (int(coded.group(2).replace(",", "")), int(coded.group(3)), int(coded.group(4))) == (rows, 12, 2)

@@ -6,6 +6,7 @@ lead imports it as a correction; the correction records what it changed, the nex
 release's card and diff_releases list the corrected clips, rows and task instances,
 and verify_release checks any copy of a release against the database record it names.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -49,7 +50,10 @@ def clips() -> list[dict]:
 
 
 def gold_contents(project) -> dict:
-    return {(g.row.clip.sample_id, g.row.row_index): g.content for g in Gold.objects.filter(row__clip__project=project).select_related("row__clip")}
+    return {
+        (g.row.clip.sample_id, g.row.row_index): g.content
+        for g in Gold.objects.filter(row__clip__project=project).select_related("row__clip")
+    }
 
 
 def read_instances(folder: Path) -> dict[str, dict]:
@@ -74,7 +78,9 @@ def test_every_kind_of_import_records_its_file_who_when_and_what(project, tmp_pa
     folder.mkdir()
     write_jsonl(folder / "a.jsonl", docs[:2])
     write_jsonl(folder / "b.jsonl", docs[2:])
-    out = run("import_rescue", str(folder), "--project", project.slug, "--as", "revision", "--annotator", annotator.username)
+    out = run(
+        "import_rescue", str(folder), "--project", project.slug, "--as", "revision", "--annotator", annotator.username
+    )
     gold = write_jsonl(tmp_path / "gold.jsonl", docs)
     import_rescue(gold, project, actor=lead)
 
@@ -85,10 +91,14 @@ def test_every_kind_of_import_records_its_file_who_when_and_what(project, tmp_pa
         ("revision", folder / "b.jsonl", annotator, None, [docs[2]["sample_id"]], 3),
         ("gold", gold, None, lead, [d["sample_id"] for d in docs], 9),
     ]
-    assert [(r.kind, Path(r.file_path), r.annotator, r.imported_by, r.sample_ids, r.row_count) for r in records] == expected
+    assert [
+        (r.kind, Path(r.file_path), r.annotator, r.imported_by, r.sample_ids, r.row_count) for r in records
+    ] == expected
     for record, (_, path, *_rest) in zip(records, expected):
         assert record.sha256 == hashlib.sha256(path.read_bytes()).hexdigest() and record.file_name == path.name
-        assert before <= record.created_at <= timezone.now() and record.source == ("system" if record.kind == "gold" else "cli")
+        assert before <= record.created_at <= timezone.now() and record.source == (
+            "system" if record.kind == "gold" else "cli"
+        )
     assert records[0].created_sample_ids == [d["sample_id"] for d in docs] and records[3].created_sample_ids == []
     assert records[1].assignments_created == [d["sample_id"] for d in docs[:2]]  # the import made those assignments
     assert f"recorded: {folder / 'a.jsonl'} (sha256 {records[1].sha256}), 2 clips, 6 rows" in out
@@ -99,7 +109,9 @@ def test_every_kind_of_import_records_its_file_who_when_and_what(project, tmp_pa
 
 
 def test_a_refused_import_leaves_no_record(project, tmp_path):
-    bad = write_jsonl(tmp_path / "bad.jsonl", [mutate(couple_clip(), lambda d: d["rows"][0].update(target=["Grandpa"]))])
+    bad = write_jsonl(
+        tmp_path / "bad.jsonl", [mutate(couple_clip(), lambda d: d["rows"][0].update(target=["Grandpa"]))]
+    )
     with pytest.raises(ImportFailed):
         import_rescue(bad, project)
     assert not ImportRecord.objects.exists() and not project.clips.exists()
@@ -137,7 +149,17 @@ def test_gold_onto_a_released_clip_is_refused_and_nothing_changes(released, tmp_
     with pytest.raises(CommandError, match="needs --by USERNAME of a lead"):
         run("import_rescue", str(path), "--project", released.slug, "--correct-released", "--by", annotator.username)
     with pytest.raises(CommandError, match="goes with --as gold"):
-        run("import_rescue", str(path), "--project", released.slug, "--as", "draft", "--correct-released", "--by", lead.username)
+        run(
+            "import_rescue",
+            str(path),
+            "--project",
+            released.slug,
+            "--as",
+            "draft",
+            "--correct-released",
+            "--by",
+            lead.username,
+        )
     assert gold_contents(released) == before and ImportRecord.objects.filter(project=released).count() == 1
     # Drafts and revisions of a released clip are closed too: the release's agreement figures come from them.
     for kind in (["--as", "draft"], ["--as", "revision", "--annotator", annotator.username]):
@@ -154,7 +176,16 @@ def test_a_correction_is_recorded_and_the_next_release_lists_it(released, tmp_pa
     record = ImportRecord.objects.filter(project=released).latest("id")
     assert (record.kind, record.imported_by, record.file_name) == ("gold", lead, "fix.jsonl")
     assert record.correction == {
-        "clips": [{"sample_id": sample_id, "releases": ["1.0.0"], "rows": [{"row_index": 1, "fields": ["tone_of_voice"]}, {"row_index": 2, "fields": ["support_strategy"]}]}],
+        "clips": [
+            {
+                "sample_id": sample_id,
+                "releases": ["1.0.0"],
+                "rows": [
+                    {"row_index": 1, "fields": ["tone_of_voice"]},
+                    {"row_index": 2, "fields": ["support_strategy"]},
+                ],
+            }
+        ],
         "rows_changed": 2,
     }
 
@@ -171,20 +202,28 @@ def test_a_correction_is_recorded_and_the_next_release_lists_it(released, tmp_pa
         "rows_changed": 2,
     }
     [changed] = diff["clips_changed"]
-    assert (changed["sample_id"], changed["rows"], changed["fields"]) == (sample_id, [1, 2], {"support_strategy": 1, "tone_of_voice": 1})
+    assert (changed["sample_id"], changed["rows"], changed["fields"]) == (
+        sample_id,
+        [1, 2],
+        {"support_strategy": 1, "tone_of_voice": 1},
+    )
     # The task instances that changed, found here by reading both releases' task files line by line.
     a, b = read_instances(tmp_path / "v1"), read_instances(tmp_path / "v2")
     expected = {}
     for instance_id in sorted(set(a) | set(b)):
         if a.get(instance_id) != b.get(instance_id):
             kind = "added" if instance_id not in a else "removed" if instance_id not in b else "changed"
-            expected.setdefault(instance_id.split(":", 1)[0], {"added": [], "removed": [], "changed": []})[kind].append(instance_id)
+            expected.setdefault(instance_id.split(":", 1)[0], {"added": [], "removed": [], "changed": []})[kind].append(
+                instance_id
+            )
     assert expected and diff["instances_changed"] == expected
     assert expected["ssp"]["changed"] == [f"ssp:{sample_id}:2"] and b[f"ssp:{sample_id}:2"]["gold"] == "safeguard"
 
     text = run("diff_releases", str(tmp_path / "v1"), str(tmp_path / "v2"))
     assert f"corrected gold (recorded {correction['date']} by {lead.username}, from fix.jsonl" in text
-    assert f"  {sample_id}: 2 rows changed (3 -> 3 rows): rows 1, 2" in text and f"    changed: ssp:{sample_id}:2" in text
+    assert (
+        f"  {sample_id}: 2 rows changed (3 -> 3 rows): rows 1, 2" in text and f"    changed: ssp:{sample_id}:2" in text
+    )
     card = (tmp_path / "v2" / "README.md").read_text(encoding="utf-8")
     assert (
         f"Gold already released in 1.0.0 was corrected on {correction['date']} by {lead.username} from `fix.jsonl` "
@@ -212,7 +251,9 @@ def test_verify_release_checks_a_copy_against_the_database_record(released, tmp_
     copy = tmp_path / "elsewhere" / "copy"
     shutil.copytree(tmp_path / "v1", copy)
     out = run("verify_release", str(copy))
-    assert f"and the database record of release 1.0.0 of {released.slug}, frozen into {(tmp_path / 'v1').resolve()}" in out
+    assert (
+        f"and the database record of release 1.0.0 of {released.slug}, frozen into {(tmp_path / 'v1').resolve()}" in out
+    )
     # A copy whose file and manifest entry were both edited is consistent with itself, not with the record.
     _make_writable(copy, "stats.json", MANIFEST)
     (copy / "stats.json").write_text("{}\n")
@@ -233,8 +274,19 @@ def test_a_correction_replaces_only_the_rows_it_changes_and_keeps_the_others_dec
     sample_id = f"{GROUPS[1]}/001_opening"
     decided = {"tone_of_voice": {"source": "edit", "by": lead.username, "at": "2026-11-30T10:00:00+00:00", "note": ""}}
     Gold.objects.filter(row__clip__sample_id=sample_id).update(decisions=decided, decided_by=lead)
-    untouched_before = {g.row.row_index: (g.pk, g.content) for g in Gold.objects.filter(row__clip__sample_id=sample_id).select_related("row")}
-    run("import_rescue", str(corrected_file(tmp_path)), "--project", released.slug, "--correct-released", "--by", lead.username)
+    untouched_before = {
+        g.row.row_index: (g.pk, g.content)
+        for g in Gold.objects.filter(row__clip__sample_id=sample_id).select_related("row")
+    }
+    run(
+        "import_rescue",
+        str(corrected_file(tmp_path)),
+        "--project",
+        released.slug,
+        "--correct-released",
+        "--by",
+        lead.username,
+    )
     after = {g.row.row_index: g for g in Gold.objects.filter(row__clip__sample_id=sample_id).select_related("row")}
     assert set(after) == set(untouched_before)
     for index, gold in after.items():
@@ -249,7 +301,9 @@ def test_a_release_reproduces_byte_for_byte_after_later_work_in_the_project(rele
     from annotation.models import Release
     from annotation.releases.freeze import reproduce
 
-    import_rescue(write_jsonl(tmp_path / "more.jsonl", [couple_clip("zoe_and_kai/001_opening")]), released, as_source="draft")
+    import_rescue(
+        write_jsonl(tmp_path / "more.jsonl", [couple_clip("zoe_and_kai/001_opening")]), released, as_source="draft"
+    )
     released.clips.filter(sample_id="zoe_and_kai/001_opening").update(state="discarded")
     _, result = reproduce(Release.objects.get(project=released, version="1.0.0"), tmp_path / "again")
     assert result.ok, (result.changed, result.problems)

@@ -1,6 +1,7 @@
 """croissant.json carries the data: mlcroissant reads every record set of a release, and
 every value it yields equals the value in the JSONL file it names (context rows,
 nested records and all); `mlcroissant validate` has nothing to say about it."""
+
 import json
 import math
 import subprocess
@@ -33,7 +34,11 @@ def _expected(field: dict, value):
     subfields = field.get("subField")
     if subfields:
         if field.get("repeated"):
-            return None if value is None else [{sub["name"]: _expected(sub, entry.get(sub["name"])) for sub in subfields} for entry in value]
+            return (
+                None
+                if value is None
+                else [{sub["name"]: _expected(sub, entry.get(sub["name"])) for sub in subfields} for entry in value]
+            )
         return {sub["name"]: _expected(sub, value.get(sub["name"])) for sub in subfields}
     return value
 
@@ -76,7 +81,9 @@ def test_mlcroissant_yields_every_record_of_every_record_set_equal_to_the_jsonl_
     doc = json.loads((release / "croissant.json").read_text(encoding="utf-8"))
     files = {f["@id"]: f["contentUrl"] for f in doc["distribution"]}
     dataset = mlc.Dataset(jsonld=release / "croissant.json")
-    assert not dataset.metadata.ctx.issues.errors and not dataset.metadata.ctx.issues.warnings, dataset.metadata.ctx.issues.report()
+    assert not dataset.metadata.ctx.issues.errors and not dataset.metadata.ctx.issues.warnings, (
+        dataset.metadata.ctx.issues.report()
+    )
 
     seen = {}
     for record_set in doc["recordSet"]:
@@ -107,9 +114,13 @@ def test_mlcroissant_yields_every_record_of_every_record_set_equal_to_the_jsonl_
             assert {f["name"] for f in record_set["field"]} == set(seen[f"{task}_{split}"][0]), f"{task}_{split}"
     # The context rows came through, row by row, with their nested target lists.
     stp = seen["stp_test"]
-    assert any(len(i["context"]) == 3 for i in stp)  # rescue-v1 (the default profile): the 3 rows before the therapist row
+    assert any(
+        len(i["context"]) == 3 for i in stp
+    )  # rescue-v1 (the default profile): the 3 rows before the therapist row
     # The row records are the clip rows, one per line.
-    clip_rows = [dict(sample_id=c["sample_id"], scenario=c["scenario"], **r) for c in seen["rows_train"] for r in c["rows"]]
+    clip_rows = [
+        dict(sample_id=c["sample_id"], scenario=c["scenario"], **r) for c in seen["rows_train"] for r in c["rows"]
+    ]
     assert clip_rows == seen["row_records_train"]
 
 
@@ -117,9 +128,13 @@ def test_mlcroissant_yields_every_record_of_every_record_set_equal_to_the_jsonl_
 def test_mlcroissant_validate_is_clean(release):
     pytest.importorskip("mlcroissant")
     cli = Path(sys.executable).with_name("mlcroissant")
-    done = subprocess.run([str(cli), "validate", "--jsonld", str(release / "croissant.json")], capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [str(cli), "validate", "--jsonld", str(release / "croissant.json")], capture_output=True, text=True, timeout=120
+    )
     assert done.returncode == 0, done.stderr
-    assert "Done." in done.stderr and not [line for line in done.stderr.splitlines() if line[:1] in ("W", "E")], done.stderr
+    assert "Done." in done.stderr and not [line for line in done.stderr.splitlines() if line[:1] in ("W", "E")], (
+        done.stderr
+    )
 
 
 def test_rows_spelt_once_give_the_same_clip_lines_and_row_records_as_spelling_each_whole(sample_path):
@@ -130,12 +145,20 @@ def test_rows_spelt_once_give_the_same_clip_lines_and_row_records_as_spelling_ea
     from annotation.rescue_format.exporter import dumps_clip, dumps_row
 
     clips = [json.loads(line) for line in sample_path.read_text(encoding="utf-8").splitlines() if line.strip()]
-    clips.append({"sample_id": "odd/1", "scenario": "couple", "rows": [{}, {"scenario": "x", "é": [1.5, None]}], "note": "ü"})
+    clips.append(
+        {"sample_id": "odd/1", "scenario": "couple", "rows": [{}, {"scenario": "x", "é": [1.5, None]}], "note": "ü"}
+    )
     texts = [[dumps_row(r) for r in c["rows"]] for c in clips]
     for clip, spelt in zip(clips, texts):
         assert dumps_clip(clip, spelt) == json.dumps(clip, ensure_ascii=False)
     splits = {c["sample_id"]: ("train", "validation", "test")[i % 3] for i, c in enumerate(clips)}
     assert row_record_files(clips, splits, texts) == row_record_files(clips, splits)
-    expected = [json.dumps({"sample_id": c["sample_id"], "scenario": c["scenario"], **r}, ensure_ascii=False) for c in clips for r in c["rows"]]
-    written = [line for data in row_record_files(clips, splits, texts).values() for line in data.decode("utf-8").splitlines()]
+    expected = [
+        json.dumps({"sample_id": c["sample_id"], "scenario": c["scenario"], **r}, ensure_ascii=False)
+        for c in clips
+        for r in c["rows"]
+    ]
+    written = [
+        line for data in row_record_files(clips, splits, texts).values() for line in data.decode("utf-8").splitlines()
+    ]
     assert sorted(written) == sorted(expected)

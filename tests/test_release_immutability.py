@@ -1,4 +1,5 @@
 """A frozen release cannot be changed or deleted: not through the ORM, the admin, the API or the pages."""
+
 import re
 
 import pytest
@@ -9,12 +10,27 @@ from annotation.services import create_user
 
 pytestmark = pytest.mark.django_db
 
-MANIFEST = {"format": "rescue-release/1", "release": {"version": "1.0.0"}, "inputs": {"seed": 3}, "clips": [], "tasks": {}, "files": {}}
+MANIFEST = {
+    "format": "rescue-release/1",
+    "release": {"version": "1.0.0"},
+    "inputs": {"seed": 3},
+    "clips": [],
+    "tasks": {},
+    "files": {},
+}
 
 
 @pytest.fixture
 def release(project, lead, tmp_path):
-    return Release.objects.create(project=project, version="1.0.0", seed=3, split_ratios=[0.7, 0.1, 0.2], path=str(tmp_path / "nowhere"), manifest=MANIFEST, created_by=lead)
+    return Release.objects.create(
+        project=project,
+        version="1.0.0",
+        seed=3,
+        split_ratios=[0.7, 0.1, 0.2],
+        path=str(tmp_path / "nowhere"),
+        manifest=MANIFEST,
+        created_by=lead,
+    )
 
 
 def unchanged(release):
@@ -42,9 +58,14 @@ def test_the_admin_shows_a_release_but_cannot_add_change_or_delete_one(client, r
     page = client.get(change)
     assert page.status_code == 200 and b'name="_save"' not in page.content
     assert client.post(change, {"version": "9.9.9", "seed": 1}).status_code == 403
-    assert client.post(reverse("admin:annotation_release_delete", args=[release.pk]), {"post": "yes"}).status_code == 403
+    assert (
+        client.post(reverse("admin:annotation_release_delete", args=[release.pk]), {"post": "yes"}).status_code == 403
+    )
     assert client.get(reverse("admin:annotation_release_add")).status_code == 403
-    changelist = client.post(reverse("admin:annotation_release_changelist"), {"action": "delete_selected", "_selected_action": [release.pk], "post": "yes"})
+    changelist = client.post(
+        reverse("admin:annotation_release_changelist"),
+        {"action": "delete_selected", "_selected_action": [release.pk], "post": "yes"},
+    )
     assert changelist.status_code in (200, 302)
     assert unchanged(release)
 
@@ -57,7 +78,9 @@ def test_the_api_offers_no_way_to_change_or_delete_a_release(client, lead, relea
     assert client.patch(url, {"seed": 9}, content_type="application/json").status_code == 405
     assert client.delete(url).status_code == 405
     assert client.post(url, {"seed": 9}, content_type="application/json").status_code == 405
-    again = client.post(f"/api/v1/projects/{project.slug}/releases/", {"version": "1.0.0", "seed": 9}, content_type="application/json")
+    again = client.post(
+        f"/api/v1/projects/{project.slug}/releases/", {"version": "1.0.0", "seed": 9}, content_type="application/json"
+    )
     assert again.status_code == 400 and "already exists" in again.json()["detail"]
     assert unchanged(release)
 
@@ -72,10 +95,20 @@ def test_the_release_pages_offer_no_way_to_change_or_delete_a_release(client, le
     assert client.delete(url).status_code == 405
     listing = client.get(reverse("releases-list", args=[project.slug])).content.decode()
     # The only forms: previewing (then freezing) a new version, comparing two, logging out.
-    allowed = {reverse("releases-preview", args=[project.slug]), reverse("releases-diff", args=[project.slug]), reverse("logout")}
+    allowed = {
+        reverse("releases-preview", args=[project.slug]),
+        reverse("releases-diff", args=[project.slug]),
+        reverse("logout"),
+    }
     assert set(re.findall(r'action="([^"]*)"', listing)) <= allowed
-    response = client.post(reverse("releases-preview", args=[project.slug]), {"version": "1.0.0", "seed": 9, "splits": "0.7,0.1,0.2"})
+    response = client.post(
+        reverse("releases-preview", args=[project.slug]), {"version": "1.0.0", "seed": 9, "splits": "0.7,0.1,0.2"}
+    )
     assert b"already exists" in response.content
-    response = client.post(reverse("releases-freeze", args=[project.slug]), {"version": "1.0.0", "seed": 9, "splits": "0.7,0.1,0.2", "confirmed": "x"}, follow=True)
+    response = client.post(
+        reverse("releases-freeze", args=[project.slug]),
+        {"version": "1.0.0", "seed": 9, "splits": "0.7,0.1,0.2", "confirmed": "x"},
+        follow=True,
+    )
     assert b"already exists" in response.content
     assert unchanged(release)

@@ -1,5 +1,6 @@
 """Relationship groups and splits: grouped as the real release names its clips, stratified by
 scenario, reproducible from (contents, seed, ratios, grouping), and never a silently empty split."""
+
 from collections import defaultdict
 
 import pytest
@@ -62,7 +63,9 @@ def test_release_shaped_clips_keep_every_group_in_one_split_and_every_scenario_i
     # Each family is its own group: five families, not one "family_therapy".
     assert {g.name for g in plan.groups.values() if g.scenario == "family"} == {f"family_therapy/{n}" for n in FAMILIES}
     for scenario in ("couple", "family"):
-        assert {plan.splits[c.sample_id] for c in clips if c.scenario == scenario} == {"train", "validation", "test"}, scenario
+        assert {plan.splits[c.sample_id] for c in clips if c.scenario == scenario} == {"train", "validation", "test"}, (
+            scenario
+        )
     assert not plan.incomplete and plan.refusal() == ""
 
 
@@ -78,8 +81,13 @@ def test_clips_of_one_scenario_sharing_a_participant_are_one_group():
     joined = groups["family_therapy/014"]
     assert joined.clips == ["family_therapy/014/merged", "family_therapy/022/merged", "family_therapy/023/merged"]
     assert joined.rows == 180 and joined.folders == ["family_therapy/014", "family_therapy/022", "family_therapy/023"]
-    assert joined.joined_by == ["family_therapy/014 and family_therapy/022 share joe", "family_therapy/022 and family_therapy/023 share Kate"]
-    assert group_of["family_therapy/030/merged"] == "family_therapy/030" and groups["family_therapy/030"].joined_by == []
+    assert joined.joined_by == [
+        "family_therapy/014 and family_therapy/022 share joe",
+        "family_therapy/022 and family_therapy/023 share Kate",
+    ]
+    assert (
+        group_of["family_therapy/030/merged"] == "family_therapy/030" and groups["family_therapy/030"].joined_by == []
+    )
     assert group_of["joe_and_rita/001_a"] == "joe_and_rita"
 
 
@@ -92,9 +100,19 @@ def test_the_leads_map_overrides_the_ids_and_separates_namesakes():
     ]
     groups, group_of = relationship_groups(clips)
     assert len({group_of[c.sample_id] for c in clips[:3]}) == 1  # the guard joins the two Sams
-    separated = {"sam_and_ann/001": "sam_and_ann", "sam_and_ann/002": "sam_and_ann", "sam_and_bea/001": "sam_and_bea", "old_folder/009": "sam_and_ann"}
+    separated = {
+        "sam_and_ann/001": "sam_and_ann",
+        "sam_and_ann/002": "sam_and_ann",
+        "sam_and_bea/001": "sam_and_bea",
+        "old_folder/009": "sam_and_ann",
+    }
     groups, group_of = relationship_groups(clips, separated)
-    assert group_of == {"old_folder/009": "sam_and_ann", "sam_and_ann/001": "sam_and_ann", "sam_and_ann/002": "sam_and_ann", "sam_and_bea/001": "sam_and_bea"}
+    assert group_of == {
+        "old_folder/009": "sam_and_ann",
+        "sam_and_ann/001": "sam_and_ann",
+        "sam_and_ann/002": "sam_and_ann",
+        "sam_and_bea/001": "sam_and_bea",
+    }
     assert groups["sam_and_ann"].joined_by == ["placed by the lead's map: sam_and_ann"]
     # A clip the map does not name still joins every clip it shares a participant with.
     partial = {"sam_and_ann/001": "sam_and_ann", "sam_and_ann/002": "sam_and_ann"}
@@ -107,18 +125,30 @@ def test_group_map_files_are_read_as_csv_or_json_and_bad_ones_are_named():
     assert read_group_map(text) == {"family_therapy/014/merged": "fam14", "x/1": "fam14"}
     assert read_group_map('{"a/1": "g"}') == {"a/1": "g"}
     assert read_group_map(dump_group_map({"b/2": "g,2", "a/1": "g"})) == {"a/1": "g", "b/2": "g,2"}
-    for bad, message in (("a/1\n", "line 1"), ("a/1,g\na/1,h\n", "two groups"), ("a/1, \n", "non-empty"), ('{"a/1": 3}', "non-empty text"), ("{nope", "not valid JSON")):
+    for bad, message in (
+        ("a/1\n", "line 1"),
+        ("a/1,g\na/1,h\n", "two groups"),
+        ("a/1, \n", "non-empty"),
+        ('{"a/1": 3}', "non-empty text"),
+        ("{nope", "not valid JSON"),
+    ):
         with pytest.raises(GroupMapError, match=message):
             read_group_map(bad)
 
 
 def test_a_scenario_that_cannot_reach_every_split_is_refused_by_name_unless_accepted():
     clips = [c for c in release_shaped() if c.scenario == "couple"]
-    clips += [ClipInfo("family_therapy/014/merged", "family", 70, ("Bill", "Jane")), ClipInfo("family_therapy/015/merged", "family", 60, ("Ada", "Ben"))]
+    clips += [
+        ClipInfo("family_therapy/014/merged", "family", 70, ("Bill", "Jane")),
+        ClipInfo("family_therapy/015/merged", "family", 60, ("Ada", "Ben")),
+    ]
     plan = plan_splits(clips, seed=1)
     assert plan.incomplete == {"family": ["validation"]}  # two families: train and test first
     refusal = plan.refusal()
-    assert refusal.startswith("scenario family has 2 relationship groups (family_therapy/014, family_therapy/015) for 3 splits: it would have no validation split")
+    assert refusal.startswith(
+        "scenario family has 2 relationship groups (family_therapy/014, family_therapy/015) for 3 splits: it would "
+        "have no validation split"
+    )
     assert "--accept-incomplete family" in refusal and "--splits 0.8,0,0.2" in refusal
     assert plan.refusal(["family"]) == ""
     assert plan_splits(clips, seed=1, ratios="0.8,0,0.2").incomplete == {}  # no validation wanted: two groups suffice
@@ -127,7 +157,10 @@ def test_a_scenario_that_cannot_reach_every_split_is_refused_by_name_unless_acce
 @pytest.fixture(scope="module")
 def synthetic_clips():
     # 100 clips: ~91 couple clips in ~14 couples, 9 families of one clip each.
-    return [ClipInfo(c.sample_id, c.scenario, len(c.skeletons), tuple(c.participants)) for c in build_clips(clips=100, annotators=1, seed=11)]
+    return [
+        ClipInfo(c.sample_id, c.scenario, len(c.skeletons), tuple(c.participants))
+        for c in build_clips(clips=100, annotators=1, seed=11)
+    ]
 
 
 def shares(clips, splits, scenario):

@@ -1,5 +1,6 @@
 """Releases on the web and through the API: leads list, freeze (on a worker), download and compare
 releases; annotators reach none of it."""
+
 import io
 import json
 import os
@@ -35,7 +36,14 @@ def sample_project(project, sample_path):
 
 @pytest.fixture
 def frozen(sample_project, lead, releases_root):
-    release, _ = freeze(sample_project, version="1.0.0", seed=1, out_dir=releases_root / sample_project.slug / "1.0.0", user=lead, accept_incomplete=TWO_COUPLES)
+    release, _ = freeze(
+        sample_project,
+        version="1.0.0",
+        seed=1,
+        out_dir=releases_root / sample_project.slug / "1.0.0",
+        user=lead,
+        accept_incomplete=TWO_COUPLES,
+    )
     return release
 
 
@@ -79,7 +87,10 @@ def test_a_damaged_release_folder_is_not_served(client, lead, frozen, sample_pro
 
 
 def preview(client, project, **data):
-    return client.post(reverse("releases-preview", args=[project.slug]), {"version": "2.0.0", "seed": "4", "splits": "0.6,0.2,0.2", **data})
+    return client.post(
+        reverse("releases-preview", args=[project.slug]),
+        {"version": "2.0.0", "seed": "4", "splits": "0.6,0.2,0.2", **data},
+    )
 
 
 def confirmation(page: str) -> dict:
@@ -97,18 +108,33 @@ def test_the_preview_shows_what_a_freeze_would_release_and_refuses_an_incomplete
     page = preview(client, sample_project)
     text = page.content.decode()
     assert page.status_code == 200
-    assert "This freeze would be refused: scenario couple has 2 relationship groups (alan_and_evelyn, alexes_and_casimar)" in text
-    assert 'id="freeze-form"' not in text and 'name="accept_incomplete" value="couple"' in text  # a box to accept it instead
+    assert (
+        "This freeze would be refused: scenario couple has 2 relationship groups (alan_and_evelyn, alexes_and_casimar)"
+        in text
+    )
+    assert (
+        'id="freeze-form"' not in text and 'name="accept_incomplete" value="couple"' in text
+    )  # a box to accept it instead
     accepted = preview(client, sample_project, accept_incomplete="couple").content.decode()
     assert "would be refused" not in accepted and 'id="freeze-form"' in accepted
-    assert "<b>14</b> clips" in accepted and "<b>406</b> rows" in accepted and "<b>14</b> clips move to <i>released</i>" in accepted
+    assert (
+        "<b>14</b> clips" in accepted
+        and "<b>406</b> rows" in accepted
+        and "<b>14</b> clips move to <i>released</i>" in accepted
+    )
     assert not Job.objects.exists() and not Release.objects.exists()  # a preview writes nothing
 
 
-def test_a_lead_freezes_from_the_preview_and_the_job_records_progress(client, lead, sample_project, eager_celery, django_capture_on_commit_callbacks, releases_root):
+def test_a_lead_freezes_from_the_preview_and_the_job_records_progress(
+    client, lead, sample_project, eager_celery, django_capture_on_commit_callbacks, releases_root
+):
     client.force_login(lead)
     fields = confirmation(preview(client, sample_project, accept_incomplete="couple").content.decode())
-    assert fields["version"] == ["2.0.0"] and fields["accept_incomplete"] == ["couple"] and len(fields["confirmed"][0]) == 16
+    assert (
+        fields["version"] == ["2.0.0"]
+        and fields["accept_incomplete"] == ["couple"]
+        and len(fields["confirmed"][0]) == 16
+    )
     with django_capture_on_commit_callbacks(execute=True):
         response = client.post(reverse("releases-freeze", args=[sample_project.slug]), fields)
     assert response.status_code == 302
@@ -117,7 +143,9 @@ def test_a_lead_freezes_from_the_preview_and_the_job_records_progress(client, le
     assert job.progress_done == job.progress_total > 1 and job.result["clips"] == 14
     release = Release.objects.get(project=sample_project, version="2.0.0")
     assert (release.seed, release.split_ratios, release.created_by) == (4, [0.6, 0.2, 0.2], lead)
-    assert release.path == str(releases_root / sample_project.slug / "2.0.0") and release.manifest["inputs"]["accepted_incomplete"] == ["couple"]
+    assert release.path == str(releases_root / sample_project.slug / "2.0.0") and release.manifest["inputs"][
+        "accepted_incomplete"
+    ] == ["couple"]
     page = client.get(reverse("releases-list", args=[sample_project.slug])).content.decode()
     assert "2.0.0" in page and "succeeded" in page
 
@@ -135,7 +163,9 @@ def test_a_freeze_runs_only_on_the_plan_the_lead_confirmed(client, lead, sample_
     assert not Job.objects.exists()
 
 
-def test_a_plan_that_changes_after_the_job_is_queued_stops_the_freeze_on_the_worker(lead, sample_project, releases_root):
+def test_a_plan_that_changes_after_the_job_is_queued_stops_the_freeze_on_the_worker(
+    lead, sample_project, releases_root
+):
     """Review of §2: the confirmed plan was checked only when the job was queued; the worker checks it again."""
     from annotation.releases.celery_tasks import freeze_release_task
     from annotation.releases.preview import preview_freeze
@@ -146,7 +176,9 @@ def test_a_plan_that_changes_after_the_job_is_queued_stops_the_freeze_on_the_wor
     from unittest import mock
 
     with mock.patch("annotation.jobs.enqueue", side_effect=lambda job, task: job):
-        job = start_freeze(sample_project, version="3.0.0", seed=3, accept_incomplete=["couple"], confirmed=digest, user=lead)
+        job = start_freeze(
+            sample_project, version="3.0.0", seed=3, accept_incomplete=["couple"], confirmed=digest, user=lead
+        )
     sample_project.clips.filter(sample_id="alan_and_evelyn/008_s01e09_ct04_segment01").update(state="in_review")
     freeze_release_task.apply(args=[job.pk])
     job.refresh_from_db()
@@ -160,7 +192,10 @@ def test_the_freeze_form_explains_what_is_wrong(client, lead, sample_project, tm
         ({"version": "bad version", "seed": "1"}, "must be 1–40 letters"),
         ({"version": "3.0.0", "seed": "x"}, "seed must be a whole number"),
         ({"version": "3.0.0", "seed": "1", "splits": "0.5,0.5"}, "split ratios"),
-        ({"version": "3.0.0", "seed": "1", "group_map": "nobody/1,g\n"}, "the group map names 1 clips this project does not have: nobody/1"),
+        (
+            {"version": "3.0.0", "seed": "1", "group_map": "nobody/1,g\n"},
+            "the group map names 1 clips this project does not have: nobody/1",
+        ),
         ({"version": "3.0.0", "seed": "1", "group_map": "just one column"}, "group map line 1"),
     ):
         page = client.post(reverse("releases-preview", args=[sample_project.slug]), data)
@@ -184,24 +219,51 @@ def test_a_group_map_file_on_the_preview_places_clips_as_the_cli_file_does(clien
     huge = io.BytesIO(b"x/1,g\n" * 400_000)
     huge.name = "huge.csv"
     refused = preview(client, sample_project, group_map_file=huge)
-    assert refused.status_code == 413 and "over the limit of 2,097,152 bytes (MAX_REQUEST_BYTES)" in refused.content.decode()
+    assert (
+        refused.status_code == 413
+        and "over the limit of 2,097,152 bytes (MAX_REQUEST_BYTES)" in refused.content.decode()
+    )
 
 
 def test_the_api_starts_a_freeze_and_reports_its_job(client, lead, sample_project):
     client.force_login(lead)
     api = f"/api/v1/projects/{sample_project.slug}/releases/"
     refused = client.post(api, {"version": "1.0.0", "seed": 2}, content_type="application/json")
-    assert refused.status_code == 400 and refused.json()["detail"].startswith("scenario couple has 2 relationship groups")
-    planned = client.post(api + "preview/", {"seed": 2, "accept_incomplete": ["couple"]}, content_type="application/json").json()
-    assert planned["eligible"] == {"clips": 14, "rows": 406, "groups": 2} and planned["incomplete"] == {"couple": ["validation"]} and planned["refusal"] == ""
-    assert sum(planned["counts"]["all"]["all"][t] for t in ("itp", "rpp", "stp", "ssp", "er", "vp", "rpp_any_speaker")) > 0
-    started = client.post(api, {"version": "1.0.0", "seed": 2, "splits": [0.7, 0.1, 0.2], "accept_incomplete": ["couple"], "preview_digest": planned["digest"]}, content_type="application/json")
+    assert refused.status_code == 400 and refused.json()["detail"].startswith(
+        "scenario couple has 2 relationship groups"
+    )
+    planned = client.post(
+        api + "preview/", {"seed": 2, "accept_incomplete": ["couple"]}, content_type="application/json"
+    ).json()
+    assert (
+        planned["eligible"] == {"clips": 14, "rows": 406, "groups": 2}
+        and planned["incomplete"] == {"couple": ["validation"]}
+        and planned["refusal"] == ""
+    )
+    assert (
+        sum(planned["counts"]["all"]["all"][t] for t in ("itp", "rpp", "stp", "ssp", "er", "vp", "rpp_any_speaker")) > 0
+    )
+    started = client.post(
+        api,
+        {
+            "version": "1.0.0",
+            "seed": 2,
+            "splits": [0.7, 0.1, 0.2],
+            "accept_incomplete": ["couple"],
+            "preview_digest": planned["digest"],
+        },
+        content_type="application/json",
+    )
     assert started.status_code == 202
     body = started.json()
     assert body["state"] == "queued" and body["params"] == {"version": "1.0.0", "seed": 2, "ratios": [0.7, 0.1, 0.2]}
     status = client.get(body["status_url"]).json()
     assert status["id"] == body["id"]
-    twice = client.post(f"/api/v1/projects/{sample_project.slug}/releases/", {"version": "1.0.0", "seed": 2}, content_type="application/json")
+    twice = client.post(
+        f"/api/v1/projects/{sample_project.slug}/releases/",
+        {"version": "1.0.0", "seed": 2},
+        content_type="application/json",
+    )
     assert twice.status_code == 400 and "already under way" in twice.json()["detail"]
 
 
@@ -211,12 +273,23 @@ def test_compare_page_and_api_list_what_changed(client, lead, frozen, sample_pro
 
     clip = sample_project.clips.order_by("sample_id").first()
     transition(transition(clip, ClipState.ADJUDICATED, actor=lead), ClipState.IN_REVIEW, actor=lead)
-    gold = Gold.objects.filter(row__clip__sample_id="alexes_and_casimar/001_s03e04_ct09_segment07", row__row_index=1).get()
+    gold = Gold.objects.filter(
+        row__clip__sample_id="alexes_and_casimar/001_s03e04_ct09_segment07", row__row_index=1
+    ).get()
     gold.content = {**gold.content, "utterance_type": "withdrawal"}
     gold.save()
-    freeze(sample_project, version="1.1.0", seed=1, out_dir=releases_root / sample_project.slug / "1.1.0", user=lead, accept_incomplete=TWO_COUPLES)
+    freeze(
+        sample_project,
+        version="1.1.0",
+        seed=1,
+        out_dir=releases_root / sample_project.slug / "1.1.0",
+        user=lead,
+        accept_incomplete=TWO_COUPLES,
+    )
     client.force_login(lead)
-    page = client.get(reverse("releases-diff", args=[sample_project.slug]), {"a": "1.0.0", "b": "1.1.0"}).content.decode()
+    page = client.get(
+        reverse("releases-diff", args=[sample_project.slug]), {"a": "1.0.0", "b": "1.1.0"}
+    ).content.decode()
     assert clip.sample_id in page and "utterance_type" in page and "withdrawal" in page
     diff = client.get(f"/api/v1/projects/{sample_project.slug}/releases/diff/", {"a": "1.0.0", "b": "1.1.0"}).json()
     assert diff["clips_removed"] == [clip.sample_id]
@@ -234,12 +307,20 @@ def test_annotators_reach_no_release_page_or_endpoint(client, annotator, other_a
         reverse("releases-diff", args=[slug]) + "?a=1.0.0&b=1.0.0",
         reverse("releases-preview", args=[slug]) + "?version=9.0.0&seed=1",
     ]
-    endpoints = [f"/api/v1/projects/{slug}/releases/{p}" for p in ("", "1.0.0/", "1.0.0/download/", "diff/?a=1.0.0&b=1.0.0", "jobs/1/")]
+    endpoints = [
+        f"/api/v1/projects/{slug}/releases/{p}"
+        for p in ("", "1.0.0/", "1.0.0/download/", "diff/?a=1.0.0&b=1.0.0", "jobs/1/")
+    ]
     client.force_login(annotator)  # assigned to a clip of the project: may see it, not its releases
     assert {client.get(url).status_code for url in pages} == {403}
     assert client.post(reverse("releases-freeze", args=[slug]), {"version": "9.0.0", "seed": 1}).status_code == 403
     assert {client.get(url).status_code for url in endpoints} == {403}
-    assert client.post(f"/api/v1/projects/{slug}/releases/", {"version": "9.0.0", "seed": 1}, content_type="application/json").status_code == 403
+    assert (
+        client.post(
+            f"/api/v1/projects/{slug}/releases/", {"version": "9.0.0", "seed": 1}, content_type="application/json"
+        ).status_code
+        == 403
+    )
     client.force_login(other_annotator)  # not even the project
     assert {client.get(url).status_code for url in pages} == {404}
     client.logout()
@@ -250,11 +331,20 @@ def test_annotators_reach_no_release_page_or_endpoint(client, annotator, other_a
 
 @pytest.mark.services
 @pytest.mark.django_db(transaction=True)
-def test_a_freeze_started_through_the_api_runs_on_a_real_worker(celery_worker_process, client, lead, sample_project, releases_root):
+def test_a_freeze_started_through_the_api_runs_on_a_real_worker(
+    celery_worker_process, client, lead, sample_project, releases_root
+):
     client.force_login(lead)
-    started = client.post(f"/api/v1/projects/{sample_project.slug}/releases/", {"version": "1.0.0", "seed": 5, "accept_incomplete": ["couple"]}, content_type="application/json")
+    started = client.post(
+        f"/api/v1/projects/{sample_project.slug}/releases/",
+        {"version": "1.0.0", "seed": 5, "accept_incomplete": ["couple"]},
+        content_type="application/json",
+    )
     assert started.status_code == 202
-    job = wait_for(lambda: Job.objects.filter(pk=started.json()["id"], state__in=[JobState.SUCCEEDED, JobState.FAILED]).first(), timeout=120)
+    job = wait_for(
+        lambda: Job.objects.filter(pk=started.json()["id"], state__in=[JobState.SUCCEEDED, JobState.FAILED]).first(),
+        timeout=120,
+    )
     assert job.state == JobState.SUCCEEDED, job.error
     assert job.celery_task_id, "dispatched through the broker, not run in-process"
     assert job.progress_done == job.progress_total and job.result["rows"] == 406
@@ -262,10 +352,16 @@ def test_a_freeze_started_through_the_api_runs_on_a_real_worker(celery_worker_pr
     assert json.loads((releases_root / sample_project.slug / "1.0.0" / "manifest.json").read_text()) == release.manifest
 
 
-def test_the_lead_picks_the_task_rules_on_the_page_and_the_release_records_them(client, lead, sample_project, eager_celery, django_capture_on_commit_callbacks, releases_root):
+def test_the_lead_picks_the_task_rules_on_the_page_and_the_release_records_them(
+    client, lead, sample_project, eager_celery, django_capture_on_commit_callbacks, releases_root
+):
     client.force_login(lead)
     form = client.get(reverse("releases-list", args=[sample_project.slug])).content.decode()
-    assert '<select name="task_profile">' in form and 'value="rescue-v1" selected' in form and 'value="platform-v1"' in form
+    assert (
+        '<select name="task_profile">' in form
+        and 'value="rescue-v1" selected' in form
+        and 'value="platform-v1"' in form
+    )
     page = preview(client, sample_project, accept_incomplete="couple", task_profile="platform-v1").content.decode()
     assert 'value="platform-v1" selected' in page
     fields = confirmation(page)

@@ -5,6 +5,7 @@ it; uploaded files stream to disk and stop being written past their own limit;
 the API counts requests per user and per anonymous address; the login lockout
 counts failures per username and, with a higher limit, per client address.
 """
+
 from __future__ import annotations
 
 import io
@@ -24,7 +25,9 @@ from annotation.services import create_user
 
 pytestmark = pytest.mark.django_db
 
-SRT = b"1\n00:00:01,000 --> 00:00:03,000\nMaya: I keep waiting.\n\n2\n00:00:03,500 --> 00:00:05,000\nTobias: I know.\n\n"
+SRT = (
+    b"1\n00:00:01,000 --> 00:00:03,000\nMaya: I keep waiting.\n\n2\n00:00:03,500 --> 00:00:05,000\nTobias: I know.\n\n"
+)
 
 
 class CountingInput(io.BytesIO):
@@ -60,8 +63,11 @@ def test_a_100_mb_anonymous_body_to_the_login_page_is_refused_unread(client):
     body, content_type = multipart({"username": "ann1", "password": "x"}, pad=1000)
     stream = CountingInput(body)
     response = client.post(
-        "/accounts/login/", data=b"", content_type=content_type,
-        CONTENT_LENGTH=str(100 * 1024 * 1024), **{"wsgi.input": stream},
+        "/accounts/login/",
+        data=b"",
+        content_type=content_type,
+        CONTENT_LENGTH=str(100 * 1024 * 1024),
+        **{"wsgi.input": stream},
     )
     assert response.status_code == 413
     assert b"over the limit of 2,097,152 bytes (MAX_REQUEST_BYTES)" in response.content
@@ -71,7 +77,9 @@ def test_a_100_mb_anonymous_body_to_the_login_page_is_refused_unread(client):
 def test_an_api_body_over_the_limit_gets_a_json_413(client, annotator, settings):
     settings.MAX_REQUEST_BYTES = 1000
     client.force_login(annotator)
-    response = client.post("/api/v1/clips/1/comments/", '{"body": "%s"}' % ("x" * 2000), content_type="application/json")
+    response = client.post(
+        "/api/v1/clips/1/comments/", '{"body": "%s"}' % ("x" * 2000), content_type="application/json"
+    )
     assert response.status_code == 413
     assert "MAX_REQUEST_BYTES" in response.json()["detail"]
 
@@ -82,7 +90,10 @@ def test_ingest_uploads_may_be_larger_than_other_requests_up_to_their_own_limit(
     url = f"/api/v1/projects/{project.slug}/clips/"
     response = client.post(url, {"files": [SimpleUploadedFile("a.srt", SRT * 3)], "scenario": "couple", "group": "g"})
     assert response.status_code == 201, response.content[:300]
-    page = client.post(f"/projects/{project.slug}/ingest/", {"files": [SimpleUploadedFile("c.srt", SRT * 4)], "scenario": "couple", "group": "g"})
+    page = client.post(
+        f"/projects/{project.slug}/ingest/",
+        {"files": [SimpleUploadedFile("c.srt", SRT * 4)], "scenario": "couple", "group": "g"},
+    )
     assert page.status_code == 200 and [r.status for r in page.context["results"]] == ["created"], "the upload page too"
     settings.MAX_INGEST_REQUEST_BYTES = 300
     response = client.post(url, {"files": [SimpleUploadedFile("b.srt", SRT * 3)], "scenario": "couple", "group": "g"})
@@ -105,7 +116,10 @@ class StreamedUpload:
             f'--{self.BOUNDARY}\r\nContent-Disposition: form-data; name="{k}"\r\n\r\n{v}\r\n'
             for k, v in (("csrfmiddlewaretoken", self.CSRF), ("scenario", "couple"), ("group", "g"))
         )
-        head += f'--{self.BOUNDARY}\r\nContent-Disposition: form-data; name="files"; filename="huge.srt"\r\nContent-Type: text/plain\r\n\r\n'
+        head += (
+            f'--{self.BOUNDARY}\r\nContent-Disposition: form-data; name="files"; '
+            'filename="huge.srt"\r\nContent-Type: text/plain\r\n\r\n'
+        )
         self.head, self.tail = head.encode(), f"\r\n--{self.BOUNDARY}--\r\n".encode()
         self.size = size
         self.filler = size - len(self.head) - len(self.tail)
@@ -118,7 +132,7 @@ class StreamedUpload:
         for part_start, part in ((0, self.head), (len(self.head) + self.filler, self.tail)):
             lo, hi = max(start, part_start), min(end, part_start + len(part))
             if lo < hi:
-                out.append((lo, part[lo - part_start:hi - part_start]))
+                out.append((lo, part[lo - part_start : hi - part_start]))
         lo, hi = max(start, len(self.head)), min(end, len(self.head) + self.filler)
         if lo < hi:
             out.append((lo, b"x" * (hi - lo)))
@@ -147,8 +161,14 @@ def send_upload(client: Client, url: str, size: int = UPLOAD_BYTES, **extra) -> 
     client.cookies["csrftoken"] = StreamedUpload.CSRF
     response = client.post(
         # (an empty ``data`` sets neither header: the stream's are given as they would arrive)
-        url, data=b"", content_type="application/octet-stream", CONTENT_TYPE=stream.content_type, CONTENT_LENGTH=str(size),
-        HTTP_ORIGIN="http://testserver", **{"wsgi.input": stream}, **extra,
+        url,
+        data=b"",
+        content_type="application/octet-stream",
+        CONTENT_TYPE=stream.content_type,
+        CONTENT_LENGTH=str(size),
+        HTTP_ORIGIN="http://testserver",
+        **{"wsgi.input": stream},
+        **extra,
     )
     return response.status_code, stream.bytes_read, response.content.decode(errors="replace")
 
@@ -202,12 +222,17 @@ def disk_sizes(monkeypatch):
     return seen
 
 
-def test_an_uploaded_file_stops_being_written_as_soon_as_it_passes_its_limit(client, project, lead, settings, disk_sizes):
+def test_an_uploaded_file_stops_being_written_as_soon_as_it_passes_its_limit(
+    client, project, lead, settings, disk_sizes
+):
     """Media go to disk, never to memory, and no further than MAX_MEDIA_BYTES; the transcript is refused by name."""
     settings.MAX_MEDIA_BYTES = 300_000
     client.force_login(lead)
     video = SimpleUploadedFile("clip.mp4", b"\0" * 3_000_000, content_type="video/mp4")
-    response = client.post(f"/api/v1/projects/{project.slug}/clips/", {"files": [SimpleUploadedFile("clip.srt", SRT), video], "scenario": "couple", "group": "g"})
+    response = client.post(
+        f"/api/v1/projects/{project.slug}/clips/",
+        {"files": [SimpleUploadedFile("clip.srt", SRT), video], "scenario": "couple", "group": "g"},
+    )
     assert response.status_code == 422
     (result,) = response.json()["results"]
     assert result["status"] == "refused" and result["message"].startswith("clip.srt: refused with its media file")
@@ -220,11 +245,16 @@ def test_a_transcript_over_its_limit_is_refused_while_the_others_go_on(client, p
     settings.MAX_UPLOAD_BYTES = 1000
     client.force_login(lead)
     files = [SimpleUploadedFile("big.srt", SRT * 40), SimpleUploadedFile("small.srt", SRT * 2)]
-    response = client.post(f"/api/v1/projects/{project.slug}/clips/", {"files": files, "scenario": "couple", "group": "g"})
+    response = client.post(
+        f"/api/v1/projects/{project.slug}/clips/", {"files": files, "scenario": "couple", "group": "g"}
+    )
     assert response.status_code == 422
     statuses = {r["file"]: (r["status"], r["message"]) for r in response.json()["results"]}
     assert statuses["small.srt"][0] == "created"
-    assert statuses["big.srt"][0] == "refused" and "over the limit of 1,000 bytes (MAX_UPLOAD_BYTES)" in statuses["big.srt"][1]
+    assert (
+        statuses["big.srt"][0] == "refused"
+        and "over the limit of 1,000 bytes (MAX_UPLOAD_BYTES)" in statuses["big.srt"][1]
+    )
     assert disk_sizes["big.srt"] <= 1000
 
 
@@ -268,10 +298,18 @@ def test_rates_are_set_from_the_environment_and_can_be_switched_off(tmp_path):
 
     code = "import django; django.setup(); from django.conf import settings as s; print(s.API_THROTTLE_RATES)"
     env = {**os.environ, "DJANGO_SETTINGS_MODULE": "rescue_annot.settings", "VAR_DIR": str(tmp_path)}
-    default = subprocess.run([sys.executable, "-c", code], cwd=REPO, env=env, capture_output=True, text=True, timeout=60)
+    default = subprocess.run(
+        [sys.executable, "-c", code], cwd=REPO, env=env, capture_output=True, text=True, timeout=60
+    )
     assert default.stdout.strip() == "{'anon': '60/minute', 'user': '1200/minute'}", default.stderr
-    changed = subprocess.run([sys.executable, "-c", code], cwd=REPO, env={**env, "API_THROTTLE_USER": "off", "API_THROTTLE_ANON": "10/hour"},
-                             capture_output=True, text=True, timeout=60)
+    changed = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=REPO,
+        env={**env, "API_THROTTLE_USER": "off", "API_THROTTLE_ANON": "10/hour"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert changed.stdout.strip() == "{'anon': '10/hour', 'user': None}", changed.stderr
 
 
@@ -293,7 +331,9 @@ def test_guessing_over_many_usernames_from_one_address_locks_that_address(client
     assert [login(client, f"someone{i}", "guess").status_code for i in range(8)] == [200] * 7 + [429]
     locked = login(client, "coder0", "coder-pass-0-long")
     assert locked.status_code == 429 and b"Too many failed logins" in locked.content
-    assert login(Client(), "coder0", "coder-pass-0-long", address="198.51.100.7").status_code == 302, "only that address is locked"
+    assert login(Client(), "coder0", "coder-pass-0-long", address="198.51.100.7").status_code == 302, (
+        "only that address is locked"
+    )
 
 
 def test_a_good_login_from_the_address_does_not_reset_its_count_of_guesses(client, people, settings):
@@ -316,7 +356,9 @@ def test_nobody_can_lock_a_lead_out_from_afar(client, people):
         assert login(Client(), lead.username, "lead-nine-pass-123", address=f"192.0.2.{i + 1}").status_code == 429, (
             "every address that guessed stays locked, even with the right password"
         )
-    assert login(Client(), lead.username, "guess", address="203.0.113.99").status_code == 429, "a new address gets one guess"
+    assert login(Client(), lead.username, "guess", address="203.0.113.99").status_code == 429, (
+        "a new address gets one guess"
+    )
     assert login(Client(), lead.username, "lead-nine-pass-123", address="203.0.113.99").status_code == 429
 
 
@@ -335,7 +377,16 @@ def test_behind_a_trusted_proxy_the_client_address_is_the_one_the_proxy_saw(peop
         attacker = Client()
         for i in range(4):
             # A forged X-Forwarded-For entry: the proxy appends the address it saw, and only that one counts.
-            login(attacker, f"someone{i}", "guess", address="10.0.0.1", HTTP_X_FORWARDED_FOR=f"192.0.2.{i}, 203.0.113.66")
-        assert login(attacker, "coder0", "coder-pass-0-long", address="10.0.0.1", HTTP_X_FORWARDED_FOR="203.0.113.66").status_code == 429
-        colleague = login(Client(), "coder2", "coder-pass-2-long", address="10.0.0.1", HTTP_X_FORWARDED_FOR="198.51.100.20")
+            login(
+                attacker, f"someone{i}", "guess", address="10.0.0.1", HTTP_X_FORWARDED_FOR=f"192.0.2.{i}, 203.0.113.66"
+            )
+        assert (
+            login(
+                attacker, "coder0", "coder-pass-0-long", address="10.0.0.1", HTTP_X_FORWARDED_FOR="203.0.113.66"
+            ).status_code
+            == 429
+        )
+        colleague = login(
+            Client(), "coder2", "coder-pass-2-long", address="10.0.0.1", HTTP_X_FORWARDED_FOR="198.51.100.20"
+        )
         assert colleague.status_code == 302, "another client behind the same proxy is not locked"

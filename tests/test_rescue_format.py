@@ -1,4 +1,5 @@
 """Lossless import/export of the RESCUE release format, and refusing bad input whole."""
+
 import io
 import json
 
@@ -28,7 +29,14 @@ def write_jsonl(path, clips):
 @pytest.mark.parametrize("as_source", ["gold", "draft", "revision"])
 def test_real_sample_round_trips_line_for_line(project, annotator, sample_path, tmp_path, as_source):
     user = annotator if as_source == "revision" else None
-    call_command("import_rescue", str(sample_path), project=project.slug, as_source=as_source, annotator=user.username if user else None, stdout=io.StringIO())
+    call_command(
+        "import_rescue",
+        str(sample_path),
+        project=project.slug,
+        as_source=as_source,
+        annotator=user.username if user else None,
+        stdout=io.StringIO(),
+    )
     out = tmp_path / "export.jsonl"
     source = f"revision:{user.username}" if user else as_source
     call_command("export_rescue", project=project.slug, source=source, output=str(out), stderr=io.StringIO())
@@ -43,7 +51,9 @@ def test_real_sample_round_trips_line_for_line(project, annotator, sample_path, 
 def test_sample_import_records_the_five_evidence_warnings_on_their_rows(project, sample_path):
     result = import_rescue(sample_path, project)
     assert len(result.created) == 14 and result.rows == 406
-    assert [(sid, i.code) for sid, i in result.warnings] == [(sid, "evidence_row_missing") for sid, _ in result.warnings]
+    assert [(sid, i.code) for sid, i in result.warnings] == [
+        (sid, "evidence_row_missing") for sid, _ in result.warnings
+    ]
     assert len(result.warnings) == 5
     flagged = Gold.objects.exclude(warnings=[]).select_related("row__clip").order_by("row__clip__sample_id")
     assert flagged.count() == 5
@@ -116,8 +126,31 @@ def test_clip_from_the_platform_exports_in_the_regular_convention(project, tmp_p
     import_rescue(write_jsonl(tmp_path / "f.jsonl", [doc]), project)
     Gold.objects.update(layout={})  # as documents made on the platform have
     row = json.loads(export_text(project))["rows"][4]
-    assert list(row)[:15] == ["start_time", "end_time", "primary_speaker", "target", "dialogue_cleaned", "utterance_type", "background_dialogue", "tone_of_voice", "body_posture", "facial_expressions", "self_directed_behavior", "interaction_behavior", "internal_emotion", "viewpoints_attitudes", "support_strategy"]
-    assert list(row)[15:] == ["relation_cycle_state", "relation_cycle_reason", "row_index", "relation_pattern", "relation_pattern_reason", "relation_pattern_evidence_rows"]
+    assert list(row)[:15] == [
+        "start_time",
+        "end_time",
+        "primary_speaker",
+        "target",
+        "dialogue_cleaned",
+        "utterance_type",
+        "background_dialogue",
+        "tone_of_voice",
+        "body_posture",
+        "facial_expressions",
+        "self_directed_behavior",
+        "interaction_behavior",
+        "internal_emotion",
+        "viewpoints_attitudes",
+        "support_strategy",
+    ]
+    assert list(row)[15:] == [
+        "relation_cycle_state",
+        "relation_cycle_reason",
+        "row_index",
+        "relation_pattern",
+        "relation_pattern_reason",
+        "relation_pattern_evidence_rows",
+    ]
 
 
 # --- bad input: one clear message, nothing written ---------------------------------
@@ -132,25 +165,101 @@ def _bad_inputs(tmp_path):
     second = couple_clip("maya_and_tobias/002_later")
     lines = [json.dumps(good), json.dumps(second)]
     return {
-        "truncated JSON": ("t.jsonl", (lines[0] + "\n" + lines[1][:200] + "\n").encode(), ["t.jsonl", "line 2", "invalid JSON"]),
-        "wrong type": ("w.jsonl", (lines[0] + "\n" + json.dumps(mutate(second, lambda c: c["rows"][1].update(end_time="late"))) + "\n").encode(),
-                       ["w.jsonl", "line 2", "sample maya_and_tobias/002_later", "row 2", "field rows[1].end_time", "must be a number of seconds"]),
-        "unknown label": ("l.jsonl", (json.dumps(mutate(good, lambda c: c["rows"][1]["support_strategy"][0].update(strategy_type="soothing"))) + "\n").encode(),
-                          ["l.jsonl", "line 1", "sample maya_and_tobias/001_opening", "row 2", "field rows[1].support_strategy[0].strategy_type", "'soothing' is not a support strategy"]),
-        "entity not in the clip": ("e.jsonl", (lines[0] + "\n" + json.dumps(mutate(second, lambda c: c["rows"][2].update(target=["Grandpa"]))) + "\n").encode(),
-                                   ["e.jsonl", "line 2", "sample maya_and_tobias/002_later", "row 3", "field rows[2].target[0]", "'Grandpa' is not a person of this clip"]),
-        "duplicate sample id": ("d.jsonl", (lines[0] + "\n" + lines[1] + "\n" + lines[0] + "\n").encode(),
-                                ["d.jsonl", "line 3", "sample maya_and_tobias/001_opening", "field sample_id", "duplicate sample id (first seen in", "line 1)"]),
-        "non-UTF-8 file": ("n.jsonl", (lines[0] + "\n").encode().replace(b"I keep", "Caf\u00e9".encode("cp1252"), 1), ["n.jsonl", "line 1", "not valid UTF-8"]),
+        "truncated JSON": (
+            "t.jsonl",
+            (lines[0] + "\n" + lines[1][:200] + "\n").encode(),
+            ["t.jsonl", "line 2", "invalid JSON"],
+        ),
+        "wrong type": (
+            "w.jsonl",
+            (
+                lines[0] + "\n" + json.dumps(mutate(second, lambda c: c["rows"][1].update(end_time="late"))) + "\n"
+            ).encode(),
+            [
+                "w.jsonl",
+                "line 2",
+                "sample maya_and_tobias/002_later",
+                "row 2",
+                "field rows[1].end_time",
+                "must be a number of seconds",
+            ],
+        ),
+        "unknown label": (
+            "l.jsonl",
+            (
+                json.dumps(mutate(good, lambda c: c["rows"][1]["support_strategy"][0].update(strategy_type="soothing")))
+                + "\n"
+            ).encode(),
+            [
+                "l.jsonl",
+                "line 1",
+                "sample maya_and_tobias/001_opening",
+                "row 2",
+                "field rows[1].support_strategy[0].strategy_type",
+                "'soothing' is not a support strategy",
+            ],
+        ),
+        "entity not in the clip": (
+            "e.jsonl",
+            (
+                lines[0] + "\n" + json.dumps(mutate(second, lambda c: c["rows"][2].update(target=["Grandpa"]))) + "\n"
+            ).encode(),
+            [
+                "e.jsonl",
+                "line 2",
+                "sample maya_and_tobias/002_later",
+                "row 3",
+                "field rows[2].target[0]",
+                "'Grandpa' is not a person of this clip",
+            ],
+        ),
+        "duplicate sample id": (
+            "d.jsonl",
+            (lines[0] + "\n" + lines[1] + "\n" + lines[0] + "\n").encode(),
+            [
+                "d.jsonl",
+                "line 3",
+                "sample maya_and_tobias/001_opening",
+                "field sample_id",
+                "duplicate sample id (first seen in",
+                "line 1)",
+            ],
+        ),
+        "non-UTF-8 file": (
+            "n.jsonl",
+            (lines[0] + "\n").encode().replace(b"I keep", "Caf\u00e9".encode("cp1252"), 1),
+            ["n.jsonl", "line 1", "not valid UTF-8"],
+        ),
         "empty file": ("z.jsonl", b"", ["z.jsonl", "file is empty"]),
-        "missing key": ("m.json", json.dumps(mutate(good, lambda c: c["rows"][0].pop("target")), indent=2).encode(),
-                        ["m.json", "line 1", "row 1", "field rows[0].target", "required but missing"]),
-        "unknown scenario": ("s.jsonl", (json.dumps({**good, "scenario": "friends"}) + "\n").encode(), ["s.jsonl", "line 1", "field scenario", "unknown scenario 'friends'"]),
+        "missing key": (
+            "m.json",
+            json.dumps(mutate(good, lambda c: c["rows"][0].pop("target")), indent=2).encode(),
+            ["m.json", "line 1", "row 1", "field rows[0].target", "required but missing"],
+        ),
+        "unknown scenario": (
+            "s.jsonl",
+            (json.dumps({**good, "scenario": "friends"}) + "\n").encode(),
+            ["s.jsonl", "line 1", "field scenario", "unknown scenario 'friends'"],
+        ),
         "not a clip object": ("x.jsonl", b"[1, 2, 3]\n", ["x.jsonl", "line 1", "a clip must be a JSON object"]),
     }
 
 
-@pytest.mark.parametrize("case", ["truncated JSON", "wrong type", "unknown label", "entity not in the clip", "duplicate sample id", "non-UTF-8 file", "empty file", "missing key", "unknown scenario", "not a clip object"])
+@pytest.mark.parametrize(
+    "case",
+    [
+        "truncated JSON",
+        "wrong type",
+        "unknown label",
+        "entity not in the clip",
+        "duplicate sample id",
+        "non-UTF-8 file",
+        "empty file",
+        "missing key",
+        "unknown scenario",
+        "not a clip object",
+    ],
+)
 def test_bad_input_is_refused_with_one_clear_message_and_nothing_written(project, tmp_path, case):
     import_rescue(write_jsonl(tmp_path / "existing.jsonl", [family_clip()]), project)
     before = _db_counts()

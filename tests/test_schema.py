@@ -1,4 +1,5 @@
 """Every validation rule of ROW_SCHEMA.md, reported at the right path with the right severity."""
+
 import json
 
 import pytest
@@ -24,57 +25,279 @@ def test_valid_couple_and_family_clips_have_no_issues():
 CASES = [
     # structure: wrong types and missing keys are errors
     ("time is text", lambda c: c["rows"][0].update(start_time="0.5"), "rows[0].start_time", "float_type", "error"),
-    ("intensity is a float", lambda c: c["rows"][0]["internal_emotion"][0].update(intensity=6.5), "rows[0].internal_emotion[0].intensity", "int_type", "error"),
-    ("intensity is a boolean", lambda c: c["rows"][0]["internal_emotion"][0].update(intensity=True), "rows[0].internal_emotion[0].intensity", "int_type", "error"),
+    (
+        "intensity is a float",
+        lambda c: c["rows"][0]["internal_emotion"][0].update(intensity=6.5),
+        "rows[0].internal_emotion[0].intensity",
+        "int_type",
+        "error",
+    ),
+    (
+        "intensity is a boolean",
+        lambda c: c["rows"][0]["internal_emotion"][0].update(intensity=True),
+        "rows[0].internal_emotion[0].intensity",
+        "int_type",
+        "error",
+    ),
     ("target is a string", lambda c: c["rows"][0].update(target="Therapist"), "rows[0].target", "list_type", "error"),
-    ("list field is null", lambda c: c["rows"][0].update(body_posture=None), "rows[0].body_posture", "list_type", "error"),
+    (
+        "list field is null",
+        lambda c: c["rows"][0].update(body_posture=None),
+        "rows[0].body_posture",
+        "list_type",
+        "error",
+    ),
     ("missing key", lambda c: c["rows"][1].pop("tone_of_voice"), "rows[1].tone_of_voice", "missing", "error"),
-    ("missing nested key", lambda c: c["rows"][1]["support_strategy"][0].pop("strategy_type"), "rows[1].support_strategy[0].strategy_type", "missing", "error"),
+    (
+        "missing nested key",
+        lambda c: c["rows"][1]["support_strategy"][0].pop("strategy_type"),
+        "rows[1].support_strategy[0].strategy_type",
+        "missing",
+        "error",
+    ),
     ("unknown key", lambda c: c["rows"][0].update(mood="sad"), "rows[0].mood", "extra_forbidden", "error"),
     ("missing rows", lambda c: c.pop("rows"), "rows", "missing", "error"),
     # scenario and taxonomy
     ("unknown scenario", lambda c: c.update(scenario="friends"), "scenario", "unknown_scenario", "error"),
-    ("unknown utterance type", lambda c: c["rows"][0].update(utterance_type="complaint"), "rows[0].utterance_type", "label_unknown", "error"),
-    ("unknown strategy", lambda c: c["rows"][1]["support_strategy"][0].update(strategy_type="validation"), "rows[1].support_strategy[0].strategy_type", "label_unknown", "error"),
-    ("family-only strategy in a couple clip", lambda c: c["rows"][1]["support_strategy"][0].update(strategy_type="boundary"), "rows[1].support_strategy[0].strategy_type", "label_unknown", "error"),
-    ("unknown relation pattern", lambda c: c["rows"][2].update(relation_pattern="stonewalling"), "rows[2].relation_pattern", "label_unknown", "error"),
-    ("unknown relation label under the older key", lambda c: c["rows"][1].update(relation_cycle_state="chaos"), "rows[1].relation_cycle_state", "label_unknown", "error"),
+    (
+        "unknown utterance type",
+        lambda c: c["rows"][0].update(utterance_type="complaint"),
+        "rows[0].utterance_type",
+        "label_unknown",
+        "error",
+    ),
+    (
+        "unknown strategy",
+        lambda c: c["rows"][1]["support_strategy"][0].update(strategy_type="validation"),
+        "rows[1].support_strategy[0].strategy_type",
+        "label_unknown",
+        "error",
+    ),
+    (
+        "family-only strategy in a couple clip",
+        lambda c: c["rows"][1]["support_strategy"][0].update(strategy_type="boundary"),
+        "rows[1].support_strategy[0].strategy_type",
+        "label_unknown",
+        "error",
+    ),
+    (
+        "unknown relation pattern",
+        lambda c: c["rows"][2].update(relation_pattern="stonewalling"),
+        "rows[2].relation_pattern",
+        "label_unknown",
+        "error",
+    ),
+    (
+        "unknown relation label under the older key",
+        lambda c: c["rows"][1].update(relation_cycle_state="chaos"),
+        "rows[1].relation_cycle_state",
+        "label_unknown",
+        "error",
+    ),
     # entities
-    ("speaker outside the clip", lambda c: c["rows"][0].update(primary_speaker="Dr. Weiss"), "rows[0].primary_speaker", "entity_unknown", "error"),
-    ("strategy target outside the clip", lambda c: c["rows"][1]["support_strategy"][0].update(target=["Maya", "Grandma"]), "rows[1].support_strategy[0].target[1]", "entity_unknown", "error"),
-    ("viewpoint target outside the clip", lambda c: c["rows"][0].update(viewpoints_attitudes=[{"source": "Maya", "target": "her mother", "viewpoint": "x", "attitude": "y"}]), "rows[0].viewpoints_attitudes[0].target", "entity_unknown", "error"),
-    ("posture person outside the clip", lambda c: c["rows"][0]["body_posture"][0].update(person="Someone"), "rows[0].body_posture[0].person", "entity_unknown", "error"),
-    ("background speaker outside the clip", lambda c: c["rows"][0].update(background_dialogue=[{"speaker": "Kid", "target": ["Maya"], "content": "mum"}]), "rows[0].background_dialogue[0].speaker", "entity_unknown", "error"),
-    ("participant named Therapist", lambda c: c.update(participants=["Maya", "Tobias", "Therapist"]), "participants[2]", "participant_invalid", "error"),
+    (
+        "speaker outside the clip",
+        lambda c: c["rows"][0].update(primary_speaker="Dr. Weiss"),
+        "rows[0].primary_speaker",
+        "entity_unknown",
+        "error",
+    ),
+    (
+        "strategy target outside the clip",
+        lambda c: c["rows"][1]["support_strategy"][0].update(target=["Maya", "Grandma"]),
+        "rows[1].support_strategy[0].target[1]",
+        "entity_unknown",
+        "error",
+    ),
+    (
+        "viewpoint target outside the clip",
+        lambda c: c["rows"][0].update(
+            viewpoints_attitudes=[{"source": "Maya", "target": "her mother", "viewpoint": "x", "attitude": "y"}]
+        ),
+        "rows[0].viewpoints_attitudes[0].target",
+        "entity_unknown",
+        "error",
+    ),
+    (
+        "posture person outside the clip",
+        lambda c: c["rows"][0]["body_posture"][0].update(person="Someone"),
+        "rows[0].body_posture[0].person",
+        "entity_unknown",
+        "error",
+    ),
+    (
+        "background speaker outside the clip",
+        lambda c: c["rows"][0].update(background_dialogue=[{"speaker": "Kid", "target": ["Maya"], "content": "mum"}]),
+        "rows[0].background_dialogue[0].speaker",
+        "entity_unknown",
+        "error",
+    ),
+    (
+        "participant named Therapist",
+        lambda c: c.update(participants=["Maya", "Tobias", "Therapist"]),
+        "participants[2]",
+        "participant_invalid",
+        "error",
+    ),
     # targets
     ("empty target", lambda c: c["rows"][0].update(target=[]), "rows[0].target", "target_empty", "error"),
-    ("speaker targets themself", lambda c: c["rows"][0].update(target=["Maya"]), "rows[0].target[0]", "self_target", "error"),
-    ("initiator targets themself", lambda c: c["rows"][0].update(interaction_behavior=[{"initiator": "Maya", "target": ["Tobias", "Maya"], "description": "turns"}]), "rows[0].interaction_behavior[0].target[1]", "self_target", "error"),
-    ("viewpoint about oneself", lambda c: c["rows"][0].update(viewpoints_attitudes=[{"source": "Maya", "target": "Maya", "viewpoint": "x", "attitude": "y"}]), "rows[0].viewpoints_attitudes[0].target", "self_target", "error"),
-    ("background speaker targets themself", lambda c: c["rows"][0].update(background_dialogue=[{"speaker": "Tobias", "target": ["Tobias"], "content": "hm"}]), "rows[0].background_dialogue[0].target[0]", "self_target", "error"),
+    (
+        "speaker targets themself",
+        lambda c: c["rows"][0].update(target=["Maya"]),
+        "rows[0].target[0]",
+        "self_target",
+        "error",
+    ),
+    (
+        "initiator targets themself",
+        lambda c: c["rows"][0].update(
+            interaction_behavior=[{"initiator": "Maya", "target": ["Tobias", "Maya"], "description": "turns"}]
+        ),
+        "rows[0].interaction_behavior[0].target[1]",
+        "self_target",
+        "error",
+    ),
+    (
+        "viewpoint about oneself",
+        lambda c: c["rows"][0].update(
+            viewpoints_attitudes=[{"source": "Maya", "target": "Maya", "viewpoint": "x", "attitude": "y"}]
+        ),
+        "rows[0].viewpoints_attitudes[0].target",
+        "self_target",
+        "error",
+    ),
+    (
+        "background speaker targets themself",
+        lambda c: c["rows"][0].update(
+            background_dialogue=[{"speaker": "Tobias", "target": ["Tobias"], "content": "hm"}]
+        ),
+        "rows[0].background_dialogue[0].target[0]",
+        "self_target",
+        "error",
+    ),
     # utterance type only on client rows
-    ("utterance type on a therapist row", lambda c: c["rows"][1].update(utterance_type="request"), "rows[1].utterance_type", "utterance_type_on_therapist", "error"),
-    ("client row without utterance type", lambda c: c["rows"][0].update(utterance_type=""), "rows[0].utterance_type", "utterance_type_missing", "error"),
+    (
+        "utterance type on a therapist row",
+        lambda c: c["rows"][1].update(utterance_type="request"),
+        "rows[1].utterance_type",
+        "utterance_type_on_therapist",
+        "error",
+    ),
+    (
+        "client row without utterance type",
+        lambda c: c["rows"][0].update(utterance_type=""),
+        "rows[0].utterance_type",
+        "utterance_type_missing",
+        "error",
+    ),
     # support strategy
-    ("strategy on a client row", lambda c: c["rows"][0].update(support_strategy=[{"provider": "Therapist", "target": ["Tobias"], "strategy_type": "track", "strategy_content": "x"}]), "rows[0].support_strategy[0]", "strategy_on_client_row", "error"),
-    ("strategy provider not the therapist", lambda c: c["rows"][1]["support_strategy"][0].update(provider="Maya"), "rows[1].support_strategy[0].provider", "strategy_provider", "error"),
-    ("strategy targets the therapist", lambda c: c["rows"][1]["support_strategy"][0].update(target=["Therapist"]), "rows[1].support_strategy[0].target[0]", "self_target", "error"),
-    ("group label not alone", lambda c: c["rows"][1]["support_strategy"][0].update(target=["Couple", "Maya"]), "rows[1].support_strategy[0].target", "group_label_not_alone", "error"),
-    ("empty strategy target", lambda c: c["rows"][1]["support_strategy"][0].update(target=[]), "rows[1].support_strategy[0].target", "target_empty", "error"),
+    (
+        "strategy on a client row",
+        lambda c: c["rows"][0].update(
+            support_strategy=[
+                {"provider": "Therapist", "target": ["Tobias"], "strategy_type": "track", "strategy_content": "x"}
+            ]
+        ),
+        "rows[0].support_strategy[0]",
+        "strategy_on_client_row",
+        "error",
+    ),
+    (
+        "strategy provider not the therapist",
+        lambda c: c["rows"][1]["support_strategy"][0].update(provider="Maya"),
+        "rows[1].support_strategy[0].provider",
+        "strategy_provider",
+        "error",
+    ),
+    (
+        "strategy targets the therapist",
+        lambda c: c["rows"][1]["support_strategy"][0].update(target=["Therapist"]),
+        "rows[1].support_strategy[0].target[0]",
+        "self_target",
+        "error",
+    ),
+    (
+        "group label not alone",
+        lambda c: c["rows"][1]["support_strategy"][0].update(target=["Couple", "Maya"]),
+        "rows[1].support_strategy[0].target",
+        "group_label_not_alone",
+        "error",
+    ),
+    (
+        "empty strategy target",
+        lambda c: c["rows"][1]["support_strategy"][0].update(target=[]),
+        "rows[1].support_strategy[0].target",
+        "target_empty",
+        "error",
+    ),
     # intensity
-    ("intensity above 10", lambda c: c["rows"][0]["internal_emotion"][0].update(intensity=11), "rows[0].internal_emotion[0].intensity", "intensity_range", "error"),
-    ("negative intensity", lambda c: c["rows"][0]["internal_emotion"][0].update(intensity=-1), "rows[0].internal_emotion[0].intensity", "intensity_range", "error"),
+    (
+        "intensity above 10",
+        lambda c: c["rows"][0]["internal_emotion"][0].update(intensity=11),
+        "rows[0].internal_emotion[0].intensity",
+        "intensity_range",
+        "error",
+    ),
+    (
+        "negative intensity",
+        lambda c: c["rows"][0]["internal_emotion"][0].update(intensity=-1),
+        "rows[0].internal_emotion[0].intensity",
+        "intensity_range",
+        "error",
+    ),
     # times
-    ("end before start", lambda c: c["rows"][0].update(end_time=c["rows"][0]["start_time"]), "rows[0].end_time", "time_order", "error"),
+    (
+        "end before start",
+        lambda c: c["rows"][0].update(end_time=c["rows"][0]["start_time"]),
+        "rows[0].end_time",
+        "time_order",
+        "error",
+    ),
     ("negative start", lambda c: c["rows"][0].update(start_time=-1.0), "rows[0].start_time", "time_negative", "error"),
-    ("rows out of time order", lambda c: c["rows"][2].update(start_time=1.0, end_time=3.0), "rows[2].start_time", "rows_out_of_order", "warning"),
-    ("row index not dense", lambda c: c["rows"][2].update(row_index=7), "rows[2].row_index", "row_index_order", "error"),
+    (
+        "rows out of time order",
+        lambda c: c["rows"][2].update(start_time=1.0, end_time=3.0),
+        "rows[2].start_time",
+        "rows_out_of_order",
+        "warning",
+    ),
+    (
+        "row index not dense",
+        lambda c: c["rows"][2].update(row_index=7),
+        "rows[2].row_index",
+        "row_index_order",
+        "error",
+    ),
     # relation pattern evidence
-    ("evidence row 0", lambda c: c["rows"][2].update(relation_pattern_evidence_rows=[0, 1]), "rows[2].relation_pattern_evidence_rows[0]", "evidence_row_missing", "warning"),
-    ("evidence row past the end", lambda c: c["rows"][2].update(relation_pattern_evidence_rows=[1, 9]), "rows[2].relation_pattern_evidence_rows[1]", "evidence_row_missing", "warning"),
-    ("cycle evidence row past the end", lambda c: c["rows"][1].update(relation_cycle_evidence_rows=[4]), "rows[1].relation_cycle_evidence_rows[0]", "evidence_row_missing", "warning"),
+    (
+        "evidence row 0",
+        lambda c: c["rows"][2].update(relation_pattern_evidence_rows=[0, 1]),
+        "rows[2].relation_pattern_evidence_rows[0]",
+        "evidence_row_missing",
+        "warning",
+    ),
+    (
+        "evidence row past the end",
+        lambda c: c["rows"][2].update(relation_pattern_evidence_rows=[1, 9]),
+        "rows[2].relation_pattern_evidence_rows[1]",
+        "evidence_row_missing",
+        "warning",
+    ),
+    (
+        "cycle evidence row past the end",
+        lambda c: c["rows"][1].update(relation_cycle_evidence_rows=[4]),
+        "rows[1].relation_cycle_evidence_rows[0]",
+        "evidence_row_missing",
+        "warning",
+    ),
     # dialogue
-    ("empty dialogue without nonverbal content", lambda c: c["rows"][1].update(dialogue_cleaned=""), "rows[1].dialogue_cleaned", "dialogue_empty", "warning"),
+    (
+        "empty dialogue without nonverbal content",
+        lambda c: c["rows"][1].update(dialogue_cleaned=""),
+        "rows[1].dialogue_cleaned",
+        "dialogue_empty",
+        "warning",
+    ),
 ]
 
 
@@ -97,7 +320,13 @@ def test_nonverbal_reaction_row_may_have_empty_dialogue():
 
 
 def test_no_clear_pattern_and_not_annotated_are_both_valid():
-    doc = mutate(couple_clip(), lambda c: (c["rows"][0].update(relation_pattern=""), c["rows"][2].update(relation_pattern=None, relation_pattern_reason=None, relation_pattern_evidence_rows=[])))
+    doc = mutate(
+        couple_clip(),
+        lambda c: (
+            c["rows"][0].update(relation_pattern=""),
+            c["rows"][2].update(relation_pattern=None, relation_pattern_reason=None, relation_pattern_evidence_rows=[]),
+        ),
+    )
     assert issues_of(doc).issues == []
 
 
@@ -131,7 +360,9 @@ def test_check_row_validates_one_row_against_its_clip():
     ctx = ClipContext.for_clip("couple", ["Maya", "Tobias"], row_count=3)
     row, report = check_row(therapist_row(2, target=("Couple", "Maya")), ctx, base="rows[1]")
     assert row is not None
-    assert [(i.path, i.code) for i in report.errors] == [("rows[1].support_strategy[0].target", "group_label_not_alone")]
+    assert [(i.path, i.code) for i in report.errors] == [
+        ("rows[1].support_strategy[0].target", "group_label_not_alone")
+    ]
     row, report = check_row({**client_row(1), "start_time": "x"}, ctx, base="rows[0]")
     assert row is None and report.errors[0].path == "rows[0].start_time"
 
@@ -180,21 +411,77 @@ def test_unknown_taxonomy_version_is_a_clear_error():
 
 # (what a person's save leaves half-made, how to make it, path, code): refused in strict mode only.
 INCOMPLETE = [
-    ("posture entry without a description", lambda c: c["rows"][0]["body_posture"][0].update(description="  "), "rows[0].body_posture[0].description", "text_empty"),
-    ("emotion entry without a description", lambda c: c["rows"][0]["internal_emotion"][0].update(emotion_description=""), "rows[0].internal_emotion[0].emotion_description", "text_empty"),
-    ("viewpoint without an attitude", lambda c: c["rows"][0].update(viewpoints_attitudes=[{"source": "Maya", "target": "Tobias", "viewpoint": "he hides", "attitude": ""}]), "rows[0].viewpoints_attitudes[0].attitude", "text_empty"),
-    ("strategy without its content", lambda c: c["rows"][1]["support_strategy"][0].update(strategy_content=""), "rows[1].support_strategy[0].strategy_content", "text_empty"),
-    ("background dialogue without words", lambda c: c["rows"][0].update(background_dialogue=[{"speaker": "Tobias", "target": ["Maya"], "content": ""}]), "rows[0].background_dialogue[0].content", "text_empty"),
-    ("interaction without a description", lambda c: c["rows"][0].update(interaction_behavior=[{"initiator": "Maya", "target": ["Tobias"], "description": ""}]), "rows[0].interaction_behavior[0].description", "text_empty"),
-    ("evidence rows without a pattern", lambda c: c["rows"][0].update(relation_pattern_evidence_rows=[1]), "rows[0].relation_pattern_evidence_rows", "evidence_without_pattern"),
-    ("a pattern without a reason", lambda c: c["rows"][2].update(relation_pattern_reason=""), "rows[2].relation_pattern_reason", "relation_reason_missing"),
-    ("no clear pattern without a reason", lambda c: c["rows"][0].update(relation_pattern=""), "rows[0].relation_pattern_reason", "relation_reason_missing"),
-    ("a therapist row's cycle label without a reason", lambda c: c["rows"][1].pop("relation_cycle_reason"), "rows[1].relation_cycle_reason", "relation_reason_missing"),
+    (
+        "posture entry without a description",
+        lambda c: c["rows"][0]["body_posture"][0].update(description="  "),
+        "rows[0].body_posture[0].description",
+        "text_empty",
+    ),
+    (
+        "emotion entry without a description",
+        lambda c: c["rows"][0]["internal_emotion"][0].update(emotion_description=""),
+        "rows[0].internal_emotion[0].emotion_description",
+        "text_empty",
+    ),
+    (
+        "viewpoint without an attitude",
+        lambda c: c["rows"][0].update(
+            viewpoints_attitudes=[{"source": "Maya", "target": "Tobias", "viewpoint": "he hides", "attitude": ""}]
+        ),
+        "rows[0].viewpoints_attitudes[0].attitude",
+        "text_empty",
+    ),
+    (
+        "strategy without its content",
+        lambda c: c["rows"][1]["support_strategy"][0].update(strategy_content=""),
+        "rows[1].support_strategy[0].strategy_content",
+        "text_empty",
+    ),
+    (
+        "background dialogue without words",
+        lambda c: c["rows"][0].update(background_dialogue=[{"speaker": "Tobias", "target": ["Maya"], "content": ""}]),
+        "rows[0].background_dialogue[0].content",
+        "text_empty",
+    ),
+    (
+        "interaction without a description",
+        lambda c: c["rows"][0].update(
+            interaction_behavior=[{"initiator": "Maya", "target": ["Tobias"], "description": ""}]
+        ),
+        "rows[0].interaction_behavior[0].description",
+        "text_empty",
+    ),
+    (
+        "evidence rows without a pattern",
+        lambda c: c["rows"][0].update(relation_pattern_evidence_rows=[1]),
+        "rows[0].relation_pattern_evidence_rows",
+        "evidence_without_pattern",
+    ),
+    (
+        "a pattern without a reason",
+        lambda c: c["rows"][2].update(relation_pattern_reason=""),
+        "rows[2].relation_pattern_reason",
+        "relation_reason_missing",
+    ),
+    (
+        "no clear pattern without a reason",
+        lambda c: c["rows"][0].update(relation_pattern=""),
+        "rows[0].relation_pattern_reason",
+        "relation_reason_missing",
+    ),
+    (
+        "a therapist row's cycle label without a reason",
+        lambda c: c["rows"][1].pop("relation_cycle_reason"),
+        "rows[1].relation_cycle_reason",
+        "relation_reason_missing",
+    ),
 ]
 
 
 @pytest.mark.parametrize("what,breaks,path,code", INCOMPLETE, ids=[c[0] for c in INCOMPLETE])
-def test_a_persons_save_refuses_what_is_half_made_while_drafts_and_imports_keep_their_tolerance(what, breaks, path, code):
+def test_a_persons_save_refuses_what_is_half_made_while_drafts_and_imports_keep_their_tolerance(
+    what, breaks, path, code
+):
     doc = mutate(couple_clip(), breaks)
     assert not [i for i in issues_of(doc).issues if i.code == code], "an LLM draft or an import is not held to it"
     strict = issues_of(doc, strict=True)
@@ -203,8 +490,15 @@ def test_a_persons_save_refuses_what_is_half_made_while_drafts_and_imports_keep_
 
 def test_the_mirrored_cycle_keys_of_a_client_row_are_not_a_pattern_without_a_reason():
     # The regular convention: client rows carry relation_cycle_state "" / "" / [] by design.
-    row = client_row(1, relation_pattern="pursue_withdraw", relation_pattern_reason="she presses", relation_pattern_evidence_rows=[1],
-                     relation_cycle_state="", relation_cycle_reason="", relation_cycle_evidence_rows=[])
+    row = client_row(
+        1,
+        relation_pattern="pursue_withdraw",
+        relation_pattern_reason="she presses",
+        relation_pattern_evidence_rows=[1],
+        relation_cycle_state="",
+        relation_cycle_reason="",
+        relation_cycle_evidence_rows=[],
+    )
     _, report = check_row(row, ClipContext.for_clip("couple", ["Maya", "Tobias"], row_count=3), strict=True)
     assert report.issues == []
 
@@ -235,5 +529,9 @@ def test_a_row_lists_every_problem_at_once_even_with_an_unreadable_value():
     row = client_row(1, internal_emotion=[{"person": "", "emotion_description": "", "intensity": None}])
     _, report = check_row(row, ctx, strict=True)
     paths = sorted(i.path for i in report.errors)
-    assert paths == ["internal_emotion[0].emotion_description", "internal_emotion[0].intensity", "internal_emotion[0].person"], paths
+    assert paths == [
+        "internal_emotion[0].emotion_description",
+        "internal_emotion[0].intensity",
+        "internal_emotion[0].person",
+    ], paths
     assert [i.message for i in report.errors if i.path.endswith("intensity")] == ["choose an intensity from 0 to 10"]

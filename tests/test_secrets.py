@@ -48,14 +48,17 @@ def test_no_secret_is_committed():
         secrets.scan_files(*_tracked_files())
     new = sorted(f"{name}:{s.line_number} ({s.type})" for name, s in secrets if (name, s.secret_hash) not in known)
     assert not new, "possible secrets committed:\n" + "\n".join(new)
-    for name, found in baseline["results"].items():
+    for name, _found in baseline["results"].items():
         assert name.startswith(("tests/", "bench/")) or name in ("rescue_annot/settings.py", ".env.example"), (
-            f"the baseline excuses a finding in {name}; only tests, benchmarks and the refused development key may have one"
+            f"the baseline excuses a finding in {name}; only tests, benchmarks and the refused development key may "
+            "have one"
         )
 
 
 @pytest.mark.django_db
-def test_secrets_never_reach_the_logs(client, settings, caplog, project, annotator, eager_celery, django_capture_on_commit_callbacks):
+def test_secrets_never_reach_the_logs(
+    client, settings, caplog, project, annotator, eager_celery, django_capture_on_commit_callbacks
+):
     gemini_key = "fake-gemini-key-that-must-never-be-logged-0123456789"  # pragma: allowlist secret
     password = "correct-horse-battery-staple-not-this-one"  # pragma: allowlist secret
     caplog.set_level(logging.DEBUG)
@@ -68,7 +71,9 @@ def test_secrets_never_reach_the_logs(client, settings, caplog, project, annotat
         fake.script(g.error(500))  # one failure, so that the retry and its error are logged too
         with django_capture_on_commit_callbacks(execute=True):
             start_preannotation(project)
-        assert any(r.headers.get("x-goog-api-key") == gemini_key for r in fake.generate_requests), "the key was not used"
+        assert any(r.headers.get("x-goog-api-key") == gemini_key for r in fake.generate_requests), (
+            "the key was not used"
+        )
 
     client.post("/accounts/login/", {"username": annotator.username, "password": password})
     token = issue_token(annotator)[1]

@@ -1,4 +1,5 @@
 """Security settings that a user relies on without seeing them."""
+
 import io
 import json
 import re
@@ -20,7 +21,7 @@ def test_pages_carry_a_content_security_policy_without_inline_script(client, ann
     assert self_src == "'self'" and re.fullmatch(r"'nonce-[A-Za-z0-9+/=_-]{16,}'", nonce_src)
     assert "unsafe-inline" not in directives["script-src"] and "unsafe-eval" not in policy
     assert directives["object-src"] == "'none'" and directives["frame-ancestors"] == "'none'"
-    nonce = nonce_src[len("'nonce-"):-1]
+    nonce = nonce_src[len("'nonce-") : -1]
     inline_scripts = re.findall(r"<script(?![^>]*\bsrc=)([^>]*)>", response.content.decode())
     assert inline_scripts == [f' type="importmap" nonce="{nonce}"'], "the import map is the only inline script"
 
@@ -75,8 +76,13 @@ def test_api_tokens_are_stored_only_as_hashes_and_expire_after_api_token_days(cl
     with connection.cursor() as cursor:  # every text column of every table: the key is nowhere
         for table in connection.introspection.table_names():
             columns = [c.name for c in connection.introspection.get_table_description(cursor, table)]
-            cursor.execute(f'SELECT {", ".join(f"CAST({connection.ops.quote_name(c)} AS TEXT)" for c in columns)} FROM {connection.ops.quote_name(table)}')
-            assert not any(key in (value or "") for row in cursor.fetchall() for value in row), f"the key is stored in {table}"
+            cursor.execute(
+                f"SELECT {', '.join(f'CAST({connection.ops.quote_name(c)} AS TEXT)' for c in columns)} FROM "
+                f"{connection.ops.quote_name(table)}"
+            )
+            assert not any(key in (value or "") for row in cursor.fetchall() for value in row), (
+                f"the key is stored in {table}"
+            )
     assert "token for lead1, expires" in printed and "shown only now" in printed and len(key) == 64
     from annotation.models import ApiToken
 
@@ -85,10 +91,14 @@ def test_api_tokens_are_stored_only_as_hashes_and_expire_after_api_token_days(cl
     assert abs(token.expiry - (timezone.now() + timedelta(days=90))) < timedelta(minutes=1)
     assert client.get("/api/v1/projects/", HTTP_AUTHORIZATION=f"Token {key}").status_code == 200
     ApiToken.objects.filter(pk=token.pk).update(expiry=timezone.now() - timedelta(seconds=1))
-    assert client.get("/api/v1/projects/", HTTP_AUTHORIZATION=f"Token {key}").status_code == 401, "an expired token is refused"
+    assert client.get("/api/v1/projects/", HTTP_AUTHORIZATION=f"Token {key}").status_code == 401, (
+        "an expired token is refused"
+    )
     settings.API_TOKEN_DAYS = 7
     made_token("lead1")
-    assert ApiToken.objects.get(user=lead).expiry < timezone.now() + timedelta(days=7, minutes=1), "the setting sets the days"
+    assert ApiToken.objects.get(user=lead).expiry < timezone.now() + timedelta(days=7, minutes=1), (
+        "the setting sets the days"
+    )
 
 
 def test_a_read_only_token_may_read_and_not_write(client, coded_clip, annotator):
@@ -97,13 +107,25 @@ def test_a_read_only_token_may_read_and_not_write(client, coded_clip, annotator)
     write_key, _ = made_token("ann1", "--scope", "read-write")
     url = f"/api/v1/clips/{coded_clip.pk}/comments/"
     assert client.get(url, HTTP_AUTHORIZATION=f"Token {read_key}").status_code == 200
-    refused = client.post(url, {"body": "row 2 again"}, content_type="application/json", HTTP_AUTHORIZATION=f"Token {read_key}")
-    assert refused.status_code == 403 and "read-only" in refused.json()["detail"] and "--scope read-write" in refused.json()["detail"]
-    settings_put = client.put("/api/v1/me/workspace-settings/", {"replay_speed": "0.75", "pre_roll": 1.0}, content_type="application/json",
-                              HTTP_AUTHORIZATION=f"Token {read_key}")
+    refused = client.post(
+        url, {"body": "row 2 again"}, content_type="application/json", HTTP_AUTHORIZATION=f"Token {read_key}"
+    )
+    assert (
+        refused.status_code == 403
+        and "read-only" in refused.json()["detail"]
+        and "--scope read-write" in refused.json()["detail"]
+    )
+    settings_put = client.put(
+        "/api/v1/me/workspace-settings/",
+        {"replay_speed": "0.75", "pre_roll": 1.0},
+        content_type="application/json",
+        HTTP_AUTHORIZATION=f"Token {read_key}",
+    )
     assert settings_put.status_code == 403
     assert coded_clip.comments.count() == 0
-    written = client.post(url, {"body": "row 2 again"}, content_type="application/json", HTTP_AUTHORIZATION=f"Token {write_key}")
+    written = client.post(
+        url, {"body": "row 2 again"}, content_type="application/json", HTTP_AUTHORIZATION=f"Token {write_key}"
+    )
     assert written.status_code == 201
     mine = client.get("/api/v1/me/tokens/", HTTP_AUTHORIZATION=f"Token {read_key}").json()
     assert mine["current"]["scope"] == "read" and sorted(t["scope"] for t in mine["tokens"]) == ["read", "read-write"]
@@ -115,10 +137,19 @@ def test_a_password_change_revokes_every_api_token_of_the_user(client, annotator
     key, _ = made_token("ann1")
     other_key, _ = made_token("ann2")
     client.force_login(annotator)
-    changed = client.post("/accounts/password/", {"old_password": "ann-pass-123", "new_password1": "a fresh long passphrase", "new_password2": "a fresh long passphrase"})
+    changed = client.post(
+        "/accounts/password/",
+        {
+            "old_password": "ann-pass-123",  # pragma: allowlist secret
+            "new_password1": "a fresh long passphrase",  # pragma: allowlist secret
+            "new_password2": "a fresh long passphrase",  # pragma: allowlist secret
+        },
+    )
     assert changed.status_code == 302
     assert Client().get("/api/v1/assignments/", HTTP_AUTHORIZATION=f"Token {key}").status_code == 401
-    assert Client().get("/api/v1/assignments/", HTTP_AUTHORIZATION=f"Token {other_key}").status_code == 200, "only that user's"
+    assert Client().get("/api/v1/assignments/", HTTP_AUTHORIZATION=f"Token {other_key}").status_code == 200, (
+        "only that user's"
+    )
     other_annotator.set_password("another long passphrase")  # the admin's and changepassword's way
     other_annotator.save()
     assert Client().get("/api/v1/assignments/", HTTP_AUTHORIZATION=f"Token {other_key}").status_code == 401
@@ -131,9 +162,23 @@ def test_a_password_change_revokes_every_api_token_of_the_user(client, annotator
 def test_wrong_old_passwords_on_the_password_page_are_throttled_like_failed_logins(client, annotator):
     client.force_login(annotator)
     for _ in range(5):
-        wrong = client.post("/accounts/password/", {"old_password": "guess", "new_password1": "a fresh long passphrase", "new_password2": "a fresh long passphrase"})
+        wrong = client.post(
+            "/accounts/password/",
+            {
+                "old_password": "guess",  # pragma: allowlist secret
+                "new_password1": "a fresh long passphrase",  # pragma: allowlist secret
+                "new_password2": "a fresh long passphrase",  # pragma: allowlist secret
+            },
+        )
         assert wrong.status_code in (200, 429)
-    locked = client.post("/accounts/password/", {"old_password": "ann-pass-123", "new_password1": "a fresh long passphrase", "new_password2": "a fresh long passphrase"})
+    locked = client.post(
+        "/accounts/password/",
+        {
+            "old_password": "ann-pass-123",  # pragma: allowlist secret
+            "new_password1": "a fresh long passphrase",  # pragma: allowlist secret
+            "new_password2": "a fresh long passphrase",  # pragma: allowlist secret
+        },
+    )
     assert locked.status_code == 429 and b"Too many failed logins" in locked.content
     annotator.refresh_from_db()
     assert annotator.check_password("ann-pass-123"), "the password was not changed"
@@ -214,10 +259,22 @@ def test_production_refuses_the_probes_one_letter_admin_password(tmp_path):
     from .conftest import REPO
 
     env = {k: v for k, v in os.environ.items() if k not in ("DEBUG", "DJANGO_ALLOW_ASYNC_UNSAFE")}
-    env.update(DJANGO_ENV="production", SECRET_KEY="p" * 30 + "-production-secret-for-this-test-only-0123456789",
-               ALLOWED_HOSTS="annot.example.org", DATABASE_URL=f"sqlite:///{tmp_path}/empty.sqlite3", STATIC_ROOT=str(tmp_path / "static"))
-    result = subprocess.run([sys.executable, "manage.py", "create_user", "x", "--role", "admin", "--password-stdin"],
-                            input="a\n", cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
+    env.update(
+        DJANGO_ENV="production",
+        SECRET_KEY="p" * 30 + "-production-secret-for-this-test-only-0123456789",
+        ALLOWED_HOSTS="annot.example.org",
+        DATABASE_URL=f"sqlite:///{tmp_path}/empty.sqlite3",
+        STATIC_ROOT=str(tmp_path / "static"),
+    )
+    result = subprocess.run(
+        [sys.executable, "manage.py", "create_user", "x", "--role", "admin", "--password-stdin"],
+        input="a\n",
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert result.returncode != 0
     assert "password refused (password_too_short" in result.stderr and "created" not in result.stdout
 
@@ -229,17 +286,30 @@ def test_djangos_createsuperuser_without_input_applies_the_same_rules(monkeypatc
 
     monkeypatch.setenv("DJANGO_SUPERUSER_PASSWORD", "a")
     with pytest.raises(CommandError) as excinfo:
-        call_command("createsuperuser", "--noinput", "--username", "weak", "--email", "w@example.org", stdout=io.StringIO())
-    assert str(excinfo.value).startswith("password refused (password_too_short") and "nothing was created" in str(excinfo.value)
+        call_command(
+            "createsuperuser", "--noinput", "--username", "weak", "--email", "w@example.org", stdout=io.StringIO()
+        )
+    assert str(excinfo.value).startswith("password refused (password_too_short") and "nothing was created" in str(
+        excinfo.value
+    )
     assert not get_user_model().objects.filter(username="weak").exists()
     monkeypatch.setenv("DJANGO_SUPERUSER_PASSWORD", "a long and unusual passphrase")
-    call_command("createsuperuser", "--noinput", "--username", "strong", "--email", "s@example.org", stdout=io.StringIO())
+    call_command(
+        "createsuperuser", "--noinput", "--username", "strong", "--email", "s@example.org", stdout=io.StringIO()
+    )
     assert get_user_model().objects.get(username="strong").is_superuser
 
 
 def test_the_password_change_page_applies_the_same_rules(client, annotator):
     client.force_login(annotator)
-    response = client.post("/accounts/password/", {"old_password": "ann-pass-123", "new_password1": "short1", "new_password2": "short1"})
+    response = client.post(
+        "/accounts/password/",
+        {
+            "old_password": "ann-pass-123",  # pragma: allowlist secret
+            "new_password1": "short1",  # pragma: allowlist secret
+            "new_password2": "short1",  # pragma: allowlist secret
+        },  # pragma: allowlist secret
+    )
     assert response.status_code == 200 and "at least 12 characters" in response.content.decode()
 
 
@@ -326,7 +396,10 @@ def test_the_debug_demo_shows_the_ordinary_500_page_to_everyone_but_staff(annota
         response = client.get("/fail/", HTTP_ACCEPT=accept)
         page = response.content.decode()
         assert response.status_code == 500
-        assert "SECRET_SETTING_VALUE" not in page and "Traceback" not in page and "settings" not in page.lower(), (who, accept)
+        assert "SECRET_SETTING_VALUE" not in page and "Traceback" not in page and "settings" not in page.lower(), (
+            who,
+            accept,
+        )
     assert "Something went wrong" in client.get("/fail/").content.decode()
 
 
@@ -351,7 +424,10 @@ def test_plain_text_tokens_of_an_earlier_version_become_hashed_tokens_and_are_de
     migration = importlib.import_module("annotation.migrations.0015_hashed_scoped_api_tokens")
     key = "0123456789abcdef0123456789abcdef01234567"  # pragma: allowlist secret
     with connection.cursor() as cursor:
-        cursor.execute("CREATE TABLE authtoken_token (key varchar(40) PRIMARY KEY, created timestamp with time zone, user_id integer)")
+        cursor.execute(
+            "CREATE TABLE authtoken_token (key varchar(40) PRIMARY KEY, created timestamp with time zone, user_id "
+            "integer)"
+        )
         cursor.execute("INSERT INTO authtoken_token VALUES (%s, CURRENT_TIMESTAMP, %s)", [key, lead.pk])
     # The step reads only the editor's connection: a stand-in, since SQLite opens no schema editor inside the
     # test's transaction.
@@ -362,4 +438,9 @@ def test_plain_text_tokens_of_an_earlier_version_become_hashed_tokens_and_are_de
         cursor.execute("DROP TABLE authtoken_token")
     response = client.get("/api/v1/projects/", HTTP_AUTHORIZATION=f"Token {key}")
     assert response.status_code == 200
-    assert client.post("/api/v1/projects/", {}, content_type="application/json", HTTP_AUTHORIZATION=f"Token {key}").status_code != 403
+    assert (
+        client.post(
+            "/api/v1/projects/", {}, content_type="application/json", HTTP_AUTHORIZATION=f"Token {key}"
+        ).status_code
+        != 403
+    )

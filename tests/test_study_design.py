@@ -4,6 +4,7 @@ A lab relies on it: the share holds however the clips are assigned (in one go or
 per scenario with the seed and recorded on every assignment, a lead's own choice overrides it, bad settings are
 refused with a message naming the setting, and the page, the API and the command all change the same thing.
 """
+
 from __future__ import annotations
 
 import io
@@ -39,7 +40,11 @@ def team(db):
 
 
 def empty_clips(project) -> set[str]:
-    return set(Assignment.objects.filter(clip__project=project, mode=AssignmentMode.FROM_EMPTY).values_list("clip__sample_id", flat=True))
+    return set(
+        Assignment.objects.filter(clip__project=project, mode=AssignmentMode.FROM_EMPTY).values_list(
+            "clip__sample_id", flat=True
+        )
+    )
 
 
 def test_the_from_empty_share_is_drawn_per_scenario_with_the_seed_and_recorded(project, tmp_path, team, lead):
@@ -51,7 +56,9 @@ def test_the_from_empty_share_is_drawn_per_scenario_with_the_seed_and_recorded(p
     assert plan.from_empty == 3 * 3
     assert {tuple(sorted(a.design.items())) for a in plan.created} == {(("by", "design"), ("seed", 7), ("share", 0.2))}
     for sample_id in reserved:
-        assert set(Assignment.objects.filter(clip__sample_id=sample_id).values_list("mode", flat=True)) == {AssignmentMode.FROM_EMPTY}
+        assert set(Assignment.objects.filter(clip__sample_id=sample_id).values_list("mode", flat=True)) == {
+            AssignmentMode.FROM_EMPTY
+        }
 
 
 def test_the_same_seed_reserves_the_same_clips(tmp_path, team, lead):
@@ -72,7 +79,13 @@ def test_assigning_in_batches_keeps_the_share(project, tmp_path, team, lead):
     import_clips(project, tmp_path, couples=10)
     ids = sorted(project.clips.values_list("sample_id", flat=True))
     for start in range(0, 10, 2):  # five batches of two clips: 20% of two rounds to nothing each time
-        assign_clips(project, clips=project.clips.filter(sample_id__in=ids[start : start + 2]), users=team, seed=start, actor=lead)
+        assign_clips(
+            project,
+            clips=project.clips.filter(sample_id__in=ids[start : start + 2]),
+            users=team,
+            seed=start,
+            actor=lead,
+        )
     assert len(empty_clips(project)) == 2, "counted over every clip assigned so far"
 
 
@@ -108,11 +121,21 @@ def test_no_clip_is_reserved_when_the_share_is_zero(project, tmp_path, team, lea
     ],
 )
 def test_a_wrong_setting_is_refused_by_name_and_nothing_changes(project, lead, change, message):
-    before = (project.work_scope, project.adjudication_min_coders, project.from_empty_share, project.quick_confirm_seconds)
+    before = (
+        project.work_scope,
+        project.adjudication_min_coders,
+        project.from_empty_share,
+        project.quick_confirm_seconds,
+    )
     with pytest.raises(ServiceError, match=message):
         update_design(project, lead, **change)
     project.refresh_from_db()
-    assert (project.work_scope, project.adjudication_min_coders, project.from_empty_share, project.quick_confirm_seconds) == before
+    assert (
+        project.work_scope,
+        project.adjudication_min_coders,
+        project.from_empty_share,
+        project.quick_confirm_seconds,
+    ) == before
 
 
 def test_the_page_the_api_and_the_command_change_the_same_design(project, lead, annotator):
@@ -120,31 +143,65 @@ def test_the_page_the_api_and_the_command_change_the_same_design(project, lead, 
     client.force_login(lead)
     page = client.post(
         f"/projects/{project.slug}/design/",
-        {"work_scope": "reviewed", "adjudication_min_coders": "2", "from_empty_share": "25", "quick_confirm_seconds": "4", "reason": "pilot"},
+        {
+            "work_scope": "reviewed",
+            "adjudication_min_coders": "2",
+            "from_empty_share": "25",
+            "quick_confirm_seconds": "4",
+            "reason": "pilot",
+        },
         follow=True,
     )
     assert page.status_code == 200 and "The study design is saved" in page.content.decode()
     project.refresh_from_db()
-    assert (project.work_scope, project.adjudication_min_coders, float(project.from_empty_share), project.quick_confirm_seconds) == ("reviewed", 2, 0.25, 4)
+    assert (
+        project.work_scope,
+        project.adjudication_min_coders,
+        float(project.from_empty_share),
+        project.quick_confirm_seconds,
+    ) == ("reviewed", 2, 0.25, 4)
     history = project.history.first()
-    assert history.history_user == lead and "study design" in history.history_change_reason and "(pilot)" in history.history_change_reason
-    refused = client.post(f"/projects/{project.slug}/design/", {"work_scope": "reviewed", "from_empty_share": "250", "quick_confirm_seconds": "4"})
+    assert (
+        history.history_user == lead
+        and "study design" in history.history_change_reason
+        and "(pilot)" in history.history_change_reason
+    )
+    refused = client.post(
+        f"/projects/{project.slug}/design/",
+        {"work_scope": "reviewed", "from_empty_share": "250", "quick_confirm_seconds": "4"},
+    )
     assert refused.status_code == 422
 
     api = APIClient()
     api.force_authenticate(lead)
     assert api.get(f"/api/v1/projects/{project.slug}/design/").json()["adjudication_min_coders"] == 2
-    changed = api.patch(f"/api/v1/projects/{project.slug}/design/", {"adjudication_min_coders": None, "from_empty_share": 0.1}, format="json")
-    assert changed.status_code == 200 and changed.json()["adjudication_min_coders"] is None and changed.json()["from_empty_share"] == 0.1
+    changed = api.patch(
+        f"/api/v1/projects/{project.slug}/design/",
+        {"adjudication_min_coders": None, "from_empty_share": 0.1},
+        format="json",
+    )
+    assert (
+        changed.status_code == 200
+        and changed.json()["adjudication_min_coders"] is None
+        and changed.json()["from_empty_share"] == 0.1
+    )
     bad = api.patch(f"/api/v1/projects/{project.slug}/design/", {"quick_confirm_seconds": 99}, format="json")
     assert bad.status_code == 400
     annotator_api = APIClient()
     annotator_api.force_authenticate(annotator)
-    assert annotator_api.patch(f"/api/v1/projects/{project.slug}/design/", {"from_empty_share": 0.9}, format="json").status_code == 403
+    assert (
+        annotator_api.patch(
+            f"/api/v1/projects/{project.slug}/design/", {"from_empty_share": 0.9}, format="json"
+        ).status_code
+        == 403
+    )
 
     out = io.StringIO()
     call_command("study_design", project.slug, "--min-coders", "all", "--work-scope", "submitted", stdout=out)
-    assert "every assigned coder must have submitted" in out.getvalue() and "10% of clips coded from empty" in out.getvalue()
+    assert (
+        "every assigned coder must have submitted" in out.getvalue()
+        and "10% of clips coded from empty" in out.getvalue()
+    )
     out = io.StringIO()
     call_command("study_design", project.slug, "--json", stdout=out)
     assert json.loads(out.getvalue())["work_scope"] == "submitted"

@@ -13,6 +13,7 @@ Every figure is checked against a computation written here: hand counts over
 the documents, the ``krippendorff`` package, and the task metrics from the
 release's own files.
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -60,13 +61,42 @@ def study_clip(k: int, sample_id: str | None = None) -> dict:
     utterance = UTTERANCES[k % len(UTTERANCES)]
     pattern, strategy = PATTERNS[k % len(PATTERNS)], STRATEGIES[k % len(STRATEGIES)]
     rows = [
-        client_row(1, speaker=a, utterance_type=utterance, internal_emotion=[{"person": a, "emotion_description": "feels unseen", "intensity": 3 + k % 5}], body_posture=[]),
+        client_row(
+            1,
+            speaker=a,
+            utterance_type=utterance,
+            internal_emotion=[{"person": a, "emotion_description": "feels unseen", "intensity": 3 + k % 5}],
+            body_posture=[],
+        ),
         therapist_row(2, target=(a,), strategy=strategy, relation_cycle_state=pattern, body_posture=[]),
-        client_row(3, speaker=b, target=(a,), utterance_type="defense", internal_emotion=[{"person": b, "emotion_description": "feels blamed", "intensity": 5}], body_posture=[],
-                   viewpoints_attitudes=[{"source": b, "target": a, "viewpoint": "she never lets it go", "attitude": "negative"}]),
+        client_row(
+            3,
+            speaker=b,
+            target=(a,),
+            utterance_type="defense",
+            internal_emotion=[{"person": b, "emotion_description": "feels blamed", "intensity": 5}],
+            body_posture=[],
+            viewpoints_attitudes=[
+                {"source": b, "target": a, "viewpoint": "she never lets it go", "attitude": "negative"}
+            ],
+        ),
         therapist_row(4, target=(a, b), strategy="reframe", relation_cycle_state=pattern, body_posture=[]),
-        client_row(5, speaker=a, target=(b,), utterance_type="request", internal_emotion=[{"person": a, "emotion_description": "hopes he hears it", "intensity": 4}], body_posture=[]),
-        therapist_row(6, target=(b,), strategy="track", relation_cycle_state="", relation_cycle_reason="no one pattern leads here", body_posture=[]),
+        client_row(
+            5,
+            speaker=a,
+            target=(b,),
+            utterance_type="request",
+            internal_emotion=[{"person": a, "emotion_description": "hopes he hears it", "intensity": 4}],
+            body_posture=[],
+        ),
+        therapist_row(
+            6,
+            target=(b,),
+            strategy="track",
+            relation_cycle_state="",
+            relation_cycle_reason="no one pattern leads here",
+            body_posture=[],
+        ),
     ]
     for row in rows:  # the factories' rows name Maya and Tobias
         row["target"] = [a if t == "Maya" else b if t == "Tobias" else t for t in row["target"]]
@@ -81,7 +111,7 @@ class Clock:
     """The coders' wall clock: every save happens at a time the script sets (the audit trail records it)."""
 
     def __init__(self):
-        self.now = dt.datetime(2026, 11, 2, 9, 0, tzinfo=dt.timezone.utc)
+        self.now = dt.datetime(2026, 11, 2, 9, 0, tzinfo=dt.UTC)
 
     def advance(self, seconds: float) -> None:
         self.now += dt.timedelta(seconds=seconds)
@@ -91,7 +121,9 @@ class Clock:
 
 
 def revisions_of(clip, user):
-    return list(Revision.objects.filter(row__clip=clip, annotator=user).select_related("row").order_by("row__row_index"))
+    return list(
+        Revision.objects.filter(row__clip=clip, annotator=user).select_related("row").order_by("row__row_index")
+    )
 
 
 def code_from_draft(clip, user, clock, seconds, change) -> None:
@@ -110,7 +142,9 @@ def code_from_empty(clip, user, clock, truth: dict[int, dict], change) -> None:
     for revision in revisions_of(clip, user):
         clock.advance(EMPTY_SECONDS)
         content = {k: v for k, v in truth[revision.row.row_index].items() if k in revision.content}
-        save_revision(revision.pk, user, change(revision.row.row_index, content) or content, revision.version, reviewed=True)
+        save_revision(
+            revision.pk, user, change(revision.row.row_index, content) or content, revision.version, reviewed=True
+        )
     submit_assignment(Assignment.objects.get(clip=clip, annotator=user), user)
 
 
@@ -120,7 +154,12 @@ def editor_change(k):
             return {**content, "utterance_type": "request"}
         if index == 3:
             # A pattern marked where the draft left it unset: whether a pattern is at work is itself coded.
-            return {**content, "relation_pattern": "pursue_withdraw", "relation_pattern_reason": "he pulls back as she presses", "relation_pattern_evidence_rows": [1, 3]}
+            return {
+                **content,
+                "relation_pattern": "pursue_withdraw",
+                "relation_pattern_reason": "he pulls back as she presses",
+                "relation_pattern_evidence_rows": [1, 3],
+            }
         if index == 2 and k % 3 == 0:
             return {**content, "tone_of_voice": "steady, warm"}
         return None
@@ -131,7 +170,10 @@ def editor_change(k):
 def careful_change(k):
     def change(index, content):
         if index == 1 and k % 2 == 0:
-            return {**content, "utterance_type": "defense"}  # draft, keeper: the clip's; editor: request; careful: defense
+            return {
+                **content,
+                "utterance_type": "defense",
+            }  # draft, keeper: the clip's; editor: request; careful: defense
         if index == 2 and k % 3 == 0:
             return {**content, "tone_of_voice": "measured"}
         return None
@@ -147,7 +189,9 @@ def study(tmp_path, monkeypatch, settings):
     monkeypatch.setattr(timezone, "now", clock)
     project = create_project("study", name="Study")
     lead = create_user("lead1", "lead", password="lead-pass-123")[0]
-    keeper, editor, careful = (create_user(name, "annotator", password=f"pw-{name}-123456")[0] for name in ("keeper", "editor", "careful"))
+    keeper, editor, careful = (
+        create_user(name, "annotator", password=f"pw-{name}-123456")[0] for name in ("keeper", "editor", "careful")
+    )
     docs = [study_clip(k) for k in range(COUPLES)]
     path = tmp_path / "drafts.jsonl"
     path.write_text("".join(json.dumps(d) + "\n" for d in docs), encoding="utf-8")
@@ -158,14 +202,20 @@ def study(tmp_path, monkeypatch, settings):
     lonely_path.write_text(json.dumps(lonely_doc) + "\n", encoding="utf-8")
     import_rescue(lonely_path, project, as_source="draft")
     lonely = project.clips.get(sample_id="couple_12/001_session")
-    assign_clips(project, clips=project.clips.filter(pk=lonely.pk), users=[keeper, editor, careful], calibration=0, actor=lead)
+    assign_clips(
+        project, clips=project.clips.filter(pk=lonely.pk), users=[keeper, editor, careful], calibration=0, actor=lead
+    )
 
     clips = {c.sample_id: c for c in project.clips.all()}
     for k, doc in enumerate(docs):
         clip = clips[doc["sample_id"]]
         truth = {r["row_index"]: {key: value for key, value in r.items()} for r in doc["rows"]}
         empty = Assignment.objects.filter(clip=clip, mode=AssignmentMode.FROM_EMPTY).exists()
-        for user, seconds, change in ((keeper, KEEP_SECONDS, lambda i, c: None), (editor, EDIT_SECONDS, editor_change(k)), (careful, CAREFUL_SECONDS, careful_change(k))):
+        for user, seconds, change in (
+            (keeper, KEEP_SECONDS, lambda i, c: None),
+            (editor, EDIT_SECONDS, editor_change(k)),
+            (careful, CAREFUL_SECONDS, careful_change(k)),
+        ):
             clock.advance(3600)  # each coder's sitting starts after a break
             if empty:
                 code_from_empty(clip, user, clock, truth, change)
@@ -173,7 +223,16 @@ def study(tmp_path, monkeypatch, settings):
                 code_from_draft(clip, user, clock, seconds, change)
     clock.advance(3600)
     code_from_draft(lonely, editor, clock, EDIT_SECONDS, editor_change(COUPLES))
-    return {"project": project, "lead": lead, "coders": (keeper, editor, careful), "plan": plan, "lonely": lonely, "clock": clock, "docs": docs, "tmp": tmp_path}
+    return {
+        "project": project,
+        "lead": lead,
+        "coders": (keeper, editor, careful),
+        "plan": plan,
+        "lonely": lonely,
+        "clock": clock,
+        "docs": docs,
+        "tmp": tmp_path,
+    }
 
 
 # --- independent computations --------------------------------------------------------------------
@@ -256,11 +315,19 @@ def test_a_study_from_assignment_to_release_counts_only_human_work_and_publishes
     assert payload["readiness"]["ready"] is False and payload["clip"]["editable"] is False
     assert "1 of 3 required coders submitted" in payload["readiness"]["reason"]
     assert [c["username"] for c in payload["coders"] if c["coded"]] == ["editor"]
-    assert payload["summary"]["coded_revisions"] == rows_per_clip and payload["summary"]["uncoded_revisions"] == 2 * rows_per_clip
+    assert (
+        payload["summary"]["coded_revisions"] == rows_per_clip
+        and payload["summary"]["uncoded_revisions"] == 2 * rows_per_clip
+    )
     assert all(set(r["uncoded"]) == {"careful", "keeper"} and set(r["coders"]) == {"editor"} for r in payload["rows"])
     progress = adjudication.project_progress(project)
     lonely_progress = next(c for c in progress["per_clip"] if c["id"] == lonely.pk)
-    assert (lonely_progress["coders"], lonely_progress["disputed_rows"], lonely_progress["undecided_fields"], lonely_progress["ready"]) == (1, 0, 0, False)
+    assert (
+        lonely_progress["coders"],
+        lonely_progress["disputed_rows"],
+        lonely_progress["undecided_fields"],
+        lonely_progress["ready"],
+    ) == (1, 0, 0, False)
     with pytest.raises(gold_services.ServiceError, match="cannot be adjudicated yet"):
         gold_services.accept_unanimous(lonely, lead)
 
@@ -285,12 +352,16 @@ def test_a_study_from_assignment_to_release_counts_only_human_work_and_publishes
     assert adjudication.readiness(lonely).ready
     for clip in project.clips.order_by("sample_id"):
         for state in adjudication.row_states(clip):
-            for name, suggestion in state.suggestions().items():
-                assert suggestion.source in state.revisions and set(suggestion.agree) <= set(state.revisions), "only coded work suggests"
+            for suggestion in state.suggestions().values():
+                assert suggestion.source in state.revisions and set(suggestion.agree) <= set(state.revisions), (
+                    "only coded work suggests"
+                )
                 assert suggestion.kind in ("unanimous", "majority", "single")
             for name, dispute in state.disputes.items():
                 if not (set(state.revisions) - set(dispute.outliers)):
-                    assert name not in state.suggestions(), "coders split: no suggestion, the draft never breaks the tie"
+                    assert name not in state.suggestions(), (
+                        "coders split: no suggestion, the draft never breaks the tie"
+                    )
         gold_services.accept_unanimous(clip, lead)
     split_rows = []
     for clip in project.clips.order_by("sample_id"):
@@ -305,7 +376,7 @@ def test_a_study_from_assignment_to_release_counts_only_human_work_and_publishes
     three_way = [s for s in split_rows if s[2] == "utterance_type"]
     assert len(three_way) >= 3
     utterance_splits = 0
-    for clip, row, name, version in split_rows:
+    for _clip, row, name, version in split_rows:
         if name == "utterance_type" and utterance_splits == 0:  # the draft's value, which keeper kept: with a reason
             with pytest.raises(gold_services.ServiceError, match="needs a reason"):
                 gold_services.decide(row.pk, lead, name, "draft", version)
@@ -319,7 +390,9 @@ def test_a_study_from_assignment_to_release_counts_only_human_work_and_publishes
     # On the clip only editor coded, the lead restores the draft's utterance type against the only coder.
     first = adjudication.row_state(lonely.rows.get(row_index=1))
     assert first.gold.content["utterance_type"] == "request" != first.draft.content["utterance_type"]
-    gold_services.decide(first.row.pk, lead, "utterance_type", "draft", first.gold.version, note="she discloses; no request is made")
+    gold_services.decide(
+        first.row.pk, lead, "utterance_type", "draft", first.gold.version, note="she discloses; no request is made"
+    )
     for clip in project.clips.all():
         gold_services.mark_adjudicated(clip, lead)
     release, built = freeze(project, version="1.0.0", seed=0, out_dir=study["tmp"] / "release", user=lead)
@@ -335,8 +408,19 @@ def test_a_study_from_assignment_to_release_counts_only_human_work_and_publishes
     for key, n in sources["overall"]["counts"].items():
         assert n == hand[key], key
         assert sources["overall"]["shares"][key] == round(n / total, 6)
-    assert sum(sources["overall"]["counts"][k] for k in ("every_coder", "only_coder", "majority", "lead_chose", "lead_wrote", "no_coded_work")) == total
-    assert hand["equal_draft_no_coder"] >= 1 and hand["lead_wrote"] >= 2 and hand["lead_chose"] >= 1 and hand["only_coder"] == rows_per_clip * len(FIELDS) - 1
+    assert (
+        sum(
+            sources["overall"]["counts"][k]
+            for k in ("every_coder", "only_coder", "majority", "lead_chose", "lead_wrote", "no_coded_work")
+        )
+        == total
+    )
+    assert (
+        hand["equal_draft_no_coder"] >= 1
+        and hand["lead_wrote"] >= 2
+        and hand["lead_chose"] >= 1
+        and hand["only_coder"] == rows_per_clip * len(FIELDS) - 1
+    )
 
     # --- the anchoring effect, against the krippendorff package -----------------------------------
     pull = agreement["draft_pull"]["anchoring"]
@@ -344,13 +428,19 @@ def test_a_study_from_assignment_to_release_counts_only_human_work_and_publishes
     utterance = pull["measures"]["utterance_type"]
     for mode, key in ((AssignmentMode.FROM_DRAFT, "anchored"), (AssignmentMode.FROM_EMPTY, "from_empty")):
         hh = krippendorff.alpha(reliability_data=utterance_matrix(project, mode), level_of_measurement="nominal")
-        hd = krippendorff.alpha(reliability_data=utterance_matrix(project, mode, against_draft=True), level_of_measurement="nominal")
+        hd = krippendorff.alpha(
+            reliability_data=utterance_matrix(project, mode, against_draft=True), level_of_measurement="nominal"
+        )
         assert utterance[key]["human_human"]["alpha"] == pytest.approx(hh, abs=1e-6)
         assert utterance[key]["human_draft"]["alpha"] == pytest.approx(hd, abs=1e-6)
     slices = {s["key"]: s for s in agreement["slices"]}
-    assert utterance["anchored"]["human_human"]["alpha"] == pytest.approx(slices["anchored/all"]["measures"]["utterance_type"]["humans"]["alpha"], abs=1e-6)
+    assert utterance["anchored"]["human_human"]["alpha"] == pytest.approx(
+        slices["anchored/all"]["measures"]["utterance_type"]["humans"]["alpha"], abs=1e-6
+    )
     effect = utterance["human_draft"]
-    assert effect["difference"] == pytest.approx(utterance["anchored"]["human_draft"]["alpha"] - utterance["from_empty"]["human_draft"]["alpha"], abs=1e-6)
+    assert effect["difference"] == pytest.approx(
+        utterance["anchored"]["human_draft"]["alpha"] - utterance["from_empty"]["human_draft"]["alpha"], abs=1e-6
+    )
     assert effect["ci95"][0] <= effect["difference"] <= effect["ci95"][1]
 
     # Relation-pattern presence: a coder who left the pattern unset said "not marked", which the label alpha drops.
@@ -366,9 +456,16 @@ def test_a_study_from_assignment_to_release_counts_only_human_work_and_publishes
     assert (keep["rows"], keep["unchanged_rows"], keep["unchanged_share"]) == (anchored_rows, anchored_rows, 1.0)
     assert keep["median_seconds"] == KEEP_SECONDS and keep["quick_share"] == 1.0
     edit = confirming["coders"]["editor"]
-    editor_anchored = Revision.objects.filter(annotator=editor, row__clip__assignments__annotator=editor, row__clip__assignments__mode=AssignmentMode.FROM_DRAFT)
+    editor_anchored = Revision.objects.filter(
+        annotator=editor,
+        row__clip__assignments__annotator=editor,
+        row__clip__assignments__mode=AssignmentMode.FROM_DRAFT,
+    )
     kept = sum(1 for r in editor_anchored.select_related("row__draft") if r.content == r.row.draft.content)
-    assert edit["rows"] == anchored_rows + rows_per_clip == editor_anchored.count() and edit["unchanged_rows"] == kept < edit["rows"]
+    assert (
+        edit["rows"] == anchored_rows + rows_per_clip == editor_anchored.count()
+        and edit["unchanged_rows"] == kept < edit["rows"]
+    )
     assert edit["median_seconds"] == EDIT_SECONDS and edit["quick_rows"] == 0
     team = confirming["team"]
     assert team["rows"] == sum(c["rows"] for c in confirming["coders"].values())
@@ -376,17 +473,29 @@ def test_a_study_from_assignment_to_release_counts_only_human_work_and_publishes
     # --- the drafting model as a baseline, against the task metrics computed from the files --------------
     system = stats["drafting_model"]
     assert system["system"]["rows_drafted"] == 13 * rows_per_clip and system["tasks"]["itp"]["applicable"] is False
-    for task, field, metric in (("rpp", "relation_top3", "accuracy"), ("ssp", "strategy_top3", "mrr"), ("stp", "target_top3", "mrr")):
-        predictions = {json.loads(line)["id"]: json.loads(line)[field] for line in files[f"predictions/drafting_model/{task}.jsonl"].decode().splitlines()}
+    for task, field, metric in (
+        ("rpp", "relation_top3", "accuracy"),
+        ("ssp", "strategy_top3", "mrr"),
+        ("stp", "target_top3", "mrr"),
+    ):
+        predictions = {
+            json.loads(line)["id"]: json.loads(line)[field]
+            for line in files[f"predictions/drafting_model/{task}.jsonl"].decode().splitlines()
+        }
         for split in ("train", "validation", "test"):
             gold = [json.loads(line) for line in files[f"tasks/{task}/{split}.jsonl"].decode().splitlines()]
             if not gold:
                 continue
             hits = [predictions.get(g["id"], [None])[0] == g["gold"] for g in gold]
             expected = sum(hits) / len(hits)  # one answer per instance: accuracy = Recall@1 = MRR
-            assert system["tasks"][task]["splits"][split]["all"]["scores"][metric] == pytest.approx(expected, abs=1e-4), (task, split)
+            assert system["tasks"][task]["splits"][split]["all"]["scores"][metric] == pytest.approx(
+                expected, abs=1e-4
+            ), (task, split)
     # Every draft answer is what the draft's own row says (an RPP instance: the draft's relation_cycle_state).
-    rpp = {json.loads(line)["id"]: json.loads(line)["relation_top3"] for line in files["predictions/drafting_model/rpp.jsonl"].decode().splitlines()}
+    rpp = {
+        json.loads(line)["id"]: json.loads(line)["relation_top3"]
+        for line in files["predictions/drafting_model/rpp.jsonl"].decode().splitlines()
+    }
     for inst_id, answer in rpp.items():
         _, sample_id, index = inst_id.split(":")
         draft = Draft.objects.get(row__clip__sample_id=sample_id, row__row_index=int(index)).content
@@ -399,16 +508,25 @@ def test_a_study_from_assignment_to_release_counts_only_human_work_and_publishes
     for key, words in WORDS.items():
         assert int(stated[words]["values"]) == hand[key], key
         assert stated[words]["share"] == f"{100 * hand[key] / total:.1f}%", key
-    anchoring = {line["measure"]: line for line in table(section(card, "### The draft's pull: anchored against from-empty work"))}
+    anchoring = {
+        line["measure"]: line for line in table(section(card, "### The draft's pull: anchored against from-empty work"))
+    }
     line = anchoring["Utterance type"]
-    hh_anchored = krippendorff.alpha(reliability_data=utterance_matrix(project, AssignmentMode.FROM_DRAFT), level_of_measurement="nominal")
-    hh_empty = krippendorff.alpha(reliability_data=utterance_matrix(project, AssignmentMode.FROM_EMPTY), level_of_measurement="nominal")
+    hh_anchored = krippendorff.alpha(
+        reliability_data=utterance_matrix(project, AssignmentMode.FROM_DRAFT), level_of_measurement="nominal"
+    )
+    hh_empty = krippendorff.alpha(
+        reliability_data=utterance_matrix(project, AssignmentMode.FROM_EMPTY), level_of_measurement="nominal"
+    )
     assert float(line["human–human anchored"]) == pytest.approx(hh_anchored, abs=5e-4)
     assert float(line["human–human from empty"]) == pytest.approx(hh_empty, abs=5e-4)
     hh = utterance["human_human"]  # the report's effect (its own unit rule), as the card words it
     assert line["human–human difference [95%]"] == f"{hh['difference']:.3f} [{hh['ci95'][0]:.3f}, {hh['ci95'][1]:.3f}]"
     assert hh["difference"] == pytest.approx(hh_anchored - hh_empty, abs=1e-6)
-    assert line["human–draft difference [95%]"] == f"{effect['difference']:.3f} [{effect['ci95'][0]:.3f}, {effect['ci95'][1]:.3f}]"
+    assert (
+        line["human–draft difference [95%]"]
+        == f"{effect['difference']:.3f} [{effect['ci95'][0]:.3f}, {effect['ci95'][1]:.3f}]"
+    )
     assert line["human–draft anchored"] == f"{utterance['anchored']['human_draft']['alpha']:.3f}"
     assert f"over {pull['groups']} relationship groups" in card
     # The coded revisions the card states are the ones the adjudication page and the agreement API count.
@@ -419,9 +537,16 @@ def test_a_study_from_assignment_to_release_counts_only_human_work_and_publishes
     assert int(coded.group(1).replace(",", "")) == pages == api_report["slices"][0]["revisions"]
     # The drafting model per task, with the caveat exactly where its score is far above the strongest rule.
     drafting = {line["task"]: line for line in table(section(card, "### The drafting model as a baseline"))}
-    for task, field, metric in (("rpp", "relation_top3", "accuracy"), ("ssp", "strategy_top3", "mrr"), ("stp", "target_top3", "mrr")):
-        predictions = {json.loads(l)["id"]: json.loads(l)[field] for l in files[f"predictions/drafting_model/{task}.jsonl"].decode().splitlines()}
-        gold_lines = [json.loads(l) for l in files[f"tasks/{task}/test.jsonl"].decode().splitlines()]
+    for task, field, metric in (
+        ("rpp", "relation_top3", "accuracy"),
+        ("ssp", "strategy_top3", "mrr"),
+        ("stp", "target_top3", "mrr"),
+    ):
+        predictions = {
+            json.loads(line)["id"]: json.loads(line)[field]
+            for line in files[f"predictions/drafting_model/{task}.jsonl"].decode().splitlines()
+        }
+        gold_lines = [json.loads(line) for line in files[f"tasks/{task}/test.jsonl"].decode().splitlines()]
         if not gold_lines:
             continue
         score = sum(predictions.get(g["id"], [None])[0] == g["gold"] for g in gold_lines) / len(gold_lines)
@@ -429,11 +554,24 @@ def test_a_study_from_assignment_to_release_counts_only_human_work_and_publishes
         rule = stats["baselines"][task]["splits"]["test"]["all"]
         far = score - rule["scores"][rule["best_rule"]][metric] >= FAR_ABOVE
         assert drafting[task]["difference"].endswith("· far above") == far, task
-    assert ("A model of the drafting model's family may be favoured" in card) == any(l["difference"].endswith("far above") for l in drafting.values())
+    assert ("A model of the drafting model's family may be favoured" in card) == any(
+        row["difference"].endswith("far above") for row in drafting.values()
+    )
     # How the starting points were chosen, as the assignments record it (nothing said when nothing is recorded).
-    by_design = [a for a in Assignment.objects.filter(clip__sample_id__in=built.clip_ids, clip__project=project) if a.design.get("by") == "design"]
+    by_design = [
+        a
+        for a in Assignment.objects.filter(clip__sample_id__in=built.clip_ids, clip__project=project)
+        if a.design.get("by") == "design"
+    ]
     empty = sum(a.mode == AssignmentMode.FROM_EMPTY for a in by_design)
-    assert by_design and f"{len(by_design)} assignments by the study design (a seeded random share of 20% from empty, seed 3), {empty} of them from empty" in card
+    assert (
+        by_design
+        and (
+            f"{len(by_design)} assignments by the study design (a seeded random share of 20% from empty, seed 3), "
+            f"{empty} of them from empty"
+        )
+        in card
+    )
     # The relation-pattern presence measure stands beside the label's alpha, with the report's figure.
     assert f"the presence measure ({presence['alpha']:.3f}, {presence['units']} units)" in card
 

@@ -1,4 +1,5 @@
 """The synthetic generator: release-shaped, valid, deterministic, with realistic disagreement."""
+
 from __future__ import annotations
 
 import json

@@ -11,6 +11,7 @@ Three kinds of check:
   files hold exactly the re-implementation's instances, and ``evaluate`` scores predictions to the figures the
   public scorer's rules give, computed here independently.
 """
+
 import io
 import json
 import math
@@ -33,7 +34,14 @@ from .builders.documents import client_row, couple_clip, family_clip, maya, ther
 
 SID = "maya_and_tobias/001_opening"
 approx = pytest.approx
-COUPLE_RELATIONS = ["pursue_withdraw", "attack_attack", "withdraw_withdraw", "repair_softening", "constructive_alignment", "mixed_transition"]
+COUPLE_RELATIONS = [
+    "pursue_withdraw",
+    "attack_attack",
+    "withdraw_withdraw",
+    "repair_softening",
+    "constructive_alignment",
+    "mixed_transition",
+]
 
 
 def clip_of(rows, sample_id=SID, scenario="couple", valid=True):
@@ -79,7 +87,9 @@ def test_word_count_and_the_early_cutoff_follow_the_public_arithmetic():
 def itp_clip():
     # Decision rows after a client row: positives (therapist next) 2, 4, 6, 9, 11; negatives (client next) 1, 8.
     speakers = ["Maya", "Tobias", "T", "Maya", "T", "Maya", "T", "Maya", "Tobias", "T", "Maya", "T"]
-    return clip_of([therapist(i) if s == "T" else (maya(i) if s == "Maya" else tobias(i)) for i, s in enumerate(speakers, start=1)])
+    return clip_of(
+        [therapist(i) if s == "T" else (maya(i) if s == "Maya" else tobias(i)) for i, s in enumerate(speakers, start=1)]
+    )
 
 
 def test_itp_balances_each_class_with_the_even_pick_where_a_seeded_pick_differs():
@@ -106,17 +116,36 @@ def test_stp_takes_only_rows_with_a_strategy_type_the_rows_ssp_takes():
             therapist(4, target=("Tobias",), strategy=None),  # no strategy: neither task
             therapist(5, target=("Maya", "Tobias"), strategy="evoke"),  # two people: the group label
             therapist(6, target=("Tobias", "Therapist"), strategy="join"),  # the therapist is left out of a target
-            therapist(7, target=("Maya",), strategy="reframe", support_strategy=[{"provider": "Therapist", "target": [], "strategy_type": "reframe", "strategy_content": "x"}]),
+            therapist(
+                7,
+                target=("Maya",),
+                strategy="reframe",
+                support_strategy=[
+                    {"provider": "Therapist", "target": [], "strategy_type": "reframe", "strategy_content": "x"}
+                ],
+            ),
         ],
         valid=False,  # rows 6 and 7 are refused by the schema; the public code reads them all the same
     )
-    assert rows_of("stp", doc) == [(2, "Maya"), (5, "Couple"), (6, "Tobias"), (7, "Maya")]  # row 7: the row's own target
-    assert [(i.row_index, i.inputs["target"], i.gold) for i in built("ssp", doc)] == [(2, "Maya", "track"), (5, "Couple", "evoke"), (6, "Tobias", "join"), (7, "Maya", "reframe")]
+    assert rows_of("stp", doc) == [
+        (2, "Maya"),
+        (5, "Couple"),
+        (6, "Tobias"),
+        (7, "Maya"),
+    ]  # row 7: the row's own target
+    assert [(i.row_index, i.inputs["target"], i.gold) for i in built("ssp", doc)] == [
+        (2, "Maya", "track"),
+        (5, "Couple", "evoke"),
+        (6, "Tobias", "join"),
+        (7, "Maya", "reframe"),
+    ]
     assert built("stp", doc)[0].inputs["candidates"] == ["Maya", "Tobias", "Couple"]
     # Context: the 3 rows before the therapist row, not the row itself.
     assert [(i.context_start, i.context_end) for i in built("stp", doc)] == [(0, 1), (1, 4), (2, 5), (3, 6)]
     # The platform's profile, corrected: the same rows for STP and SSP.
-    assert [r for r, _ in rows_of("stp", doc, profile=PLATFORM_V1)] == [r for r, _ in rows_of("ssp", doc, profile=PLATFORM_V1)]
+    assert [r for r, _ in rows_of("stp", doc, profile=PLATFORM_V1)] == [
+        r for r, _ in rows_of("ssp", doc, profile=PLATFORM_V1)
+    ]
 
 
 def test_a_family_target_naming_two_of_three_is_the_group_label_in_both_profiles():
@@ -129,7 +158,9 @@ def test_a_family_target_naming_two_of_three_is_the_group_label_in_both_profiles
     doc = clip_of(rows, sample_id=sid, scenario="family")
     for profile in (RESCUE_V1, PLATFORM_V1):
         assert rows_of("stp", doc, profile=profile) == [(2, "Family")], profile
-        assert [(i.inputs["target"], i.gold) for i in built("ssp", doc, profile=profile)] == [("Family", "boundary")], profile
+        assert [(i.inputs["target"], i.gold) for i in built("ssp", doc, profile=profile)] == [("Family", "boundary")], (
+            profile
+        )
 
 
 # --- ER and VP -----------------------------------------------------------------------------------
@@ -141,13 +172,26 @@ FOUR = "I can't do this"
 def test_er_needs_five_words_and_skips_the_first_ceil_30_percent_of_the_rows():
     # 10 rows: the first ceil(10 * 0.3) = 3 positions give no checkpoint (rows 1 and 3 here).
     rows = [maya(i, dialogue_cleaned=FIVE) if i % 2 else therapist(i) for i in range(1, 11)]
-    rows[3] = tobias(4, dialogue_cleaned=FIVE, internal_emotion=[{"person": "Tobias", "emotion_description": "feels blamed", "intensity": 5}])
+    rows[3] = tobias(
+        4,
+        dialogue_cleaned=FIVE,
+        internal_emotion=[{"person": "Tobias", "emotion_description": "feels blamed", "intensity": 5}],
+    )
     rows[4] = maya(5, dialogue_cleaned=FOUR)  # 4 words: too short
-    rows[6] = maya(7, dialogue_cleaned=FIVE, internal_emotion=[{"person": "Maya", "emotion_description": "feels cornered", "intensity": 6.6}])
+    rows[6] = maya(
+        7,
+        dialogue_cleaned=FIVE,
+        internal_emotion=[{"person": "Maya", "emotion_description": "feels cornered", "intensity": 6.6}],
+    )
     doc = clip_of(rows, valid=False)  # 6.6 is refused by the schema; the public code rounds it to 7
     unseen = {"emotion_description": "feels unseen", "intensity": 6}
-    assert rows_of("er", doc) == [(4, {"emotion_description": "feels blamed", "intensity": 5}), (7, {"emotion_description": "feels cornered", "intensity": 7}), (9, unseen)]
-    # The platform's rules: 4 words by split() suffice and the first 2 candidates (rows 1, 3) are skipped, so row 5 is in.
+    assert rows_of("er", doc) == [
+        (4, {"emotion_description": "feels blamed", "intensity": 5}),
+        (7, {"emotion_description": "feels cornered", "intensity": 7}),
+        (9, unseen),
+    ]
+    # The platform's rules: 4 words by split() suffice and the first 2 candidates (rows 1, 3) are skipped, so row 5 is
+    # in.
     assert 5 in [r for r, _ in rows_of("er", doc, profile=PLATFORM_V1)]
     # Context: the 3 rows before, then the row itself.
     assert [(i.context_start, i.context_end) for i in built("er", doc)] == [(0, 4), (3, 7), (5, 9)]
@@ -162,13 +206,18 @@ def test_er_picks_five_evenly_among_the_late_candidates():
 
 def test_vp_picks_evenly_and_the_gold_keeps_each_viewpoints_attitude():
     def view(i):
-        return [{"source": "Maya", "target": "Tobias", "viewpoint": f"view {i}", "attitude": "negative"}, {"source": "Tobias", "target": "Maya", "viewpoint": "not hers", "attitude": ""}]
+        return [
+            {"source": "Maya", "target": "Tobias", "viewpoint": f"view {i}", "attitude": "negative"},
+            {"source": "Tobias", "target": "Maya", "viewpoint": "not hers", "attitude": ""},
+        ]
 
     rows = [maya(i, viewpoints_attitudes=view(i)) for i in range(1, 8)]  # 7 candidates, no early cut-off for VP
     doc = clip_of(rows)
     # n = 7, m = 5: 0, 1.5, 3, 4.5, 6 -> 0, 2, 3, 4, 6 (1.5 -> 2, 4.5 -> 4: halves to even)
     assert [r for r, _ in rows_of("vp", doc)] == [1, 3, 4, 5, 7]
-    assert rows_of("vp", doc)[0][1] == [{"source": "Maya", "target": "Tobias", "viewpoint": "view 1", "attitude": "negative"}]
+    assert rows_of("vp", doc)[0][1] == [
+        {"source": "Maya", "target": "Tobias", "viewpoint": "view 1", "attitude": "negative"}
+    ]
 
 
 # --- RPP inputs ----------------------------------------------------------------------------------
@@ -181,7 +230,11 @@ def test_rpp_takes_therapist_rows_with_a_relation_cycle_state_and_every_row_befo
             therapist(2, relation_cycle_state="attack_attack"),
             tobias(3),
             therapist(4, relation_cycle_state=""),  # no clear pattern
-            therapist(5, relation_cycle_state="pursue_withdraw", background_dialogue=[{"speaker": "Maya", "target": ["Tobias"], "content": "mm"}]),
+            therapist(
+                5,
+                relation_cycle_state="pursue_withdraw",
+                background_dialogue=[{"speaker": "Maya", "target": ["Tobias"], "content": "mm"}],
+            ),
         ]
     )
     assert rows_of("rpp", doc) == [(2, "attack_attack"), (5, "pursue_withdraw")]
@@ -206,11 +259,15 @@ def test_rpp_rankings_are_padded_with_taxonomy_labels_and_macro_f1_spans_the_who
     rescue = scorer_for("rpp", "1", RESCUE_V1)
     got = rescue.values(rescue.matrix(instances, predictions))
     # top-1: repair_softening, attack_attack, pursue_withdraw, pursue_withdraw -> 3 of 4 right
-    # per label: attack_attack P 1 R 1/2 F1 2/3; pursue_withdraw P 1 R 1 F1 1; repair_softening F1 0; three more never seen: 0
-    assert got == approx({"accuracy": 3 / 4, "recall@3": 1.0, "mrr": (1 / 3 + 1 + 1 + 1) / 4, "macro_f1": (2 / 3 + 1) / 6})
+    # per label: attack_attack P 1 R 1/2 F1 2/3; pursue_withdraw P 1 R 1 F1 1; repair_softening F1 0; three more never
+    # seen: 0
+    assert got == approx(
+        {"accuracy": 3 / 4, "recall@3": 1.0, "mrr": (1 / 3 + 1 + 1 + 1) / 4, "macro_f1": (2 / 3 + 1) / 6}
+    )
     platform = scorer_for("rpp", "1", PLATFORM_V1)
     theirs = platform.values(platform.matrix(instances, predictions))
-    # The platform's rules: no padding ("bogus" stays the second ranking's top-1), macro-F1 over the 3 labels that occur.
+    # The platform's rules: no padding ("bogus" stays the second ranking's top-1), macro-F1 over the 3 labels that
+    # occur.
     assert theirs == approx({"accuracy": 0.0, "recall@3": 1 / 4, "macro_f1": 0.0})
 
 
@@ -227,7 +284,18 @@ def test_stp_rankings_keep_distinct_candidates_only():
 SAMPLE = Path(__file__).resolve().parents[2] / "shared" / "data" / "rescue_bench_sample.jsonl"
 # Measured by the issue with the public scripts on these 14 couple clips ("theirs").
 PUBLIC_COUNTS = {"itp": 192, "rpp": 114, "stp": 77, "ssp": 77, "er": 67, "vp": 64}
-COUPLE_STRATEGIES = {"counterbalance", "safeguard", "goal_align", "track", "reframe", "evoke", "enact", "join", "detach", "repair"}
+COUPLE_STRATEGIES = {
+    "counterbalance",
+    "safeguard",
+    "goal_align",
+    "track",
+    "reframe",
+    "evoke",
+    "enact",
+    "join",
+    "detach",
+    "repair",
+}
 FAMILY_STRATEGIES = {"safeguard", "join", "track", "counterbalance", "enact", "boundary", "reframe", "repair"}
 
 
@@ -260,12 +328,19 @@ def reference_instances(clip: dict) -> dict[str, list[int]]:
     strategies = FAMILY_STRATEGIES if clip["scenario"] == "family" else COUPLE_STRATEGIES
     speaker = [_t(r.get("primary_speaker")) for r in rows]
     out = {}
-    pos = [k for k in range(1, n) if speaker[k] == "Therapist" and speaker[k - 1] != "Therapist"]  # next row k+1 (1-based)
+    pos = [
+        k for k in range(1, n) if speaker[k] == "Therapist" and speaker[k - 1] != "Therapist"
+    ]  # next row k+1 (1-based)
     neg = [k for k in range(1, n) if speaker[k] != "Therapist" and speaker[k - 1] != "Therapist"]
     m = min(len(pos), len(neg))
-    middle = lambda size: size // 2
+
+    def middle(size):
+        return size // 2
+
     out["itp"] = sorted(_spread(pos, m, middle) + _spread(neg, m, middle)) if m else []  # decision row = k (1-based)
-    out["rpp"] = [i for i, r in enumerate(rows, 1) if speaker[i - 1] == "Therapist" and _t(r.get("relation_cycle_state"))]
+    out["rpp"] = [
+        i for i, r in enumerate(rows, 1) if speaker[i - 1] == "Therapist" and _t(r.get("relation_cycle_state"))
+    ]
     stp, ssp = [], []
     for i, r in enumerate(rows, 1):
         items = r.get("support_strategy") or []
@@ -299,8 +374,15 @@ def reference_instances(clip: dict) -> dict[str, list[int]]:
     vp = [
         i
         for i, r in enumerate(rows, 1)
-        if speaker[i - 1] and speaker[i - 1] not in ("Therapist", "Couple", "Family")
-        and any(isinstance(v, dict) and _t(v.get("source")) == speaker[i - 1] and _t(v.get("target")) and _t(v.get("viewpoint")) for v in r.get("viewpoints_attitudes") or [])
+        if speaker[i - 1]
+        and speaker[i - 1] not in ("Therapist", "Couple", "Family")
+        and any(
+            isinstance(v, dict)
+            and _t(v.get("source")) == speaker[i - 1]
+            and _t(v.get("target"))
+            and _t(v.get("viewpoint"))
+            for v in r.get("viewpoints_attitudes") or []
+        )
     ]
     out["vp"] = sorted(_spread(vp, 5, lambda size: 0))
     assert group  # the group label plays no part in which rows are instances
@@ -316,7 +398,10 @@ def sample_clips():
 
 def test_the_sample_clips_give_the_reimplementations_instances_and_the_public_scripts_counts(sample_clips):
     ours = build_instances(sample_clips, {c["sample_id"]: "test" for c in sample_clips}, seed=0, profile=RESCUE_V1)
-    expected = {task: [f"{task}:{c['sample_id']}:{i}" for c in sample_clips for i in reference_instances(c)[task]] for task in PUBLIC_COUNTS}
+    expected = {
+        task: [f"{task}:{c['sample_id']}:{i}" for c in sample_clips for i in reference_instances(c)[task]]
+        for task in PUBLIC_COUNTS
+    }
     for task in PUBLIC_COUNTS:
         assert [i.id for i in ours[task]] == expected[task], task
     assert {task: len(ours[task]) for task in PUBLIC_COUNTS} == PUBLIC_COUNTS
@@ -325,7 +410,7 @@ def test_the_sample_clips_give_the_reimplementations_instances_and_the_public_sc
 # --- a release under rescue-v1, and evaluate ------------------------------------------------------
 
 
-def test_a_release_of_the_sample_under_rescue_v1_holds_the_reimplementations_instances_and_evaluate_scores_by_the_public_rules(
+def test_a_rescue_v1_release_of_the_sample_holds_the_reimplementations_instances_and_scores_by_the_public_rules(
     project, sample_clips, tmp_path, settings
 ):
     settings.RELEASES_ROOT = tmp_path / "releases"
@@ -335,7 +420,14 @@ def test_a_release_of_the_sample_under_rescue_v1_holds_the_reimplementations_ins
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["task_profile"]["name"] == RESCUE_V1 and manifest["task_profile"]["comparable_with_paper"] is True
     assert manifest["task_profile"]["notes"] and manifest["inputs"]["task_profile"] == RESCUE_V1
-    files = {task: [json.loads(line) for s in ("train", "validation", "test") for line in (out / "tasks" / task / f"{s}.jsonl").read_text().splitlines()] for task in PUBLIC_COUNTS}
+    files = {
+        task: [
+            json.loads(line)
+            for s in ("train", "validation", "test")
+            for line in (out / "tasks" / task / f"{s}.jsonl").read_text().splitlines()
+        ]
+        for task in PUBLIC_COUNTS
+    }
     for task in PUBLIC_COUNTS:
         expected = {f"{task}:{c['sample_id']}:{i}" for c in sample_clips for i in reference_instances(c)[task]}
         assert {i["id"] for i in files[task]} == expected, task
@@ -351,7 +443,18 @@ def test_a_release_of_the_sample_under_rescue_v1_holds_the_reimplementations_ins
     pred_file = tmp_path / "rpp.jsonl"
     pred_file.write_text("".join(json.dumps({"id": k, "relation_top3": v}) + "\n" for k, v in preds.items()))
     printed = io.StringIO()
-    call_command("evaluate", str(pred_file), "--release", str(out), "--task", "rpp", "--json", "--resamples", "100", stdout=printed)
+    call_command(
+        "evaluate",
+        str(pred_file),
+        "--release",
+        str(out),
+        "--task",
+        "rpp",
+        "--json",
+        "--resamples",
+        "100",
+        stdout=printed,
+    )
     report = json.loads(printed.getvalue())
     assert report["task_profile"]["name"] == RESCUE_V1
 
@@ -390,9 +493,18 @@ def test_the_platform_profile_stays_selectable_and_is_recorded(project, tmp_path
     settings.RELEASES_ROOT = tmp_path / "releases"
     import_rescue(SAMPLE, project) if SAMPLE.is_file() else pytest.skip("real sample not found")
     out = tmp_path / "p"
-    release, built_release = freeze(project, version="1.0.0", seed=1, out_dir=out, accept_incomplete=("couple",), task_profile=PLATFORM_V1)
-    assert built_release.manifest["task_profile"]["name"] == PLATFORM_V1 and built_release.manifest["task_profile"]["comparable_with_paper"] is False
-    rpp_any = sum(1 for s in ("train", "validation", "test") for _ in (out / "tasks" / "rpp_any_speaker" / f"{s}.jsonl").read_text().splitlines())
+    release, built_release = freeze(
+        project, version="1.0.0", seed=1, out_dir=out, accept_incomplete=("couple",), task_profile=PLATFORM_V1
+    )
+    assert (
+        built_release.manifest["task_profile"]["name"] == PLATFORM_V1
+        and built_release.manifest["task_profile"]["comparable_with_paper"] is False
+    )
+    rpp_any = sum(
+        1
+        for s in ("train", "validation", "test")
+        for _ in (out / "tasks" / "rpp_any_speaker" / f"{s}.jsonl").read_text().splitlines()
+    )
     assert rpp_any == 207  # the platform's any-speaker variant reads both label keys
     _, verification = reproduce(release, tmp_path / "again")
     assert verification.ok, verification.lines()
@@ -407,10 +519,33 @@ def test_the_profile_is_an_option_of_the_command_and_the_api_and_unknown_names_a
     generate(project, clips=6, annotators=2, seed=3)
     for name in (RESCUE_V1, PLATFORM_V1):
         printed = io.StringIO()
-        call_command("freeze_release", "--project", project.slug, "--seed", "1", "--dry-run", "--accept-incomplete", "couple,family", "--task-profile", name, stdout=printed)
+        call_command(
+            "freeze_release",
+            "--project",
+            project.slug,
+            "--seed",
+            "1",
+            "--dry-run",
+            "--accept-incomplete",
+            "couple,family",
+            "--task-profile",
+            name,
+            stdout=printed,
+        )
         assert f"task instances built and scored by the task profile {name}" in printed.getvalue()
     printed = io.StringIO()
-    call_command("freeze_release", "--project", project.slug, "--seed", "1", "--dry-run", "--json", "--accept-incomplete", "couple,family", stdout=printed)
+    call_command(
+        "freeze_release",
+        "--project",
+        project.slug,
+        "--seed",
+        "1",
+        "--dry-run",
+        "--json",
+        "--accept-incomplete",
+        "couple,family",
+        stdout=printed,
+    )
     assert json.loads(printed.getvalue())["task_profile"] == RESCUE_V1  # the default
     body = FreezeInputsSerializer(data={"seed": 1, "task_profile": PLATFORM_V1})
     assert body.is_valid() and body.freeze_inputs()["task_profile"] == PLATFORM_V1
@@ -426,6 +561,10 @@ def test_synthetic_couple_and_family_clips_give_the_reimplementations_instances(
     assert {c["scenario"] for c in clips} == {"couple", "family"}
     ours = build_instances(clips, {c["sample_id"]: "test" for c in clips}, seed=0, profile=RESCUE_V1)
     for task in PUBLIC_COUNTS:
-        assert [i.id for i in ours[task]] == [f"{task}:{c['sample_id']}:{i}" for c in clips for i in reference_instances(c)[task]], task
-    family_targets = {i.gold for i in ours["stp"] if i.scenario == "family"} - {p for c in clips for p in c["participants"]}
+        assert [i.id for i in ours[task]] == [
+            f"{task}:{c['sample_id']}:{i}" for c in clips for i in reference_instances(c)[task]
+        ], task
+    family_targets = {i.gold for i in ours["stp"] if i.scenario == "family"} - {
+        p for c in clips for p in c["participants"]
+    }
     assert family_targets <= {"Family"}

@@ -2,6 +2,7 @@
 with the instances it must give written out. These are the rules of the platform's own
 profile, ``platform-v1`` (seeded picks, the whole history as context); the public
 benchmark's, ``rescue-v1``, are checked in test_task_profile_rescue_v1.py."""
+
 import json
 
 import pytest
@@ -26,7 +27,12 @@ def clip_of(rows, sample_id=SID, scenario="couple"):
 
 def built(task, doc, seed=0, **params):
     view = ClipView.of(doc, "1")
-    return [(i.id, i.row_index, i.context_end, i.inputs, i.gold) for i in instances_for_clip(task, view, split="test", seed=seed, params=RuleParameters(**params), profile=PLATFORM)]
+    return [
+        (i.id, i.row_index, i.context_end, i.inputs, i.gold)
+        for i in instances_for_clip(
+            task, view, split="test", seed=seed, params=RuleParameters(**params), profile=PLATFORM
+        )
+    ]
 
 
 # --- ITP ------------------------------------------------------------------------
@@ -68,7 +74,12 @@ def test_itp_drops_a_clip_without_a_candidate_of_either_class():
 def test_rpp_takes_rows_whose_relation_cycle_state_is_a_label_and_the_variant_takes_either_key():
     doc = clip_of(
         [
-            maya(1, relation_pattern="pursue_withdraw", relation_pattern_reason="she presses", relation_pattern_evidence_rows=[1]),
+            maya(
+                1,
+                relation_pattern="pursue_withdraw",
+                relation_pattern_reason="she presses",
+                relation_pattern_evidence_rows=[1],
+            ),
             therapist(2, relation_cycle_state="attack_attack"),
             therapist(3, relation_cycle_state=""),  # "no clear pattern" is not an instance
             therapist(4, relation_cycle_state=None),
@@ -76,12 +87,23 @@ def test_rpp_takes_rows_whose_relation_cycle_state_is_a_label_and_the_variant_ta
             tobias(6, relation_cycle_state="withdraw_withdraw"),  # a client row carrying the older key
         ]
     )
-    labels = ["pursue_withdraw", "attack_attack", "withdraw_withdraw", "repair_softening", "constructive_alignment", "mixed_transition"]
+    labels = [
+        "pursue_withdraw",
+        "attack_attack",
+        "withdraw_withdraw",
+        "repair_softening",
+        "constructive_alignment",
+        "mixed_transition",
+    ]
     assert built("rpp", doc) == [
         (f"rpp:{SID}:2", 2, 2, {"candidates": labels}, "attack_attack"),
         (f"rpp:{SID}:6", 6, 6, {"candidates": labels}, "withdraw_withdraw"),
     ]
-    assert [(r, g) for _, r, _, _, g in built("rpp_any_speaker", doc)] == [(1, "pursue_withdraw"), (2, "attack_attack"), (6, "withdraw_withdraw")]
+    assert [(r, g) for _, r, _, _, g in built("rpp_any_speaker", doc)] == [
+        (1, "pursue_withdraw"),
+        (2, "attack_attack"),
+        (6, "withdraw_withdraw"),
+    ]
 
 
 # --- STP and SSP ----------------------------------------------------------------
@@ -116,7 +138,18 @@ def test_ssp_needs_a_strategy_and_gives_the_resolved_target_as_input():
             therapist(4, target=("Tobias",), strategy=None),
         ]
     )
-    strategies = ["track", "reframe", "evoke", "enact", "join", "detach", "repair", "counterbalance", "safeguard", "goal_align"]
+    strategies = [
+        "track",
+        "reframe",
+        "evoke",
+        "enact",
+        "join",
+        "detach",
+        "repair",
+        "counterbalance",
+        "safeguard",
+        "goal_align",
+    ]
     assert built("ssp", doc) == [
         (f"ssp:{SID}:2", 2, 1, {"target": "Maya", "candidates": strategies}, "track"),
         (f"ssp:{SID}:3", 3, 2, {"target": "Couple", "candidates": strategies}, "evoke"),
@@ -134,7 +167,10 @@ def test_support_targets_naming_two_of_a_family_are_the_group_label():
     doc = clip_of(rows, sample_id=sid, scenario="family")
     # Two of three people are the group label, as the public code maps them; row 3 has no strategy: no instance.
     assert [(r, g) for _, r, _, _, g in built("stp", doc)] == [(2, "Family"), (4, "Family")]
-    assert [(r, i["target"], g) for _, r, _, i, g in built("ssp", doc)] == [(2, "Family", "boundary"), (4, "Family", "join")]
+    assert [(r, i["target"], g) for _, r, _, i, g in built("ssp", doc)] == [
+        (2, "Family", "boundary"),
+        (4, "Family", "join"),
+    ]
     assert resolve_target(["Ada", "Ben", "Chidi", "Dora"], ["Ada", "Ben", "Chidi", "Dora"], "Family") == "Family"
     assert resolve_target(["Therapist"], ["Ada"], "Family") is None
 
@@ -167,7 +203,12 @@ def test_er_takes_client_rows_with_the_speakers_emotion_and_skips_the_earliest()
 
 
 def test_er_samples_at_most_five_per_clip_in_row_order():
-    doc = clip_of([(maya if i % 2 else tobias)(i, internal_emotion=emotion("Maya" if i % 2 else "Tobias", 6)) for i in range(1, 13)])
+    doc = clip_of(
+        [
+            (maya if i % 2 else tobias)(i, internal_emotion=emotion("Maya" if i % 2 else "Tobias", 6))
+            for i in range(1, 13)
+        ]
+    )
     rows = [r for _, r, *_ in built("er", doc, seed=3)]
     assert len(rows) == 5 and rows == sorted(rows) and set(rows) <= set(range(3, 13))
     assert rows == [r for _, r, *_ in built("er", doc, seed=3)]
@@ -187,7 +228,14 @@ def test_vp_takes_the_speakers_own_viewpoints_with_a_target_and_a_text():
             tobias(2, viewpoints_attitudes=[view("Maya", "Tobias")]),  # not the speaker's view
             therapist(3, viewpoints_attitudes=[view("Therapist", "Maya")]),  # therapist row
             tobias(4, viewpoints_attitudes=[view("Tobias", "Maya", text="")]),  # no viewpoint text
-            maya(5, viewpoints_attitudes=[view("Maya", "Tobias", "keeps score"), view("Tobias", "Maya"), view("Maya", "Therapist", "is fair")]),
+            maya(
+                5,
+                viewpoints_attitudes=[
+                    view("Maya", "Tobias", "keeps score"),
+                    view("Tobias", "Maya"),
+                    view("Maya", "Therapist", "is fair"),
+                ],
+            ),
         ]
     )
     others = {"speaker": "Maya", "candidates": ["Tobias", "Therapist", "Couple"]}
@@ -198,7 +246,10 @@ def test_vp_takes_the_speakers_own_viewpoints_with_a_target_and_a_text():
             5,
             5,
             others,
-            [{"source": "Maya", "target": "Tobias", "viewpoint": "keeps score"}, {"source": "Maya", "target": "Therapist", "viewpoint": "is fair"}],
+            [
+                {"source": "Maya", "target": "Tobias", "viewpoint": "keeps score"},
+                {"source": "Maya", "target": "Therapist", "viewpoint": "is fair"},
+            ],
         ),
     ]
 
@@ -222,7 +273,9 @@ def test_instances_only_look_backwards_and_hold_only_observable_context(syntheti
         for inst in items:
             line = writer.line(inst)
             record = json.loads(line)
-            assert line == json.dumps(inst.as_dict(by_id[inst.clip_id]), ensure_ascii=False)  # the spliced line is plain JSON
+            assert line == json.dumps(
+                inst.as_dict(by_id[inst.clip_id]), ensure_ascii=False
+            )  # the spliced line is plain JSON
             assert [r["row_index"] for r in record["context"]] == list(range(1, inst.context_end + 1))
             assert inst.context_end <= inst.row_index  # never a row after the decision point
             assert all(tuple(r) == CONTEXT_KEYS for r in record["context"])
@@ -244,7 +297,9 @@ def test_instance_files_are_the_plain_json_lines_byte_for_byte():
     writer = InstanceWriter({SID: doc})
     assert any(i.context_end == 0 for i in instances["stp"])
     for task, items in instances.items():
-        assert writer.jsonl(items) == "".join(json.dumps(i.as_dict(doc), ensure_ascii=False) + "\n" for i in items).encode("utf-8"), task
+        assert writer.jsonl(items) == "".join(
+            json.dumps(i.as_dict(doc), ensure_ascii=False) + "\n" for i in items
+        ).encode("utf-8"), task
     assert writer.jsonl([]) == b""
 
 
@@ -259,4 +314,6 @@ def test_a_clips_instances_do_not_depend_on_the_other_clips(synthetic_clips):
 
 def test_context_rows_carry_the_observable_keys_only():
     row = therapist_row(3)
-    assert context_row(row) == {k: row[k] for k in ("row_index", "start_time", "end_time", "primary_speaker", "target", "dialogue_cleaned")}
+    assert context_row(row) == {
+        k: row[k] for k in ("row_index", "start_time", "end_time", "primary_speaker", "target", "dialogue_cleaned")
+    }

@@ -1,4 +1,5 @@
 """The annotator's workspace through its API: blind, safe saves, reviewing and submitting."""
+
 import json
 
 import pytest
@@ -44,7 +45,11 @@ def test_assignment_starts_from_a_copy_of_the_draft(assigned, annotator):
 def test_calibration_assignment_starts_empty_and_hides_the_draft(clip, annotator):
     start_assignment(clip, annotator, mode=AssignmentMode.FROM_EMPTY)
     revision = my_revision(clip, annotator)
-    assert revision.content["target"] == [] and revision.content["utterance_type"] == "" and revision.content["relation_pattern"] is None
+    assert (
+        revision.content["target"] == []
+        and revision.content["utterance_type"] == ""
+        and revision.content["relation_pattern"] is None
+    )
     payload = api_for(annotator).get(f"/api/v1/clips/{clip.pk}/workspace/").json()
     assert all(row["draft"] is None for row in payload["rows"])
 
@@ -52,7 +57,9 @@ def test_calibration_assignment_starts_empty_and_hides_the_draft(clip, annotator
 def test_save_validates_stores_and_bumps_the_version(assigned, annotator):
     revision = my_revision(assigned, annotator)
     content = {**revision.content, "utterance_type": "request", "target": ["Tobias"]}
-    response = api_for(annotator).put(f"/api/v1/revisions/{revision.pk}/", {"content": content, "version": 1}, format="json")
+    response = api_for(annotator).put(
+        f"/api/v1/revisions/{revision.pk}/", {"content": content, "version": 1}, format="json"
+    )
     assert response.status_code == 200, response.json()
     assert response.json()["version"] == 2 and response.json()["status"] == "edited"
     revision.refresh_from_db()
@@ -64,7 +71,10 @@ def test_stale_save_is_refused_with_the_current_state(assigned, annotator):
     revision = my_revision(assigned, annotator)
     client = api_for(annotator)
     first = {**revision.content, "tone_of_voice": "first tab"}
-    assert client.put(f"/api/v1/revisions/{revision.pk}/", {"content": first, "version": 1}, format="json").status_code == 200
+    assert (
+        client.put(f"/api/v1/revisions/{revision.pk}/", {"content": first, "version": 1}, format="json").status_code
+        == 200
+    )
     second = {**revision.content, "tone_of_voice": "second tab"}
     response = client.put(f"/api/v1/revisions/{revision.pk}/", {"content": second, "version": 1}, format="json")
     assert response.status_code == 409
@@ -77,11 +87,19 @@ def test_stale_save_is_refused_with_the_current_state(assigned, annotator):
 def test_invalid_save_is_refused_with_field_paths(assigned, annotator):
     revision = my_revision(assigned, annotator, row_index=2)  # a therapist row
     content = {**revision.content, "utterance_type": "request"}
-    content["support_strategy"] = [{**content["support_strategy"][0], "target": ["Therapist"], "strategy_type": "validation"}]
-    response = api_for(annotator).put(f"/api/v1/revisions/{revision.pk}/", {"content": content, "version": 1}, format="json")
+    content["support_strategy"] = [
+        {**content["support_strategy"][0], "target": ["Therapist"], "strategy_type": "validation"}
+    ]
+    response = api_for(annotator).put(
+        f"/api/v1/revisions/{revision.pk}/", {"content": content, "version": 1}, format="json"
+    )
     assert response.status_code == 422
     paths = {(i["path"], i["code"]) for i in response.json()["issues"]}
-    assert {("utterance_type", "utterance_type_on_therapist"), ("support_strategy[0].target[0]", "self_target"), ("support_strategy[0].strategy_type", "label_unknown")} <= paths
+    assert {
+        ("utterance_type", "utterance_type_on_therapist"),
+        ("support_strategy[0].target[0]", "self_target"),
+        ("support_strategy[0].strategy_type", "label_unknown"),
+    } <= paths
     revision.refresh_from_db()
     assert revision.version == 1
 
@@ -89,7 +107,9 @@ def test_invalid_save_is_refused_with_field_paths(assigned, annotator):
 def test_validate_endpoint_checks_without_saving(assigned, annotator):
     revision = my_revision(assigned, annotator)
     content = {**revision.content, "target": ["Maya"]}
-    response = api_for(annotator).post(f"/api/v1/revisions/{revision.pk}/validate/", {"content": content}, format="json")
+    response = api_for(annotator).post(
+        f"/api/v1/revisions/{revision.pk}/validate/", {"content": content}, format="json"
+    )
     assert [(i["path"], i["code"]) for i in response.json()["issues"]] == [("target[0]", "self_target")]
     revision.refresh_from_db()
     assert revision.content["target"] == ["Therapist"]
@@ -103,9 +123,16 @@ def test_relation_pattern_edit_is_mirrored_on_therapist_rows_in_the_regular_conv
     clip.rows.get(row_index=5).draft.__class__.objects.update(layout={})  # documents made on the platform
     start_assignment(clip, annotator)
     revision = my_revision(clip, annotator, row_index=5)
-    content = {**revision.content, "relation_pattern": "repair_softening", "relation_pattern_reason": "apology lands", "relation_pattern_evidence_rows": [4, 5]}
+    content = {
+        **revision.content,
+        "relation_pattern": "repair_softening",
+        "relation_pattern_reason": "apology lands",
+        "relation_pattern_evidence_rows": [4, 5],
+    }
     content["relation_cycle_reason"], content["relation_cycle_evidence_rows"] = "", []
-    response = api_for(annotator).put(f"/api/v1/revisions/{revision.pk}/", {"content": content, "version": 1}, format="json")
+    response = api_for(annotator).put(
+        f"/api/v1/revisions/{revision.pk}/", {"content": content, "version": 1}, format="json"
+    )
     assert response.status_code == 200, response.json()
     stored = response.json()["content"]
     assert stored["relation_cycle_state"] == "repair_softening" and stored["relation_cycle_evidence_rows"] == [4, 5]
@@ -118,13 +145,20 @@ def test_mark_reviewed_requires_a_valid_row_and_submit_requires_every_row(assign
     assert response.status_code == 422 and "3 rows are not reviewed yet" in response.json()["detail"]
     for index in (1, 2, 3):
         revision = my_revision(assigned, annotator, index)
-        assert client.post(f"/api/v1/revisions/{revision.pk}/review/", {"version": revision.version}, format="json").status_code == 200
+        assert (
+            client.post(
+                f"/api/v1/revisions/{revision.pk}/review/", {"version": revision.version}, format="json"
+            ).status_code
+            == 200
+        )
     response = client.post(f"/api/v1/assignments/{assignment.pk}/submit/")
     assert response.status_code == 200 and response.json()["state"] == "submitted"
     assigned.refresh_from_db()
     assert assigned.state == ClipState.REVIEWED, "the only coder submitted"
     revision = my_revision(assigned, annotator)
-    late = client.put(f"/api/v1/revisions/{revision.pk}/", {"content": revision.content, "version": revision.version}, format="json")
+    late = client.put(
+        f"/api/v1/revisions/{revision.pk}/", {"content": revision.content, "version": revision.version}, format="json"
+    )
     assert late.status_code == 403 and "submitted" in late.json()["detail"]
 
 
@@ -141,14 +175,26 @@ def test_annotators_never_reach_each_others_work(assigned, annotator, other_anno
     theirs = my_revision(assigned, other_annotator)
     mine = api_for(annotator)
     assert mine.get(f"/api/v1/revisions/{theirs.pk}/").status_code == 404
-    assert mine.put(f"/api/v1/revisions/{theirs.pk}/", {"content": theirs.content, "version": 1}, format="json").status_code == 404
+    assert (
+        mine.put(
+            f"/api/v1/revisions/{theirs.pk}/", {"content": theirs.content, "version": 1}, format="json"
+        ).status_code
+        == 404
+    )
     assert mine.post(f"/api/v1/revisions/{theirs.pk}/validate/", {"content": {}}, format="json").status_code == 404
     assert mine.post(f"/api/v1/revisions/{theirs.pk}/review/", {"version": 1}, format="json").status_code == 404
-    assert mine.post(f"/api/v1/assignments/{assigned.assignments.get(annotator=other_annotator).pk}/submit/").status_code == 404
+    assert (
+        mine.post(f"/api/v1/assignments/{assigned.assignments.get(annotator=other_annotator).pk}/submit/").status_code
+        == 404
+    )
     payload = mine.get(f"/api/v1/clips/{assigned.pk}/workspace/").json()
-    assert {r["revision"]["id"] for r in payload["rows"]} == set(Revision.objects.filter(annotator=annotator).values_list("pk", flat=True))
+    assert {r["revision"]["id"] for r in payload["rows"]} == set(
+        Revision.objects.filter(annotator=annotator).values_list("pk", flat=True)
+    )
     # comments are private to their author
-    api_for(other_annotator).post(f"/api/v1/clips/{assigned.pk}/comments/", {"row": 1, "body": "B's private note"}, format="json")
+    api_for(other_annotator).post(
+        f"/api/v1/clips/{assigned.pk}/comments/", {"row": 1, "body": "B's private note"}, format="json"
+    )
     assert mine.get(f"/api/v1/clips/{assigned.pk}/comments/").json() == []
     assert [a["sample_id"] for a in mine.get("/api/v1/assignments/").json()] == [assigned.sample_id]
     # an unassigned clip does not exist for them
@@ -163,11 +209,19 @@ def test_annotators_never_reach_each_others_work(assigned, annotator, other_anno
 def test_comments_flags_and_discard_proposals(assigned, annotator):
     client = api_for(annotator)
     url = f"/api/v1/clips/{assigned.pk}/comments/"
-    assert client.post(url, {"row": 2, "kind": "flag_split", "body": "two addressees"}, format="json").status_code == 201
-    assert client.post(url, {"kind": "discard_proposal", "body": "subtitles drift by 3 s"}, format="json").status_code == 201
+    assert (
+        client.post(url, {"row": 2, "kind": "flag_split", "body": "two addressees"}, format="json").status_code == 201
+    )
+    assert (
+        client.post(url, {"kind": "discard_proposal", "body": "subtitles drift by 3 s"}, format="json").status_code
+        == 201
+    )
     assert client.post(url, {"kind": "flag_merge", "body": "no row"}, format="json").status_code == 422
     assert client.post(url, {"row": 9, "body": "x"}, format="json").status_code == 422
-    assert client.post(url, {"kind": "discard_proposal", "body": "   "}, format="json").status_code == 400 or Comment.objects.count() == 2
+    assert (
+        client.post(url, {"kind": "discard_proposal", "body": "   "}, format="json").status_code == 400
+        or Comment.objects.count() == 2
+    )
     assert Comment.objects.count() == 2
     assert {c.kind for c in Comment.objects.all()} == {"flag_split", "discard_proposal"}
 
@@ -195,7 +249,11 @@ def test_balanced_assignment_never_repeats_an_annotator(project, tmp_path):
 def test_reassign_keeps_edited_work_unless_told(assigned, annotator, other_annotator):
     assignment = assigned.assignments.get()
     revision = my_revision(assigned, annotator)
-    api_for(annotator).put(f"/api/v1/revisions/{revision.pk}/", {"content": {**revision.content, "tone_of_voice": "x"}, "version": 1}, format="json")
+    api_for(annotator).put(
+        f"/api/v1/revisions/{revision.pk}/",
+        {"content": {**revision.content, "tone_of_voice": "x"}, "version": 1},
+        format="json",
+    )
     with pytest.raises(ServiceError, match="already edited"):
         reassign(assignment, other_annotator)
     new = reassign(assignment, other_annotator, discard_edits=True)
@@ -205,7 +263,10 @@ def test_reassign_keeps_edited_work_unless_told(assigned, annotator, other_annot
 
 def test_workspace_payload_query_count_does_not_grow_with_rows(project, annotator, tmp_path):
     def clip_with(n, name):
-        rows = [client_row(i, speaker="Maya" if i % 2 else "Tobias", target=("Therapist",)) if i % 3 else therapist_row(i) for i in range(1, n + 1)]
+        rows = [
+            client_row(i, speaker="Maya" if i % 2 else "Tobias", target=("Therapist",)) if i % 3 else therapist_row(i)
+            for i in range(1, n + 1)
+        ]
         path = tmp_path / f"{name}.jsonl"
         path.write_text(json.dumps(couple_clip(f"g/{name}", rows)) + "\n", encoding="utf-8")
         import_rescue(path, project, as_source="draft")
@@ -241,7 +302,9 @@ def test_a_save_that_loses_the_race_is_a_conflict_not_an_overwrite(assigned, ann
     stale = services.load_for_save(my_revision(assigned, annotator).pk, annotator)
     services.save_revision(stale.revision_id, annotator, {**stale.content, "tone_of_voice": "winner"}, 1)
     with pytest.raises(services.VersionConflict):
-        services.save_revision(stale.revision_id, annotator, {**stale.content, "tone_of_voice": "loser"}, 1, target=stale)
+        services.save_revision(
+            stale.revision_id, annotator, {**stale.content, "tone_of_voice": "loser"}, 1, target=stale
+        )
     current = my_revision(assigned, annotator)
     assert current.content["tone_of_voice"] == "winner" and current.version == 2
     history = list(current.history.order_by("history_date").values_list("history_type", "version"))
@@ -251,9 +314,21 @@ def test_a_save_that_loses_the_race_is_a_conflict_not_an_overwrite(assigned, ann
 @pytest.mark.parametrize(
     "change,path,code",
     [
-        (lambda c: c["internal_emotion"].append({"person": "Maya", "emotion_description": "", "intensity": 5}), "internal_emotion[1].emotion_description", "text_empty"),
-        (lambda c: c.update(relation_pattern=None, relation_pattern_evidence_rows=[2]), "relation_pattern_evidence_rows", "evidence_without_pattern"),
-        (lambda c: c.update(relation_pattern="", relation_pattern_reason=""), "relation_pattern_reason", "relation_reason_missing"),
+        (
+            lambda c: c["internal_emotion"].append({"person": "Maya", "emotion_description": "", "intensity": 5}),
+            "internal_emotion[1].emotion_description",
+            "text_empty",
+        ),
+        (
+            lambda c: c.update(relation_pattern=None, relation_pattern_evidence_rows=[2]),
+            "relation_pattern_evidence_rows",
+            "evidence_without_pattern",
+        ),
+        (
+            lambda c: c.update(relation_pattern="", relation_pattern_reason=""),
+            "relation_pattern_reason",
+            "relation_reason_missing",
+        ),
     ],
     ids=["empty entry text", "evidence without a pattern", "no clear pattern without a reason"],
 )
@@ -265,7 +340,9 @@ def test_the_api_refuses_a_phantom_save_with_the_schemas_path(assigned, annotato
     response = client.put(f"/api/v1/revisions/{revision.pk}/", {"content": content, "version": 1}, format="json")
     assert response.status_code == 422
     assert (path, code) in {(i["path"], i["code"]) for i in response.json()["issues"]}
-    checked = client.post(f"/api/v1/revisions/{revision.pk}/validate/", {"content": content}, format="json").json()["issues"]
+    checked = client.post(f"/api/v1/revisions/{revision.pk}/validate/", {"content": content}, format="json").json()[
+        "issues"
+    ]
     assert (path, code) in {(i["path"], i["code"]) for i in checked}, "the editor's live check says the same"
     revision.refresh_from_db()
     assert revision.version == 1
@@ -282,7 +359,9 @@ def test_marking_a_row_reviewed_refuses_a_pattern_without_a_reason(project, tmp_
     revision = my_revision(clip, annotator, 3)
     response = api_for(annotator).post(f"/api/v1/revisions/{revision.pk}/review/", {"version": 1}, format="json")
     assert response.status_code == 422
-    assert [(i["path"], i["code"]) for i in response.json()["issues"]] == [("relation_pattern_reason", "relation_reason_missing")]
+    assert [(i["path"], i["code"]) for i in response.json()["issues"]] == [
+        ("relation_pattern_reason", "relation_reason_missing")
+    ]
 
 
 def test_the_payload_says_why_a_clip_cannot_be_edited(assigned, annotator, lead):
@@ -310,8 +389,17 @@ def test_replay_settings_are_kept_per_annotator(assigned, annotator, other_annot
     assert client.get("/api/v1/me/workspace-settings/").json() == {"replay_speed": 1.0, "preroll": 0.0}
     saved = client.put("/api/v1/me/workspace-settings/", {"replay_speed": 0.75, "preroll": 0.5}, format="json")
     assert saved.status_code == 200 and saved.json() == {"replay_speed": 0.75, "preroll": 0.5}
-    assert client.put("/api/v1/me/workspace-settings/", {"preroll": 0.25}, format="json").json() == {"replay_speed": 0.75, "preroll": 0.25}
+    assert client.put("/api/v1/me/workspace-settings/", {"preroll": 0.25}, format="json").json() == {
+        "replay_speed": 0.75,
+        "preroll": 0.25,
+    }
     assert client.put("/api/v1/me/workspace-settings/", {"replay_speed": 2}, format="json").status_code == 422
     assert client.put("/api/v1/me/workspace-settings/", {"preroll": 5}, format="json").status_code == 422
-    assert client.get(f"/api/v1/clips/{assigned.pk}/workspace/").json()["settings"] == {"replay_speed": 0.75, "preroll": 0.25}
-    assert api_for(other_annotator).get("/api/v1/me/workspace-settings/").json() == {"replay_speed": 1.0, "preroll": 0.0}, "each their own"
+    assert client.get(f"/api/v1/clips/{assigned.pk}/workspace/").json()["settings"] == {
+        "replay_speed": 0.75,
+        "preroll": 0.25,
+    }
+    assert api_for(other_annotator).get("/api/v1/me/workspace-settings/").json() == {
+        "replay_speed": 1.0,
+        "preroll": 0.0,
+    }, "each their own"

@@ -1,4 +1,5 @@
 """A URL configuration with one view that fails, for the tests of the 500 page (tests/test_security.py)."""
+
 from django.urls import path
 
 from rescue_annot.urls import urlpatterns as project_urlpatterns

@@ -6,6 +6,7 @@ row carries, see ``workspace.services.relation_keys``, plus the mirrored
 ``relation_cycle_*`` keys of the regular convention) form one field, decided
 as a whole, because a label without its reason and evidence means nothing.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field

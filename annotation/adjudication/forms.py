@@ -1,4 +1,5 @@
 """Forms of the lead's assignment page and clip-level adjudication actions."""
+
 from __future__ import annotations
 
 from django import forms

@@ -10,7 +10,8 @@ and of the adjudication page) and with the LLM draft's:
 - ``majority``: a strict majority of the coders gave it, not all;
 - ``lead_chose``: the coders split with no majority and the lead took one coder's value;
 - ``lead_wrote``: no coder gave it (an edit, or a value taken from the draft that no coder kept);
-- ``no_coded_work``: nobody's work counts on the row (gold imported, or generated, or decided before any coder submitted).
+- ``no_coded_work``: nobody's work counts on the row (gold imported, or generated, or decided before any coder
+submitted).
 
 These six partition the values. Beside them, ``equal_draft`` counts the gold
 values equal to the draft's (rows with a draft); among those,
@@ -58,7 +59,9 @@ def _key(name: str, value) -> bytes:
     return orjson.dumps(comparable(name, value), option=orjson.OPT_SORT_KEYS)
 
 
-def classify(name: str, gold_value, coder_values: list, draft_value=None, has_draft: bool = False) -> tuple[str, list[str]]:
+def classify(
+    name: str, gold_value, coder_values: list, draft_value=None, has_draft: bool = False
+) -> tuple[str, list[str]]:
     """(the source of one gold value, the draft counts it adds): the rule of the module's docstring, for one field."""
     gold = _key(name, gold_value)
     coders = [_key(name, v) for v in coder_values]
@@ -89,14 +92,19 @@ def gold_sources(clip_pks: list[int], work_scope: str) -> dict:
     """Per field and overall, how many released gold values came from where (counts and shares), JSON-ready."""
     per_field = {name: Counter() for name in FIELDS}
     golds = dict(Gold.objects.filter(row__clip_id__in=clip_pks).values_list("row_id", "content"))
-    drafts = dict(Draft.objects.filter(row__clip_id__in=clip_pks, row_id__in=list(golds)).values_list("row_id", "content"))
+    drafts = dict(
+        Draft.objects.filter(row__clip_id__in=clip_pks, row_id__in=list(golds)).values_list("row_id", "content")
+    )
     coded = (
         with_left_out(Revision.objects.filter(row__clip_id__in=clip_pks), work_scope)
         .filter(**{f"{LEFT_OUT_FIELD}__isnull": True})
         .order_by("row_id", "annotator_id")
         .values_list("row_id", "content")
     )
-    by_row = {row_id: [_loads(c) for _, c in group] for row_id, group in groupby(coded.iterator(chunk_size=2000), key=lambda r: r[0])}
+    by_row = {
+        row_id: [_loads(c) for _, c in group]
+        for row_id, group in groupby(coded.iterator(chunk_size=2000), key=lambda r: r[0])
+    }
     for row_id, gold in golds.items():
         gold = _loads(gold)
         coders = by_row.get(row_id, [])
@@ -104,7 +112,11 @@ def gold_sources(clip_pks: list[int], work_scope: str) -> dict:
         for name in FIELDS:
             value = field_value(gold, name)
             source, draft_counts = classify(
-                name, value, [field_value(c, name) for c in coders], field_value(draft, name) if draft is not None else None, draft is not None
+                name,
+                value,
+                [field_value(c, name) for c in coders],
+                field_value(draft, name) if draft is not None else None,
+                draft is not None,
             )
             counts = per_field[name]
             counts[source] += 1
@@ -115,7 +127,8 @@ def gold_sources(clip_pks: list[int], work_scope: str) -> dict:
         overall.update(counts)
     return {
         "rule": (
-            "Each gold value (one per released row and adjudication field) compared with the values of the coders whose "
+            "Each gold value (one per released row and adjudication field) compared with the values of the coders "
+            "whose "
             f"work counts ({work_scope} work) and with the LLM draft's value; the sources partition the values."
         ),
         "work_scope": work_scope,

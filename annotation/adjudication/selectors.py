@@ -5,6 +5,7 @@ Callers check the role first (``roles.is_lead``); these functions read
 everything, because leads see everything. Every read of a clip is a fixed
 number of queries whatever its number of rows.
 """
+
 from __future__ import annotations
 
 from collections import defaultdict
@@ -92,7 +93,12 @@ class Readiness:
         )
 
     def as_dict(self) -> dict:
-        return {"ready": self.ready, "required": self.required, "submitted": list(self.submitted), "waiting": list(self.waiting)}
+        return {
+            "ready": self.ready,
+            "required": self.required,
+            "submitted": list(self.submitted),
+            "waiting": list(self.waiting),
+        }
 
 
 def readiness(clip: Clip, assignments: list[Assignment] | None = None) -> Readiness:
@@ -209,7 +215,9 @@ class RowState:
             agree = [c for c in coders if c not in dispute.outliers] if dispute else coders
             if agree:
                 kind = "majority" if dispute else ("unanimous" if len(coders) > 1 else "single")
-                out[name] = Suggestion(kind, agree[0], field_value(self.revisions[agree[0]].content, name), tuple(agree))
+                out[name] = Suggestion(
+                    kind, agree[0], field_value(self.revisions[agree[0]].content, name), tuple(agree)
+                )
         return out
 
     def base(self) -> tuple[dict, dict]:
@@ -255,7 +263,9 @@ def row_states(clip: Clip, rows=None) -> list[RowState]:
             uncoded[revision.row_id][revision.annotator.username] = Uncoded(revision, reason)
     states = []
     for row in rows:
-        state = RowState(row, drafts.get(row.pk), revisions.get(row.pk, {}), golds.get(row.pk), uncoded=uncoded.get(row.pk, {}))
+        state = RowState(
+            row, drafts.get(row.pk), revisions.get(row.pk, {}), golds.get(row.pk), uncoded=uncoded.get(row.pk, {})
+        )
         state.disputes = compare_row(state.coder_contents)
         states.append(state)
     return states
@@ -281,7 +291,9 @@ class RowFilter:
 
     @classmethod
     def from_query(cls, params) -> RowFilter:
-        truthy = lambda v: str(v).lower() in ("1", "true", "yes", "on")
+        def truthy(v):
+            return str(v).lower() in ("1", "true", "yes", "on")
+
         name = params.get("field", "")
         return cls(
             disagreements=truthy(params.get("disagreements", "")),
@@ -293,7 +305,14 @@ class RowFilter:
         )
 
     def as_dict(self) -> dict:
-        return {"disagreements": self.disagreements, "open": self.open, "field": self.field, "label": self.label, "annotator": self.annotator, "order": self.order}
+        return {
+            "disagreements": self.disagreements,
+            "open": self.open,
+            "field": self.field,
+            "label": self.label,
+            "annotator": self.annotator,
+            "order": self.order,
+        }
 
     def _uses_label(self, labels: set[str]) -> bool:
         if ":" in self.label:
@@ -335,13 +354,25 @@ def gold_document(state: RowState) -> dict:
         g = state.gold
         status = "decided" if not state.undecided else "open"
         return {
-            "id": g.pk, "version": g.version, "status": status, "content": g.content, "warnings": g.warnings,
-            "decisions": g.decisions, "updated_at": g.updated_at.isoformat(), "suggestion": suggestion,
-        }  # fmt: skip
+            "id": g.pk,
+            "version": g.version,
+            "status": status,
+            "content": g.content,
+            "warnings": g.warnings,
+            "decisions": g.decisions,
+            "updated_at": g.updated_at.isoformat(),
+            "suggestion": suggestion,
+        }
     return {
-        "id": None, "version": 0, "status": "open" if state.disputes else "new", "content": None, "warnings": [],
-        "decisions": {}, "updated_at": None, "suggestion": suggestion,
-    }  # fmt: skip
+        "id": None,
+        "version": 0,
+        "status": "open" if state.disputes else "new",
+        "content": None,
+        "warnings": [],
+        "decisions": {},
+        "updated_at": None,
+        "suggestion": suggestion,
+    }
 
 
 def row_payload(state: RowState, commented: set[int]) -> dict:
@@ -355,10 +386,18 @@ def row_payload(state: RowState, commented: set[int]) -> dict:
         "dialogue_cleaned": row.dialogue_cleaned,
         "relation_keys": list(state.relation_keys),
         "gold": gold_document(state),
-        "draft": {"content": state.draft.content, "warnings": state.draft.warnings, "source": state.draft.source} if state.draft else None,
-        "coders": {name: {"content": r.content, "status": r.status, "version": r.version} for name, r in state.revisions.items()},
+        "draft": {"content": state.draft.content, "warnings": state.draft.warnings, "source": state.draft.source}
+        if state.draft
+        else None,
+        "coders": {
+            name: {"content": r.content, "status": r.status, "version": r.version}
+            for name, r in state.revisions.items()
+        },
         # Revisions that are not coded work: the page shows them greyed as "not coded yet", without their values.
-        "uncoded": {name: {"status": u.revision.status, "reason": u.reason, "words": u.words} for name, u in state.uncoded.items()},
+        "uncoded": {
+            name: {"status": u.revision.status, "reason": u.reason, "words": u.words}
+            for name, u in state.uncoded.items()
+        },
         "disputed": list(state.disputes),
         "outliers": {name: c.outliers for name, c in state.disputes.items()},
         "labels": sorted(state.labels()),
@@ -388,21 +427,30 @@ def _row_endpoint(name: str) -> str:
     return reverse(name, args=[0]).replace("/0/", "/{row}/")
 
 
-def coders_of(clip: Clip, assignments: list[Assignment] | None = None, states: list[RowState] | None = None) -> list[dict]:
+def coders_of(
+    clip: Clip, assignments: list[Assignment] | None = None, states: list[RowState] | None = None
+) -> list[dict]:
     """The clip's assigned coders; ``coded_rows``: the rows whose revision counts as coded work (with ``states``)."""
     if assignments is None:
-        assignments = list(Assignment.objects.filter(clip=clip).select_related("annotator").order_by("annotator__username"))
+        assignments = list(
+            Assignment.objects.filter(clip=clip).select_related("annotator").order_by("annotator__username")
+        )
     coded = defaultdict(int)
     for state in states or []:
         for name in state.revisions:
             coded[name] += 1
     return [
         {
-            "username": a.annotator.username, "mode": a.mode, "state": a.state, "state_words": a.get_state_display().lower(),
-            "assignment": a.pk, "coded_rows": coded[a.annotator.username], "coded": coded[a.annotator.username] > 0,
+            "username": a.annotator.username,
+            "mode": a.mode,
+            "state": a.state,
+            "state_words": a.get_state_display().lower(),
+            "assignment": a.pk,
+            "coded_rows": coded[a.annotator.username],
+            "coded": coded[a.annotator.username] > 0,
         }
         for a in sorted(assignments, key=lambda a: a.annotator.username)
-    ]  # fmt: skip
+    ]
 
 
 def adjudication_payload(clip: Clip, row_filter: RowFilter | None = None) -> dict:
@@ -418,7 +466,15 @@ def adjudication_payload(clip: Clip, row_filter: RowFilter | None = None) -> dic
     config = editor_config(clip)
     comments = list(Comment.objects.filter(clip=clip).select_related("author", "row").order_by("created_at"))
     comment_list = [
-        {"id": c.pk, "row": c.row.row_index if c.row_id else None, "kind": c.kind, "body": c.body, "author": c.author.username, "created_at": c.created_at.isoformat(), "resolved": c.resolved}
+        {
+            "id": c.pk,
+            "row": c.row.row_index if c.row_id else None,
+            "kind": c.kind,
+            "body": c.body,
+            "author": c.author.username,
+            "created_at": c.created_at.isoformat(),
+            "resolved": c.resolved,
+        }
         for c in comments
     ]
     commented = {c["row"] for c in comment_list if c["row"] is not None}
@@ -443,13 +499,17 @@ def adjudication_payload(clip: Clip, row_filter: RowFilter | None = None) -> dic
         },
         "coders": coders,
         "fields": [{"name": name, "title": FIELD_TITLES[name], "keys": list(field_keys(name))} for name in FIELDS],
-        "rows": [{**row_payload(s, commented), "disagreement": scores[s.row.pk]} for s in states if row_filter.matches(s)],
+        "rows": [
+            {**row_payload(s, commented), "disagreement": scores[s.row.pk]} for s in states if row_filter.matches(s)
+        ],
         # Whether the texts' similarities are complete (a worker embeds the missing texts), and the score's rule.
         "similarity": similarity,
         "filters": row_filter.as_dict(),
         "summary": clip_summary(states),
         "comments": comment_list,
-        "discard_proposals": [c for c in comment_list if c["kind"] == CommentKind.DISCARD_PROPOSAL and not c["resolved"]],
+        "discard_proposals": [
+            c for c in comment_list if c["kind"] == CommentKind.DISCARD_PROPOSAL and not c["resolved"]
+        ],
         "cues": [],
         "assignment": None,
         "config": config,
@@ -482,7 +542,11 @@ def label_choices(config: dict) -> list[dict]:
     """Every taxonomy label once, with the kinds of field that use it (``repair`` is an
     utterance type and a strategy): what the page's label filter offers."""
     kinds: dict[str, list[str]] = {}
-    for key, word in (("utterance_types", "utterance type"), ("support_strategies", "strategy"), ("relation_patterns", "relation pattern")):
+    for key, word in (
+        ("utterance_types", "utterance type"),
+        ("support_strategies", "strategy"),
+        ("relation_patterns", "relation pattern"),
+    ):
         for item in config[key]:
             kinds.setdefault(item["label"], []).append(word)
     return [{"label": label, "kinds": kinds[label]} for label in sorted(kinds)]
@@ -504,9 +568,21 @@ def project_progress(project: Project) -> dict:
     the coders assigned and submitted, and whether enough submitted for its
     gold to be decided (``readiness``).
     """
-    clips = {c["id"]: {**c, "rows": 0, "disputed_rows": 0, "adjudicated_rows": 0, "gold_rows": 0, "undecided_fields": 0, "coders": 0,
-                       "assigned": 0, "submitted": 0, "ready": False}
-             for c in project.clips.values("id", "sample_id", "state", "scenario").order_by("sample_id")}
+    clips = {
+        c["id"]: {
+            **c,
+            "rows": 0,
+            "disputed_rows": 0,
+            "adjudicated_rows": 0,
+            "gold_rows": 0,
+            "undecided_fields": 0,
+            "coders": 0,
+            "assigned": 0,
+            "submitted": 0,
+            "ready": False,
+        }
+        for c in project.clips.values("id", "sample_id", "state", "scenario").order_by("sample_id")
+    }
     row_clip = dict(Row.objects.filter(clip__project=project).values_list("id", "clip_id"))
     decisions = dict(Gold.objects.filter(row__clip__project=project).values_list("row_id", "decisions"))
     left = {name: 0 for name in FIELDS}
@@ -561,6 +637,8 @@ def project_progress(project: Project) -> dict:
 def open_discard_proposals(project: Project) -> dict[int, int]:
     """Per clip id: how many discard proposals wait for a lead."""
     counts: dict[int, int] = defaultdict(int)
-    for clip_id in Comment.objects.filter(clip__project=project, kind=CommentKind.DISCARD_PROPOSAL, resolved=False).values_list("clip_id", flat=True):
+    for clip_id in Comment.objects.filter(
+        clip__project=project, kind=CommentKind.DISCARD_PROPOSAL, resolved=False
+    ).values_list("clip_id", flat=True):
         counts[clip_id] += 1
     return dict(counts)

@@ -8,6 +8,7 @@ source, the sources whose value it equals, note, who, when) for the page and
 the release, and in the gold's history (django-simple-history: who, when,
 from web/api/cli, and a change reason naming the field and the source).
 """
+
 from __future__ import annotations
 
 import copy
@@ -56,7 +57,9 @@ def ensure_gold_editable(clip: Clip) -> None:
     """Refuse a gold write unless the clip is in review or reviewed and enough of its coders submitted."""
     if clip.state not in EDITABLE_STATES:
         hint = " (request a re-review to reopen it)" if clip.state == ClipState.ADJUDICATED else ""
-        raise ServiceError(f"clip {clip.sample_id} is {clip.state}: its gold can change only while it is in review or reviewed{hint}")
+        raise ServiceError(
+            f"clip {clip.sample_id} is {clip.state}: its gold can change only while it is in review or reviewed{hint}"
+        )
     refusal = readiness(clip).refusal(clip)
     if refusal:
         raise ServiceError(refusal)
@@ -124,20 +127,34 @@ def decide(row_id: int, user, field_name: str, source: str, expected_version: in
     if source == KEEP:
         value = field_value(gold.content, field_name)
         if previous:
-            entry = {**previous, "note": _note(note if note is not None else previous.get("note")), "by": user.username, "at": timezone.now().isoformat()}
+            entry = {
+                **previous,
+                "note": _note(note if note is not None else previous.get("note")),
+                "by": user.username,
+                "at": timezone.now().isoformat(),
+            }
             reason = f"note on {field_name}"
         else:
             entry = _decision(CONFIRMED, user, _note(note), [])
             reason = f"{field_name}: kept as it was"
     else:
         if source in state.uncoded:
-            raise ServiceError(f"{source}'s revision of row {row.row_index} is {state.uncoded[source].words}: it is not a source of gold")
+            raise ServiceError(
+                f"{source}'s revision of row {row.row_index} is {state.uncoded[source].words}: it is not a source of "
+                "gold"
+            )
         if source == DRAFT and not _note(note):
-            raise ServiceError("taking the LLM draft's value needs a reason: say in the note why the draft is right where the coders are not")
+            raise ServiceError(
+                "taking the LLM draft's value needs a reason: say in the note why the draft is right where the coders "
+                "are not"
+            )
         try:
             value = copy.deepcopy(state.source_value(source, field_name))
         except KeyError:
-            raise ServiceError(f"row {row.row_index} has no value from {source!r} (sources: {', '.join([*state.revisions, *([DRAFT] if state.draft else [])])})") from None
+            raise ServiceError(
+                f"row {row.row_index} has no value from {source!r} (sources: "
+                f"{', '.join([*state.revisions, *([DRAFT] if state.draft else [])])})"
+            ) from None
         gold.content = with_field(gold.content, field_name, value)
         entry = _decision(source, user, _note(note), [])
         reason = f"{field_name}: taken from {source}"
@@ -178,7 +195,11 @@ def save_gold(row_id: int, user, content: dict, expected_version: int, *, notes:
             changed.append(name)
         elif name in notes:
             previous = decisions.get(name)
-            entry = {**previous, "note": _note(notes[name]), "by": user.username, "at": timezone.now().isoformat()} if previous else _decision(CONFIRMED, user, _note(notes[name]), [])
+            entry = (
+                {**previous, "note": _note(notes[name]), "by": user.username, "at": timezone.now().isoformat()}
+                if previous
+                else _decision(CONFIRMED, user, _note(notes[name]), [])
+            )
             entry["same_as"] = state.same_as(name, new)
             decisions[name] = entry
     gold.content = content
@@ -215,10 +236,14 @@ def accept_suggestion(row_id: int, user, expected_version: int, fields: list[str
         source = UNANIMOUS if suggestion.kind == "unanimous" else suggestion.source
         decisions[name] = _decision(source, user, "", state.same_as(name, value))
         taken.append(name)
-    # The fields asked for that got a suggestion's value; without ``fields``, also those a new gold decided as unanimous.
+    # The fields asked for that got a suggestion's value; without ``fields``, also those a new gold decided as
+    # unanimous.
     accepted = taken if fields else [name for name in FIELDS if name in decisions and name not in before]
     if not accepted:
-        raise ServiceError(f"nothing to accept on row {row.row_index}: every field is decided, or the coders split and the lead must take a value")
+        raise ServiceError(
+            f"nothing to accept on row {row.row_index}: every field is decided, or the coders split and the lead must "
+            "take a value"
+        )
     gold.decisions = decisions
     return _store(gold, user, f"accepted the suggestion: {', '.join(accepted)}")
 
@@ -242,7 +267,10 @@ class UnanimousResult:
     def summary(self) -> str:
         text = f"{len(self.accepted)} unanimous row(s) accepted as gold"
         if self.invalid:
-            text += f"; {len(self.invalid)} unanimous row(s) left for you because they do not validate (rows {', '.join(map(str, sorted(self.invalid)[:15]))})"
+            text += (
+                f"; {len(self.invalid)} unanimous row(s) left for you because they do not validate (rows "
+                f"{', '.join(map(str, sorted(self.invalid)[:15]))})"
+            )
         if self.already_gold:
             text += f"; {self.already_gold} unanimous row(s) already had gold"
         return text
@@ -276,8 +304,19 @@ def accept_unanimous(clip: Clip, user) -> UnanimousResult:
         if issues:
             result.invalid[state.row.row_index] = [i.as_dict() for i in issues]
             continue
-        decisions = {name: _decision(UNANIMOUS, user, "", state.same_as(name, field_value(content, name))) for name in FIELDS}
-        new.append(Gold(row=state.row, content=content, layout=dict(first.layout or {}), decisions=decisions, decided_by=user, guidance_version_id=guidance))
+        decisions = {
+            name: _decision(UNANIMOUS, user, "", state.same_as(name, field_value(content, name))) for name in FIELDS
+        }
+        new.append(
+            Gold(
+                row=state.row,
+                content=content,
+                layout=dict(first.layout or {}),
+                decisions=decisions,
+                decided_by=user,
+                guidance_version_id=guidance,
+            )
+        )
         result.accepted.append(state.row.row_index)
     bulk_create_with_history(new, Gold, default_user=user, default_change_reason="accepted: every coder agreed")
     return result
@@ -290,7 +329,9 @@ def mark_adjudicated(clip: Clip, user) -> Clip:
     fewer coders than it assigned: the coder still working then does so on a clip whose gold is decided."""
     clip = Clip.objects.select_for_update().select_related("project").get(pk=clip.pk)
     if clip.state not in EDITABLE_STATES:
-        raise ServiceError(f"only a clip in review or reviewed can be marked adjudicated; {clip.sample_id} is {clip.state}")
+        raise ServiceError(
+            f"only a clip in review or reviewed can be marked adjudicated; {clip.sample_id} is {clip.state}"
+        )
     refusal = readiness(clip).refusal(clip)
     if refusal:
         raise ServiceError(refusal)
@@ -316,7 +357,12 @@ def _some(indices: list[int]) -> str:
 
 
 def _open_proposal(clip: Clip, comment_id: int) -> Comment:
-    comment = Comment.objects.select_for_update().select_related("author").filter(pk=comment_id, clip=clip, kind=CommentKind.DISCARD_PROPOSAL).first()
+    comment = (
+        Comment.objects.select_for_update()
+        .select_related("author")
+        .filter(pk=comment_id, clip=clip, kind=CommentKind.DISCARD_PROPOSAL)
+        .first()
+    )
     if comment is None:
         raise ServiceError("no such discard proposal on this clip")
     if comment.resolved:
@@ -356,7 +402,12 @@ def request_rereview(clip: Clip, username: str, user, message: str = "") -> Assi
     clip = Clip.objects.select_for_update().get(pk=clip.pk)
     if clip.state in (ClipState.DISCARDED, ClipState.RELEASED):
         raise ServiceError(f"clip {clip.sample_id} is {clip.state}; it cannot be reviewed again")
-    assignment = Assignment.objects.select_for_update().select_related("annotator").filter(clip=clip, annotator__username=username).first()
+    assignment = (
+        Assignment.objects.select_for_update()
+        .select_related("annotator")
+        .filter(clip=clip, annotator__username=username)
+        .first()
+    )
     if assignment is None:
         raise ServiceError(f"{username} is not assigned to {clip.sample_id}")
     message = (message or "").strip()
@@ -370,7 +421,13 @@ def request_rereview(clip: Clip, username: str, user, message: str = "") -> Assi
         transition(clip, ClipState.IN_REVIEW, actor=user, reason=f"re-review requested from {username}")
     body = f"Re-review requested from {username}: {message or '(no message)'}"
     # For the coder it names and the leads only: the other coders must not learn who else codes the clip.
-    note = Comment(clip=clip, author=user, kind=CommentKind.COMMENT, body=body, addressee=comment_addressee(clip, user, body, assignment.annotator))
+    note = Comment(
+        clip=clip,
+        author=user,
+        kind=CommentKind.COMMENT,
+        body=body,
+        addressee=comment_addressee(clip, user, body, assignment.annotator),
+    )
     note._history_user = user
     note.save()
     return assignment
@@ -387,10 +444,14 @@ class AgreeingResult:
     def summary(self) -> str:
         text = (
             f"{len(self.accepted)} row(s) accepted as gold at similarity {self.threshold:.2f}: "
-            f"{len(self.accepted) - len(self.near)} unanimous, {len(self.near)} with texts that differ within the threshold"
+            f"{len(self.accepted) - len(self.near)} unanimous, {len(self.near)} with texts that differ within the "
+            "threshold"
         )
         if self.invalid:
-            text += f"; {len(self.invalid)} row(s) left for you because they do not validate (rows {_some(sorted(self.invalid))})"
+            text += (
+                f"; {len(self.invalid)} row(s) left for you because they do not validate (rows "
+                f"{_some(sorted(self.invalid))})"
+            )
         return text
 
 
@@ -434,15 +495,23 @@ def accept_agreeing(clip: Clip, user, threshold) -> AgreeingResult:
         decisions = {}
         for name, coder in found["fields"].items():
             same = state.same_as(name, field_value(content, name))
-            decisions[name] = _decision(coder if name in found["near"] else UNANIMOUS, user, note if name in found["near"] else "", same)
+            decisions[name] = _decision(
+                coder if name in found["near"] else UNANIMOUS, user, note if name in found["near"] else "", same
+            )
         new.append(
             Gold(
-                row=state.row, content=content, layout=layout, decisions=decisions, decided_by=user,
+                row=state.row,
+                content=content,
+                layout=layout,
+                decisions=decisions,
+                decided_by=user,
                 guidance_version_id=guidance,
             )
-        )  # fmt: skip
+        )
         result.accepted.append(state.row.row_index)
         if found["near"]:
             result.near.append(state.row.row_index)
-    bulk_create_with_history(new, Gold, default_user=user, default_change_reason=f"accepted: coders agree within {threshold:.2f}")
+    bulk_create_with_history(
+        new, Gold, default_user=user, default_change_reason=f"accepted: coders agree within {threshold:.2f}"
+    )
     return result

@@ -7,6 +7,7 @@ data as inert JSON; its module (static/adjudication/adjudicate.js, Preact,
 with the shared row editor of static/workspace/) edits the gold through the
 adjudication API; clip-level decisions are plain forms posted here.
 """
+
 from __future__ import annotations
 
 from urllib.parse import urlencode
@@ -73,11 +74,16 @@ def project_adjudication(request, slug):
         scores = disagreement.clip_scores(project)
     except EmbeddingError:  # no embedding provider: the order falls back to the sample ids
         scores = {}
-    clips = [{**c, "discard_proposals": proposals.get(c["id"], 0), "disagreement": scores.get(c["id"])} for c in progress["per_clip"]]
+    clips = [
+        {**c, "discard_proposals": proposals.get(c["id"], 0), "disagreement": scores.get(c["id"])}
+        for c in progress["per_clip"]
+    ]
     # The most disputed clips first (the score of ``disagreement``); clips without two coders last.
     clips.sort(key=lambda c: (c["disagreement"] is None, -(c["disagreement"] or {}).get("score", 0), c["sample_id"]))
     left = [(FIELD_TITLES[name], progress["disagreements_left"][name]) for name in FIELDS]
-    return render(request, "adjudication/index.html", {"project": project, "progress": progress, "clips": clips, "left": left})
+    return render(
+        request, "adjudication/index.html", {"project": project, "progress": progress, "clips": clips, "left": left}
+    )
 
 
 @login_required
@@ -90,10 +96,18 @@ def clip_adjudication(request, clip_id):
     # What only the page needs: where its forms post, what the lead may do, how their media replays.
     payload["urls"] = {
         "index": reverse("adjudication-index", args=[clip.project.slug]),
-        **{key: reverse(f"adjudication-{name}", args=[clip.pk]) for key, name in (
-            ("accept_unanimous", "accept-unanimous"), ("accept_agreeing", "accept-agreeing"), ("mark_adjudicated", "mark-adjudicated"), ("accept_discard", "accept-discard"),
-            ("dismiss_discard", "dismiss-discard"), ("rereview", "rereview"))},
-    }  # fmt: skip
+        **{
+            key: reverse(f"adjudication-{name}", args=[clip.pk])
+            for key, name in (
+                ("accept_unanimous", "accept-unanimous"),
+                ("accept_agreeing", "accept-agreeing"),
+                ("mark_adjudicated", "mark-adjudicated"),
+                ("accept_discard", "accept-discard"),
+                ("dismiss_discard", "dismiss-discard"),
+                ("rereview", "rereview"),
+            )
+        },
+    }
     payload["urls"]["agreeing"] = reverse("api-adjudication-agreeing", args=[clip.pk])
     payload["urls"]["clip_api"] = reverse("api-clip-adjudication", args=[clip.pk])
     payload["project_name"] = clip.project.name
@@ -138,7 +152,9 @@ def accept_unanimous(request, clip_id):
 @require_POST
 def accept_agreeing(request, clip_id):
     threshold = request.POST.get("threshold", "")
-    return _clip_action(request, clip_id, lambda clip: services.accept_agreeing(clip, request.user, threshold).summary + ".")
+    return _clip_action(
+        request, clip_id, lambda clip: services.accept_agreeing(clip, request.user, threshold).summary + "."
+    )
 
 
 @login_required
@@ -189,6 +205,3 @@ def request_rereview(request, clip_id):
         return f"{form.cleaned_data['annotator']} can edit {clip.sample_id} again."
 
     return _clip_action(request, clip_id, act)
-
-
-

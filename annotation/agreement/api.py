@@ -5,7 +5,8 @@ the spot for a small scope, or starts a background job and answers 202 with
 its progress; poll ``.../agreement/status/`` (which never starts anything)
 or the same URL. ``POST`` is the same, and also starts again after a failed
 job. ``.../agreement/texts/`` (and ``.../texts/status/``) does the same for the
-semantic agreement of the free-text fields, always on a worker. ``?scope=submitted`` (default) or ``reviewed`` says which work counts;
+semantic agreement of the free-text fields, always on a worker. ``?scope=submitted`` (default) or ``reviewed`` says
+which work counts;
 every answer names its scope, and a report with no coded work in it says so
 (``coded_work`` false, ``empty_reason``) instead of giving figures.
 """
@@ -138,9 +139,7 @@ class AgreementReportView(_AgreementBase):
     )
     def post(self, request, slug):
         project, params = self.project_and_params(request, slug)
-        return state_response(
-            services.report_state(project, params, user=request.user, retry=True, sync=None), params
-        )
+        return state_response(services.report_state(project, params, user=request.user, retry=True, sync=None), params)
 
 
 class AgreementTextsView(_AgreementBase):
@@ -153,7 +152,9 @@ class AgreementTextsView(_AgreementBase):
     )
     def get(self, request, slug):
         project, params = self.project_and_params(request, slug)
-        response = state_response(services.report_state(project, params, user=request.user, kind=services.TEXTS), params)
+        response = state_response(
+            services.report_state(project, params, user=request.user, kind=services.TEXTS), params
+        )
         return _with_validity(response, project)
 
     @extend_schema(

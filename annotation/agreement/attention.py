@@ -7,6 +7,7 @@ there are), the pair of coders and the coder furthest from the others, and
 what changed since the report before. The full tables below the summary carry
 the same figures (one report, one source); tests check the summary against them.
 """
+
 from __future__ import annotations
 
 from datetime import datetime
@@ -29,7 +30,11 @@ def fields_below(report: dict, entry: dict) -> dict:
         elif h["alpha"] < RELIABLE:
             tentative.append(item)
     undefined = [m for m in report["measures"] if not entry["measures"][m["key"]]["humans"].get("defined")]
-    return {"low": sorted(low, key=lambda x: x["alpha"]), "tentative": sorted(tentative, key=lambda x: x["alpha"]), "undefined": undefined}
+    return {
+        "low": sorted(low, key=lambda x: x["alpha"]),
+        "tentative": sorted(tentative, key=lambda x: x["alpha"]),
+        "undefined": undefined,
+    }
 
 
 def confused_pairs(confused: list[dict], entry: dict) -> dict:

@@ -96,7 +96,9 @@ def _alphas(groups: _Groups, delta: np.ndarray, weights: np.ndarray) -> np.ndarr
     return alpha
 
 
-def _human_draft(codes: np.ndarray, humans: list[int], llm: int, available: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _human_draft(
+    codes: np.ndarray, humans: list[int], llm: int, available: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     """Every (coder, row) with a value from both as a unit of two values: (2 x units codes, the units' row)."""
     pairs_h, pairs_u = [], []
     for c in humans:
@@ -127,7 +129,10 @@ def anchoring_effect(ex: Extraction, available: dict[str, np.ndarray], rows_of, 
     coded_in = {name: int(available[name][humans].any(axis=0).sum()) if humans else 0 for name, _ in CONDITIONS}
     why = ""
     if not coded_in["from_empty"]:
-        why = "no from-empty work counts in this scope: the draft's pull cannot be measured without coders who never saw it"
+        why = (
+            "no from-empty work counts in this scope: the draft's pull cannot be measured without coders who never "
+            "saw it"
+        )
     elif not coded_in["anchored"]:
         why = "no anchored (from-draft) work counts in this scope: there is nothing to compare the from-empty work with"
     elif ex.llm is None:
@@ -141,22 +146,36 @@ def anchoring_effect(ex: Extraction, available: dict[str, np.ndarray], rows_of, 
         weights = np.zeros((RESAMPLES, n_groups))
         weights[:, both_groups] = draws
     ones = np.ones((1, n_groups))
-    out = {"measurable": not why, "reason": why or None, "groups": int(len(both_groups)), "resamples": RESAMPLES if not why else 0, "measures": {}}
+    out = {
+        "measurable": not why,
+        "reason": why or None,
+        "groups": int(len(both_groups)),
+        "resamples": RESAMPLES if not why else 0,
+        "measures": {},
+    }
     if not coded_in["anchored"] and not coded_in["from_empty"]:
         return out  # no coded work: no figure at all, as in the rest of the report
     for measure in MEASURES:
-        out["measures"][measure.key] = _measure_effect(ex, measure, available, rows_of(measure), delta_of(measure), group_of_unit, n_groups, ones, weights)
+        out["measures"][measure.key] = _measure_effect(
+            ex, measure, available, rows_of(measure), delta_of(measure), group_of_unit, n_groups, ones, weights
+        )
     return out
 
 
-def _measure_effect(ex: Extraction, measure: Measure, available, rows, delta, group_of_unit, n_groups, ones, weights) -> dict:
+def _measure_effect(
+    ex: Extraction, measure: Measure, available, rows, delta, group_of_unit, n_groups, ones, weights
+) -> dict:
     codes = ex.values[measure.source].codes
     humans, llm = ex.humans, ex.llm
     matrices: dict[tuple[str, str], tuple[np.ndarray, np.ndarray]] = {}
     for name, _code in CONDITIONS:
         avail = available[name] & rows[None, :]
         cols = np.flatnonzero(avail[humans].any(axis=0)) if humans else np.zeros(0, dtype=int)
-        hh = np.where(avail[np.ix_(humans, cols)], codes[np.ix_(humans, cols)], -1) if humans else np.zeros((0, 0), dtype=int)
+        hh = (
+            np.where(avail[np.ix_(humans, cols)], codes[np.ix_(humans, cols)], -1)
+            if humans
+            else np.zeros((0, 0), dtype=int)
+        )
         if measure.every_coder and hh.size:
             keep = ((hh >= 0) | ~avail[np.ix_(humans, cols)]).all(axis=0)
             hh, cols = hh[:, keep], cols[keep]
@@ -172,7 +191,9 @@ def _measure_effect(ex: Extraction, measure: Measure, available, rows, delta, gr
     entry: dict = {name: {} for name, _ in CONDITIONS}
     resampled: dict[str, dict[str, np.ndarray]] = {"human_human": {}, "human_draft": {}}
     for (name, kind), (matrix, units) in matrices.items():
-        compact = np.where(matrix >= 0, position[np.maximum(matrix, 0)], -1) if len(position) else np.full(matrix.shape, -1)
+        compact = (
+            np.where(matrix >= 0, position[np.maximum(matrix, 0)], -1) if len(position) else np.full(matrix.shape, -1)
+        )
         groups = _Groups(compact, group_of_unit[units], n_groups, small)
         point = _alphas(groups, small, ones)[0] if groups.units else np.nan
         entry[name][kind] = {"alpha": _r(point), "units": groups.units}
@@ -180,7 +201,11 @@ def _measure_effect(ex: Extraction, measure: Measure, available, rows, delta, gr
             resampled[kind][name] = _alphas(groups, small, weights)
     for kind in ("human_human", "human_draft"):
         a, e = entry["anchored"][kind]["alpha"], entry["from_empty"][kind]["alpha"]
-        effect = {"difference": _r(a - e) if a is not None and e is not None else None, "ci95": None, "resamples_defined": 0}
+        effect = {
+            "difference": _r(a - e) if a is not None and e is not None else None,
+            "ci95": None,
+            "resamples_defined": 0,
+        }
         if effect["difference"] is not None and len(resampled[kind]) == 2:
             diffs = resampled[kind]["anchored"] - resampled[kind]["from_empty"]
             diffs = diffs[~np.isnan(diffs)]
@@ -198,7 +223,10 @@ def confirming(ex: Extraction, quick_seconds: int) -> dict:
     if pace is None or not len(pace.coder):
         return out
     anchored = ex.coding[pace.coder, pace.unit] == ANCHORED
-    for name, select in [*((ex.coders[c], pace.coder == c) for c in ex.humans), ("team", np.ones(len(pace.coder), dtype=bool))]:
+    for name, select in [
+        *((ex.coders[c], pace.coder == c) for c in ex.humans),
+        ("team", np.ones(len(pace.coder), dtype=bool)),
+    ]:
         rows = select & anchored
         n = int(rows.sum())
         if not n:

@@ -383,7 +383,8 @@ def value_sums(codes: np.ndarray, f, unit_group: np.ndarray) -> ValueSums:
 
 
 def bootstrap(result: SemanticAlpha, *, resamples: int, rng: np.random.Generator):
-    """Krippendorff's bootstrap from the figure's cells, distances grouped into classes ``BOOTSTRAP_RESOLUTION`` wide."""
+    """Krippendorff's bootstrap from the figure's cells, distances grouped into classes ``BOOTSTRAP_RESOLUTION``
+    wide."""
     cells = result.cells
     n = cells.o.sum()
     upper = cells.c <= cells.k

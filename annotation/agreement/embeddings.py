@@ -181,9 +181,12 @@ class _MeanPooledEncoder:
             for start in range(0, len(order), batch_size):
                 chosen = order[start : start + batch_size]
                 batch = self.tokenizer(
-                    [texts[i] for i in chosen], padding=True, truncation=True, max_length=self.max_length,
+                    [texts[i] for i in chosen],
+                    padding=True,
+                    truncation=True,
+                    max_length=self.max_length,
                     return_tensors="pt",
-                )  # fmt: skip
+                )
                 tokens = self.transformer(**batch).last_hidden_state
                 mask = batch["attention_mask"].unsqueeze(-1).to(tokens.dtype)
                 pooled = (tokens * mask).sum(dim=1) / mask.sum(dim=1).clamp(min=1e-9)

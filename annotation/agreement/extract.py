@@ -37,7 +37,11 @@ LLM_CODER = "LLM draft"  # has a space, so it can never be a username
 # A gap longer than this between two of a coder's saves in a clip is a break, not time spent on the row.
 BREAK_SECONDS = 600
 NOT_CODED, ANCHORED, CALIBRATION, LLM, IMPORTED = 0, 1, 2, 3, 4
-MODE_CODES = {AssignmentMode.FROM_DRAFT: ANCHORED, AssignmentMode.FROM_EMPTY: CALIBRATION, AssignmentMode.IMPORTED: IMPORTED}
+MODE_CODES = {
+    AssignmentMode.FROM_DRAFT: ANCHORED,
+    AssignmentMode.FROM_EMPTY: CALIBRATION,
+    AssignmentMode.IMPORTED: IMPORTED,
+}
 
 
 class ScopeError(ValueError):
@@ -188,7 +192,9 @@ class JSONText(Func):
         return f"(({sql}) -> %s)", (*params, json_path)
 
     def as_sql(self, compiler, connection, **extra):
-        raise NotSupportedError(f"agreement extraction reads JSON paths on PostgreSQL and SQLite, not {connection.vendor}")
+        raise NotSupportedError(
+            f"agreement extraction reads JSON paths on PostgreSQL and SQLite, not {connection.vendor}"
+        )
 
 
 # Part name -> path in the document, read as JSON text.
@@ -211,7 +217,9 @@ _WHOLE_KEYS = tuple(name for name, path in TEXT_PARTS.items() if path == (name,)
 def _part_expressions() -> dict:
     texts = {f"agreement_{name}": JSONText("content", *path) for name, path in TEXT_PARTS.items()}
     flags = {
-        f"agreement_{name}": ExpressionWrapper(Q(**{f"content__{field}__0__isnull": False}), output_field=BooleanField())
+        f"agreement_{name}": ExpressionWrapper(
+            Q(**{f"content__{field}__0__isnull": False}), output_field=BooleanField()
+        )
         for name, field in FLAG_PARTS.items()
     }
     return {**texts, **flags}
@@ -253,7 +261,9 @@ class DocumentParts:
                 levels = self._levels[name]
                 new = [value for value in dict.fromkeys(column) if value not in levels]
                 levels.update(zip(new, range(len(levels), len(levels) + len(new))))
-                self._codes[name].append(np.fromiter(map(levels.__getitem__, column), dtype=np.int64, count=len(column)))
+                self._codes[name].append(
+                    np.fromiter(map(levels.__getitem__, column), dtype=np.int64, count=len(column))
+                )
         return out
 
     def _column(self, name: str) -> tuple[np.ndarray, list]:
@@ -387,8 +397,12 @@ def extract(
         revisions.filter(**{f"{LEFT_OUT_FIELD}__isnull": True})
         .annotate(agreement_same_as_draft=same_as_draft)
         .order_by("row_id", "annotator__username"),
-        "row_id", "annotator_id", "status", "id", "agreement_same_as_draft",
-    )  # fmt: skip
+        "row_id",
+        "annotator_id",
+        "status",
+        "id",
+        "agreement_same_as_draft",
+    )
     drafts = reader.read(Draft.objects.filter(row__clip__in=in_scope).order_by("row_id"), "row_id", "modality")
     left_out: Counter = Counter()
     for item in (
@@ -443,7 +457,11 @@ def extract(
         "coded_rows": int(human_units.sum()),
         "coded_clips": len({clip_of_unit[j] for j in np.flatnonzero(human_units).tolist()}),
         "annotators": len(coders) - (1 if n_drafts else 0),
-        "assignments": {"anchored": modes[AssignmentMode.FROM_DRAFT], "calibration": modes[AssignmentMode.FROM_EMPTY], "imported": modes[AssignmentMode.IMPORTED]},
+        "assignments": {
+            "anchored": modes[AssignmentMode.FROM_DRAFT],
+            "calibration": modes[AssignmentMode.FROM_EMPTY],
+            "imported": modes[AssignmentMode.IMPORTED],
+        },
         # The revisions whose values count, and those left out by reason (``scope.LEFT_OUT``).
         "revisions": n_revisions,
         "revisions_by_status": dict(sorted(Counter(counted["status"]).items())),
@@ -476,18 +494,17 @@ def extract(
         unit_row_ids=[r[0] for r in rows],
         left_out=dict(left_out),
         unit_modality=_unit_modality(n_units, [unit_of[r] for r in drafts["row_id"]], drafts["modality"]),
-        text_columns=(
-            TextColumns(doc_coder, doc_unit, reader.text_parts())
-            if text_parts
-            else None
-        ),
+        text_columns=(TextColumns(doc_coder, doc_unit, reader.text_parts()) if text_parts else None),
     )
 
 
 def _clip_groups(clip_rows: list[tuple], rows: list[tuple]) -> tuple[np.ndarray, list[str]]:
     """Each clip's relationship group (the splits' rule, ``releases.groups``), as an index into the group names."""
     row_count = Counter(r[1] for r in rows)
-    infos = [ClipInfo(sample_id, scenario, row_count[pk], tuple(participants or ())) for pk, sample_id, scenario, participants in clip_rows]
+    infos = [
+        ClipInfo(sample_id, scenario, row_count[pk], tuple(participants or ()))
+        for pk, sample_id, scenario, participants in clip_rows
+    ]
     _, group_of = relationship_groups(infos)
     names = sorted(set(group_of.values()))
     position = {name: i for i, name in enumerate(names)}
@@ -504,7 +521,13 @@ def _seconds_on_rows(clips: QuerySet[Clip], revision_ids: list[int]) -> dict[int
         return {}
     saves = (
         Revision.history.filter(row__clip__in=clips, history_type="~", history_user_id=F("annotator_id"))
-        .annotate(previous=Window(Lag("history_date"), partition_by=[F("annotator_id"), F("row__clip_id")], order_by=[F("history_date").asc(), F("history_id").asc()]))
+        .annotate(
+            previous=Window(
+                Lag("history_date"),
+                partition_by=[F("annotator_id"), F("row__clip_id")],
+                order_by=[F("history_date").asc(), F("history_id").asc()],
+            )
+        )
         .values_list("id", "history_date", "previous")
     )
     wanted = set(revision_ids)

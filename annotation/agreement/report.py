@@ -114,9 +114,14 @@ def compute_project_report(
     extraction = extract(candidate_clips(project, scenario=scenario, clips=clips), work_scope)
     scope = report_scope(scenario, clips, work_scope)
     return report_from_extraction(
-        extraction, project=project.slug, scope=scope, resamples=resamples, seed=seed, progress=progress,
+        extraction,
+        project=project.slug,
+        scope=scope,
+        resamples=resamples,
+        seed=seed,
+        progress=progress,
         quick_seconds=project.quick_confirm_seconds,
-    )  # fmt: skip
+    )
 
 
 # --- slices and figures -----------------------------------------------------------------
@@ -175,7 +180,9 @@ class _Computer:
         names = [self.ex.coders[c] for c in coders]
         codes = self.matrix(measure, available, coders)
         # The same codes give the same figure: slices and modalities often select the same units.
-        key = hashlib.blake2b(repr((measure.key, names, codes.shape)).encode() + codes.tobytes(), digest_size=16).digest()
+        key = hashlib.blake2b(
+            repr((measure.key, names, codes.shape)).encode() + codes.tobytes(), digest_size=16
+        ).digest()
         n_values = len(self.ex.values[measure.source].domain)
         if key not in self.memo:
             fig, result = self._compute(measure, names, pairable(codes, n_values))
@@ -215,9 +222,14 @@ class _Computer:
             digest = hashlib.sha256(f"{measure.key}|{'|'.join(names)}".encode()).digest()
             rng = np.random.default_rng([self.seed, int.from_bytes(digest[:8], "big")])
             dist = bootstrap_alpha(
-                data.o, result.delta, pairs=data.pairs, resamples=self.resamples, rng=rng,
-                expected_d=result.expected_disagreement, cells=data.nonzero(),
-            )  # fmt: skip
+                data.o,
+                result.delta,
+                pairs=data.pairs,
+                resamples=self.resamples,
+                rng=rng,
+                expected_d=result.expected_disagreement,
+                cells=data.nonzero(),
+            )
             fig["ci95"] = [_r(x) for x in dist.interval(CONFIDENCE)]
             for t in THRESHOLDS:
                 fig[_threshold_key(t)] = _r(dist.p_below(t))
@@ -275,12 +287,16 @@ def _confused_pairs(result: Alpha, codes: np.ndarray, domain: list) -> tuple[lis
     for weight, i, j in found[:CONFUSED_PAIRS]:
         a, b = int(data.present[i]), int(data.present[j])
         rows = int(((codes == a).any(axis=0) & (codes == b).any(axis=0) & pairable_units).sum())
-        out.append({"values": [labels[i], labels[j]], "coincidences": _r(weight, 3), "share": _r(weight / total), "rows": rows})
+        out.append(
+            {"values": [labels[i], labels[j]], "coincidences": _r(weight, 3), "share": _r(weight / total), "rows": rows}
+        )
     rest = found[CONFUSED_PAIRS:]
     return out, {"pairs": len(rest), "share": _r(sum(w for w, _, _ in rest) / total)}
 
 
-def _llm_by_modality(ex: Extraction, computer: _Computer, available: np.ndarray, everyone: list[int]) -> list[dict] | None:
+def _llm_by_modality(
+    ex: Extraction, computer: _Computer, available: np.ndarray, everyone: list[int]
+) -> list[dict] | None:
     """The LLM-vs-human figures of a slice again, on the rows of each draft modality alone.
 
     Per modality (what the draft was made from: video, audio, transcript, "" not recorded):
@@ -302,11 +318,15 @@ def _llm_by_modality(ex: Extraction, computer: _Computer, available: np.ndarray,
             measures[measure.key] = {
                 "with_llm": computer.figure(measure, avail, with_llm)[0] if humans else None,
                 "llm_pairs": [
-                    {"pair": [ex.coders[a], ex.coders[b]], **computer.figure(measure, avail, [a, b])[0]} for a, b in pairs if llm in (a, b)
+                    {"pair": [ex.coders[a], ex.coders[b]], **computer.figure(measure, avail, [a, b])[0]}
+                    for a, b in pairs
+                    if llm in (a, b)
                 ],
                 "changed_from_draft": _changed_from_draft(ex, measure, avail, computer.rows_of(measure)),
             }
-        out.append({"modality": modality, "label": MODALITY_WORDS[modality], "rows": int(keep.sum()), "measures": measures})
+        out.append(
+            {"modality": modality, "label": MODALITY_WORDS[modality], "rows": int(keep.sum()), "measures": measures}
+        )
     return out
 
 
@@ -470,7 +490,10 @@ def report_from_extraction(
         same_values[selection] = (entry["measures"], entry["edit_rates"])
         out_slices.append(entry)
 
-    by_condition = {"anchored": _availability(ex, Slice("anchored", "all")), "from_empty": _availability(ex, Slice("calibration", "all"))}
+    by_condition = {
+        "anchored": _availability(ex, Slice("anchored", "all")),
+        "from_empty": _availability(ex, Slice("calibration", "all")),
+    }
     pull = {
         "method": draft_pull.METHOD,
         "anchoring": draft_pull.anchoring_effect(ex, by_condition, computer.rows_of, computer.domain_delta, seed=seed),

@@ -27,9 +27,30 @@ values only (``report``).
 
 from __future__ import annotations
 
-from django.db.models import Case, CharField, Exists, Expression, F, FilteredRelation, OuterRef, Q, QuerySet, Value, When
+from django.db.models import (
+    Case,
+    CharField,
+    Exists,
+    Expression,
+    F,
+    FilteredRelation,
+    OuterRef,
+    Q,
+    QuerySet,
+    Value,
+    When,
+)
 
-from ..models import Assignment, AssignmentPurpose, AssignmentState, Clip, ClipState, Revision, RevisionStatus, WorkScope
+from ..models import (
+    Assignment,
+    AssignmentPurpose,
+    AssignmentState,
+    Clip,
+    ClipState,
+    Revision,
+    RevisionStatus,
+    WorkScope,
+)
 
 SUBMITTED, REVIEWED = WorkScope.SUBMITTED.value, WorkScope.REVIEWED.value
 DEFAULT_WORK_SCOPE = SUBMITTED
@@ -113,14 +134,18 @@ def with_left_out(
     )
     # A qualification round's or a known-answer check's revisions are the annotator's record, not production
     # work: they are not even left out, they are not there (``annotation.record``).
-    production = Q(**{f"{ASSIGNMENT}__id__isnull": True}) | Q(**{f"{ASSIGNMENT}__purpose": AssignmentPurpose.PRODUCTION})
+    production = Q(**{f"{ASSIGNMENT}__id__isnull": True}) | Q(
+        **{f"{ASSIGNMENT}__purpose": AssignmentPurpose.PRODUCTION}
+    )
     return revisions.annotate(**{ASSIGNMENT: own_assignment}).filter(production).annotate(**{LEFT_OUT_FIELD: reason})
 
 
 def production_revisions(revisions: QuerySet[Revision]) -> QuerySet[Revision]:
     """``revisions`` without those of a qualification round or a known-answer check (the annotator's record),
     for readers that count every revision, coded or not (a release's guidance counts)."""
-    record = Assignment.every.filter(clip_id=OuterRef("row__clip_id"), annotator_id=OuterRef("annotator_id")).exclude(purpose=AssignmentPurpose.PRODUCTION)
+    record = Assignment.every.filter(clip_id=OuterRef("row__clip_id"), annotator_id=OuterRef("annotator_id")).exclude(
+        purpose=AssignmentPurpose.PRODUCTION
+    )
     return revisions.exclude(Exists(record))
 
 

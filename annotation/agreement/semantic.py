@@ -160,10 +160,15 @@ def build_semantic_report(
     candidates = candidate_clips(project, scenario=scenario, clips=clips)
     scope = report_scope(scenario, clips, work_scope)
     return semantic_report_for_extraction(
-        extract_with_texts(candidates, work_scope), candidates, project=project.slug, scope=scope, resamples=resamples,
+        extract_with_texts(candidates, work_scope),
+        candidates,
+        project=project.slug,
+        scope=scope,
+        resamples=resamples,
         seed=seed,
-        provider=provider, progress=progress,
-    )  # fmt: skip
+        provider=provider,
+        progress=progress,
+    )
 
 
 def semantic_report_for_extraction(
@@ -188,14 +193,25 @@ def semantic_report_for_extraction(
     # Progress: the texts to embed (the long part of a cold run), then the slices.
     slices = len(MODES) * (1 + len(set(ex.unit_scenario.tolist())))
     embedded = embed_texts(
-        needed, provider, progress=(lambda done, total: progress(done, total + slices)) if progress else None,
-        extra_rows=1, extra_columns=1,
-    )  # fmt: skip
+        needed,
+        provider,
+        progress=(lambda done, total: progress(done, total + slices)) if progress else None,
+        extra_rows=1,
+        extra_columns=1,
+    )
     report = semantic_report_from(
-        ex, texts, unit_table(embedded.vectors, in_place=True), project=project, scope=scope, model=provider.describe(),
-        resamples=resamples, seed=seed,
-        progress=(lambda done, total: progress(embedded.embedded + done, embedded.embedded + total)) if progress else None,
-    )  # fmt: skip
+        ex,
+        texts,
+        unit_table(embedded.vectors, in_place=True),
+        project=project,
+        scope=scope,
+        model=provider.describe(),
+        resamples=resamples,
+        seed=seed,
+        progress=(lambda done, total: progress(embedded.embedded + done, embedded.embedded + total))
+        if progress
+        else None,
+    )
     return report, embedded.as_dict()
 
 

@@ -145,9 +145,14 @@ class ReportKind:
         (a release computes both kinds from one extraction)."""
         scope = report_scope(params.scenario, params.clips, params.work_scope)
         return report_from_extraction(
-            extraction, project=project.slug, scope=scope, resamples=params.resamples, seed=params.seed,
-            progress=progress, quick_seconds=project.quick_confirm_seconds,
-        ), {}  # fmt: skip
+            extraction,
+            project=project.slug,
+            scope=scope,
+            resamples=params.resamples,
+            seed=params.seed,
+            progress=progress,
+            quick_seconds=project.quick_confirm_seconds,
+        ), {}
 
 
 @dataclass(frozen=True)
@@ -173,9 +178,15 @@ class TextReportKind(ReportKind):
 
         scope = report_scope(params.scenario, params.clips, params.work_scope)
         return semantic_report_for_extraction(
-            extraction, candidates, project=project.slug, scope=scope, resamples=params.resamples,
-            seed=params.seed, provider=_semantic_provider(), progress=progress,
-        )  # fmt: skip
+            extraction,
+            candidates,
+            project=project.slug,
+            scope=scope,
+            resamples=params.resamples,
+            seed=params.seed,
+            provider=_semantic_provider(),
+            progress=progress,
+        )
 
 
 def _semantic_provider():
@@ -255,7 +266,17 @@ def data_digest(project: Project, params: Params) -> str:
     digest = hashlib.sha256()
     _feed(
         digest,
-        [(project.slug, params.scenario, scope_sample_ids(params.clips), params.resamples, params.seed, params.work_scope, project.quick_confirm_seconds)],
+        [
+            (
+                project.slug,
+                params.scenario,
+                scope_sample_ids(params.clips),
+                params.resamples,
+                params.seed,
+                params.work_scope,
+                project.quick_confirm_seconds,
+            )
+        ],
     )
     # Participants decide the relationship groups the anchoring effect resamples.
     _feed(digest, clips.order_by("id").values_list("id", "sample_id", "scenario", "state", "participants"))
@@ -313,9 +334,7 @@ def previous_figures(stored: AgreementReport) -> dict:
     return {"created_at": stored.created_at.isoformat(), "alphas": alphas}
 
 
-def store_report(
-    project: Project, params: Params, fp: str, report: dict, kind: ReportKind = LABELS
-) -> AgreementReport:
+def store_report(project: Project, params: Params, fp: str, report: dict, kind: ReportKind = LABELS) -> AgreementReport:
     """Keep ``report`` under ``fp``; older reports of the same scope are dropped (they can never match again)."""
     scope = kind.scope(params)
     with transaction.atomic():
@@ -491,7 +510,9 @@ def report_state(
     return ReportState("failed" if job.state == JobState.FAILED else job.state, fp, report=latest, job=job)
 
 
-def start_job(project: Project, params: Params, fp: str, *, user=None, kind: ReportKind = LABELS, page: bool = False) -> Job:
+def start_job(
+    project: Project, params: Params, fp: str, *, user=None, kind: ReportKind = LABELS, page: bool = False
+) -> Job:
     """``page``: started by a page, which must answer at once; with eager tasks the job then runs in a thread."""
     job = Job.objects.create(
         kind=kind.job_kind, project=project, key=f"{kind.job_kind}:{fp}", params=params.as_dict(), created_by=user

@@ -79,8 +79,14 @@ def _confused(project, report: dict, entry: dict, name: str) -> list[dict]:
         why = f"coders confused these labels in the agreement report ({name})"
         units = entry["measures"][m["key"]]["humans"]["units"]
         left_out = entry["measures"][m["key"]].get("confused_pairs_left_out") or {"pairs": 0, "share": 0.0}
-        out.append({"measure": m, "units": units, "left_out": left_out,
-                    "pairs": codebook.confused_pair_links(project, m["key"], pairs, entry["scenario"], why)})
+        out.append(
+            {
+                "measure": m,
+                "units": units,
+                "left_out": left_out,
+                "pairs": codebook.confused_pair_links(project, m["key"], pairs, entry["scenario"], why),
+            }
+        )
     # The fields with confusions first, in the report's order.
     return sorted(out, key=lambda c: not c["pairs"])
 
@@ -91,7 +97,16 @@ def _by_modality(report: dict, entry: dict) -> dict | None:
     if not groups:
         return None
     rows = [
-        {"measure": m, "cells": [{**g["measures"][m["key"]], "some_pair": any(p["defined"] for p in g["measures"][m["key"]]["llm_pairs"])} for g in groups]}
+        {
+            "measure": m,
+            "cells": [
+                {
+                    **g["measures"][m["key"]],
+                    "some_pair": any(p["defined"] for p in g["measures"][m["key"]]["llm_pairs"]),
+                }
+                for g in groups
+            ],
+        }
         for m in report["measures"]
     ]
     return {"groups": groups, "rows": rows}
@@ -183,12 +198,15 @@ def _texts(state: services.ReportState, wanted: str, project) -> dict:
     out.update(report=report, entry=entry)
     if not entry["empty"]:
         out["rows"] = [
-            {"field": f, **entry["fields"][f["key"]], "llm_pairs": [
-                p for p in entry["fields"][f["key"]]["pairs"] if report["llm_coder"] in p["pair"]
-            ], "validity": meaning["fields"][f["key"]]["embedding"],
-               "judge": (by_field.get(f["key"]) or {}).get("measures", {}).get("judge")}
+            {
+                "field": f,
+                **entry["fields"][f["key"]],
+                "llm_pairs": [p for p in entry["fields"][f["key"]]["pairs"] if report["llm_coder"] in p["pair"]],
+                "validity": meaning["fields"][f["key"]]["embedding"],
+                "judge": (by_field.get(f["key"]) or {}).get("measures", {}).get("judge"),
+            }
             for f in report["fields"]
-        ]  # fmt: skip
+        ]
     return out
 
 

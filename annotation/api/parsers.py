@@ -16,6 +16,7 @@ measured first and refused past ``MAX_JSON_DEPTH`` levels (setting, default
 32; a row document nests 4) with a 400 that says so, before anything is parsed
 or written.
 """
+
 from __future__ import annotations
 
 import codecs

@@ -1,4 +1,5 @@
 """DRF permissions shared by the capabilities' endpoints."""
+
 from rest_framework.permissions import BasePermission
 
 from ..roles import is_lead

@@ -1,4 +1,5 @@
 """Answers shared by the capabilities' endpoints."""
+
 from rest_framework import status
 from rest_framework.response import Response
 

@@ -5,6 +5,7 @@ these read ``API_THROTTLE_RATES`` (settings, from the environment) on every
 request, so a deployment, a benchmark or a test can change them without a
 restart of the import machinery. A rate of ``None`` switches a scope off.
 """
+
 from __future__ import annotations
 
 from django.conf import settings

@@ -1,4 +1,5 @@
 """API views: thin; scoping comes from selectors."""
+
 from django.conf import settings
 from django.shortcuts import get_object_or_404
 from django.utils import timezone
@@ -32,7 +33,9 @@ class ProjectClipList(generics.ListAPIView):
 
 
 class TokenSerializer(serializers.Serializer):
-    prefix = serializers.CharField(help_text="The key's first characters, to tell tokens apart (the key itself is never stored)")
+    prefix = serializers.CharField(
+        help_text="The key's first characters, to tell tokens apart (the key itself is never stored)"
+    )
     scope = serializers.ChoiceField(choices=TokenScope.choices)
     created = serializers.DateTimeField()
     expires = serializers.DateTimeField()
@@ -58,13 +61,18 @@ class MyTokens(APIView):
     def get(self, request):
         current = request.auth if isinstance(request.auth, ApiToken) else None
         live = ApiToken.objects.filter(user=request.user, expiry__gt=timezone.now()).order_by("created")
-        return Response({
-            "current": describe(current) if current else None,
-            "tokens": [describe(t) for t in live],
-            "policy": {
-                "days": settings.API_TOKEN_DAYS,
-                "scopes": {TokenScope.READ: "GET, HEAD and OPTIONS only", TokenScope.READ_WRITE: "whatever the user's role may do"},
-                "revoked_on_password_change": True,
-                "stored": "a SHA-512 digest of each key; the key is shown once, by manage.py api_token",
-            },
-        })
+        return Response(
+            {
+                "current": describe(current) if current else None,
+                "tokens": [describe(t) for t in live],
+                "policy": {
+                    "days": settings.API_TOKEN_DAYS,
+                    "scopes": {
+                        TokenScope.READ: "GET, HEAD and OPTIONS only",
+                        TokenScope.READ_WRITE: "whatever the user's role may do",
+                    },
+                    "revoked_on_password_change": True,
+                    "stored": "a SHA-512 digest of each key; the key is shown once, by manage.py api_token",
+                },
+            }
+        )

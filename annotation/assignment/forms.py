@@ -17,7 +17,10 @@ class AssignForm(forms.Form):
 
     per_clip = forms.IntegerField(label="Annotators per clip", min_value=1, max_value=50)
     annotators = forms.ModelMultipleChoiceField(
-        queryset=assigning.annotators(), required=False, widget=forms.CheckboxSelectMultiple, help_text="None ticked: every active annotator."
+        queryset=assigning.annotators(),
+        required=False,
+        widget=forms.CheckboxSelectMultiple,
+        help_text="None ticked: every active annotator.",
     )
     clips = forms.MultipleChoiceField(
         label="Clips",
@@ -28,21 +31,28 @@ class AssignForm(forms.Form):
         label="Calibration draw",
         required=False,
         min_value=1,
-        help_text="Or draw this many of the ticked clips with the seed. Calibration assignments start empty instead of from the LLM draft.",
+        help_text=(
+            "Or draw this many of the ticked clips with the seed. Calibration assignments start empty instead of "
+            "from the LLM draft."
+        ),
     )
     seed = forms.IntegerField(initial=0, help_text="Makes the calibration draw reproducible.")
 
     def __init__(self, *args, project=None, **kwargs):
         super().__init__(*args, **kwargs)
         self.project = project
-        ids = list(project.clips.order_by("sample_id").values_list("sample_id", flat=True)) if project is not None else []
+        ids = (
+            list(project.clips.order_by("sample_id").values_list("sample_id", flat=True)) if project is not None else []
+        )
         self.fields["clips"].choices = self.fields["calibration_clips"].choices = [(i, i) for i in ids]
         if project is not None and not self.is_bound:
             self.fields["per_clip"].initial = project.annotators_per_clip
         if project is not None:
             self.fields["calibration"].help_text = (
-                "Or draw this many of the ticked clips with the seed. Calibration assignments start empty instead of from the "
-                f"LLM draft. With neither, the study design reserves {float(project.from_empty_share):.0%} of the clips of each "
+                "Or draw this many of the ticked clips with the seed. Calibration assignments start empty instead of "
+                "from the "
+                f"LLM draft. With neither, the study design reserves {float(project.from_empty_share):.0%} of the "
+                "clips of each "
                 "scenario (counted over every clip assigned so far) to start empty, drawn with the seed."
             )
 
@@ -51,7 +61,9 @@ class AssignForm(forms.Form):
         ticked, calibration = set(data.get("clips") or ()), data.get("calibration_clips") or []
         outside = [c for c in calibration if c not in ticked]
         if outside:
-            self.add_error("calibration_clips", f"Calibration clips must be ticked for assignment too: {', '.join(outside[:10])}")
+            self.add_error(
+                "calibration_clips", f"Calibration clips must be ticked for assignment too: {', '.join(outside[:10])}"
+            )
         if calibration and data.get("calibration"):
             self.add_error("calibration", "Tick calibration clips or give a number to draw, not both.")
         return data

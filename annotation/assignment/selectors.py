@@ -35,7 +35,19 @@ def annotator_progress(project: Project) -> list[dict]:
         .values("annotator__username")
         .annotate(clips=Count("id"), submitted=Count("id", filter=Q(state=AssignmentState.SUBMITTED)))
     )
-    out = {c["annotator__username"]: {"annotator": c["annotator__username"], "clips": c["clips"], "submitted": c["submitted"], "rows": 0, "reviewed": 0, "edited": 0} for c in clips}
+    out = {
+        c["annotator__username"]: {
+            "annotator": c["annotator__username"],
+            "clips": c["clips"],
+            "submitted": c["submitted"],
+            "rows": 0,
+            "reviewed": 0,
+            "edited": 0,
+        }
+        for c in clips
+    }
     for r in rows:
-        out.setdefault(r["annotator__username"], {"annotator": r["annotator__username"], "clips": 0, "submitted": 0}).update(rows=r["rows"], reviewed=r["reviewed"], edited=r["edited"])
+        out.setdefault(
+            r["annotator__username"], {"annotator": r["annotator__username"], "clips": 0, "submitted": 0}
+        ).update(rows=r["rows"], reviewed=r["reviewed"], edited=r["edited"])
     return sorted(out.values(), key=lambda d: d["annotator"])

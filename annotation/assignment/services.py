@@ -1,5 +1,6 @@
 """Assigning clips in bulk: k coders per clip with balanced load, the study design's from-empty share, the
 record's qualification rules and known-answer checks."""
+
 from __future__ import annotations
 
 import random
@@ -115,7 +116,10 @@ def assign_clips(
         # Least-loaded first; on a clip coded from empty, those with fewer such clips first; username breaks ties.
         empty_first = (lambda pk: empty_load[pk]) if mode == AssignmentMode.FROM_EMPTY else (lambda pk: 0)
         unqualified = barred.get(clip.scenario, {})
-        candidates = sorted((pk for pk in load if pk not in have and pk not in unqualified), key=lambda pk: (load[pk], empty_first(pk), by_pk[pk].username))[:needed]
+        candidates = sorted(
+            (pk for pk in load if pk not in have and pk not in unqualified),
+            key=lambda pk: (load[pk], empty_first(pk), by_pk[pk].username),
+        )[:needed]
         for pk in candidates:
             plan.created.append(start_assignment(clip, by_pk[pk], mode=mode, actor=actor, design=design))
             load[pk] += 1
@@ -141,7 +145,9 @@ def _round(x: Decimal) -> int:
     return int(x.quantize(Decimal(1), rounding=ROUND_HALF_UP))
 
 
-def _design(project: Project, clips: list[Clip], calibration, seed: int, selection: list[Clip] | None = None) -> dict[str, tuple[str, dict]]:
+def _design(
+    project: Project, clips: list[Clip], calibration, seed: int, selection: list[Clip] | None = None
+) -> dict[str, tuple[str, dict]]:
     """Per sample id of ``clips`` (clips nobody is assigned to yet): the mode their assignments start in, and why.
 
     The lead's ``calibration`` (a number or a list of sample ids) decides when given. Otherwise, per scenario,
@@ -154,14 +160,21 @@ def _design(project: Project, clips: list[Clip], calibration, seed: int, selecti
             calibration = [c for c in calibration if c in {clip.sample_id for clip in clips}]
         chosen = _calibration_ids(clips, calibration, seed)
         lead = {"by": "lead"}
-        return {c.sample_id: (AssignmentMode.FROM_EMPTY if c.sample_id in chosen else AssignmentMode.FROM_DRAFT, lead) for c in clips}
+        return {
+            c.sample_id: (AssignmentMode.FROM_EMPTY if c.sample_id in chosen else AssignmentMode.FROM_DRAFT, lead)
+            for c in clips
+        }
     share = Decimal(project.from_empty_share)
     record = {"by": "design", "share": float(share), "seed": seed}
     assigned, reserved = Counter(), Counter()
-    for clip_id, scenario in Assignment.objects.filter(clip__project=project).values_list("clip_id", "clip__scenario").distinct():
+    for _clip_id, scenario in (
+        Assignment.objects.filter(clip__project=project).values_list("clip_id", "clip__scenario").distinct()
+    ):
         assigned[scenario] += 1
-    for clip_id, scenario in (
-        Assignment.objects.filter(clip__project=project, mode=AssignmentMode.FROM_EMPTY).values_list("clip_id", "clip__scenario").distinct()
+    for _clip_id, scenario in (
+        Assignment.objects.filter(clip__project=project, mode=AssignmentMode.FROM_EMPTY)
+        .values_list("clip_id", "clip__scenario")
+        .distinct()
     ):
         reserved[scenario] += 1
     out = {}
@@ -176,4 +189,3 @@ def _design(project: Project, clips: list[Clip], calibration, seed: int, selecti
         for sample_id in ids:
             out[sample_id] = (AssignmentMode.FROM_EMPTY if sample_id in chosen else AssignmentMode.FROM_DRAFT, record)
     return out
-

@@ -21,6 +21,7 @@ from ..services import ServiceError, transition
 
 CONVENTION_ANNOTATION_KEYS = tuple(k for k in CONVENTION_ROW_KEYS if k not in SKELETON_KEYS)
 
+
 def empty_content(draft_content: dict | None = None, speaker: str = "") -> dict:
     """A blank annotation document with the draft's keys (calibration mode).
 
@@ -45,7 +46,13 @@ def empty_content(draft_content: dict | None = None, speaker: str = "") -> dict:
 
 
 def start_assignment(
-    clip: Clip, user, *, mode: str = AssignmentMode.FROM_DRAFT, actor=None, design: dict | None = None, purpose: str = AssignmentPurpose.PRODUCTION
+    clip: Clip,
+    user,
+    *,
+    mode: str = AssignmentMode.FROM_DRAFT,
+    actor=None,
+    design: dict | None = None,
+    purpose: str = AssignmentPurpose.PRODUCTION,
 ) -> Assignment:
     """Create the assignment and one revision per row (draft copy or empty); ``design`` records why this mode.
 
@@ -64,8 +71,13 @@ def start_assignment(
         if mode == AssignmentMode.FROM_DRAFT and draft is not None:
             content, layout = dict(draft.content), dict(draft.layout)
         else:
-            content, layout = empty_content(draft.content if draft else None, row.primary_speaker), dict(draft.layout) if draft else {}
-        revisions.append(Revision(row=row, annotator=user, content=content, layout=layout, status=RevisionStatus.UNTOUCHED))
+            content, layout = (
+                empty_content(draft.content if draft else None, row.primary_speaker),
+                dict(draft.layout) if draft else {},
+            )
+        revisions.append(
+            Revision(row=row, annotator=user, content=content, layout=layout, status=RevisionStatus.UNTOUCHED)
+        )
     bulk_create_with_history(revisions, Revision, default_user=actor)
     if purpose == AssignmentPurpose.PRODUCTION and clip.state in (ClipState.IMPORTED, ClipState.PREANNOTATED):
         transition(clip, ClipState.IN_REVIEW, actor=actor, reason=f"assigned to {user.username}")
@@ -79,7 +91,10 @@ def reassign(assignment: Assignment, new_user, *, actor=None, discard_edits: boo
         raise ServiceError(f"{new_user.username} is already assigned to {assignment.clip.sample_id}")
     revisions = Revision.objects.filter(row__clip=assignment.clip, annotator=assignment.annotator)
     if not discard_edits and revisions.exclude(status=RevisionStatus.UNTOUCHED).exists():
-        raise ServiceError(f"{assignment.annotator.username} has already edited {assignment.clip.sample_id}; reassigning would discard that work")
+        raise ServiceError(
+            f"{assignment.annotator.username} has already edited {assignment.clip.sample_id}; reassigning would "
+            "discard that work"
+        )
     clip, mode, design = assignment.clip, assignment.mode, assignment.design
     for revision in revisions:
         revision.delete()  # one by one, so each deletion is in the audit trail

@@ -1,4 +1,5 @@
 """URL patterns of the assignment capability, included by rescue_annot/urls.py."""
+
 from django.urls import path
 
 from ..adjudication.views import choose_project

@@ -57,7 +57,11 @@ def project_assignments(request, slug):
             return redirect("assignment-index", slug=project.slug)
     clips = list(
         project.clips.annotate(row_count=Count("rows", distinct=True))
-        .prefetch_related(Prefetch("assignments", queryset=Assignment.objects.select_related("annotator").order_by("annotator__username")))
+        .prefetch_related(
+            Prefetch(
+                "assignments", queryset=Assignment.objects.select_related("annotator").order_by("annotator__username")
+            )
+        )
         .order_by("sample_id")
     )
     present = {clip.state for clip in clips}
@@ -79,15 +83,29 @@ def project_assignments(request, slug):
 @require_POST
 def reassign(request, assignment_id):
     _require_lead(request)
-    assignment = get_object_or_404(Assignment.objects.filter(clip__in=scoped.visible_clips(request.user)).select_related("clip__project", "annotator"), pk=assignment_id)
+    assignment = get_object_or_404(
+        Assignment.objects.filter(clip__in=scoped.visible_clips(request.user)).select_related(
+            "clip__project", "annotator"
+        ),
+        pk=assignment_id,
+    )
     form = ReassignForm(request.POST)
     if not form.is_valid():
         messages.error(request, "Choose an active annotator to hand the clip to.")
     else:
         try:
-            starting.reassign(assignment, form.cleaned_data["annotator"], actor=request.user, discard_edits=form.cleaned_data["discard_edits"])
+            starting.reassign(
+                assignment,
+                form.cleaned_data["annotator"],
+                actor=request.user,
+                discard_edits=form.cleaned_data["discard_edits"],
+            )
         except ServiceError as exc:
             messages.error(request, str(exc))
         else:
-            messages.success(request, f"{assignment.clip.sample_id}: {assignment.annotator.username} → {form.cleaned_data['annotator'].username}.")
+            messages.success(
+                request,
+                f"{assignment.clip.sample_id}: {assignment.annotator.username} → "
+                f"{form.cleaned_data['annotator'].username}.",
+            )
     return redirect("assignment-index", slug=assignment.clip.project.slug)

@@ -8,6 +8,7 @@ recorded (a clip's rows, a row's revisions, ...), read a
 page at a time with a keyset cursor, merged by date, and diffed against the
 previous record of the same object, fetched in one query per model.
 """
+
 from __future__ import annotations
 
 import json
@@ -70,7 +71,9 @@ class Filters:
 
     @classmethod
     def from_query(cls, query) -> Filters:
-        filters = cls(**{name: (query.get(name) or "").strip() for name in ("kind", "user", "source", "clip", "cursor")})
+        filters = cls(
+            **{name: (query.get(name) or "").strip() for name in ("kind", "user", "source", "clip", "cursor")}
+        )
         if filters.kind and filters.kind not in KIND_BY_KEY:
             raise BadFilter(f"unknown kind {filters.kind!r} (choose from {', '.join(KIND_BY_KEY)})")
         if filters.source and filters.source not in SOURCES:
@@ -233,7 +236,10 @@ def _records(kind: Kind, project: Project, filters: Filters, cursor, clip_ids, l
         .order_by("-history_date", "-history_id")[:limit]
     )
     records = list(qs)
-    earlier = {r.history_id: r for r in history.objects.filter(history_id__in=[r.previous_id for r in records if r.previous_id])}
+    earlier = {
+        r.history_id: r
+        for r in history.objects.filter(history_id__in=[r.previous_id for r in records if r.previous_id])
+    }
     return [
         Entry(
             kind=kind,
@@ -255,7 +261,11 @@ def project_history(project: Project, filters: Filters, page_size: int = PAGE_SI
     cursor = _parse_cursor(filters.cursor) if filters.cursor else None
     clip_ids = None
     if filters.clip:
-        clip_ids = list(Clip.history.model.objects.filter(project_id=project.pk, sample_id=filters.clip).values_list("id", flat=True).distinct())
+        clip_ids = list(
+            Clip.history.model.objects.filter(project_id=project.pk, sample_id=filters.clip)
+            .values_list("id", flat=True)
+            .distinct()
+        )
     kinds = [KIND_BY_KEY[filters.kind]] if filters.kind else list(KINDS)
     # Each model gives at most one page more than needed; merging them by date and
     # taking a page is then exact, and one extra entry tells whether a next page exists.

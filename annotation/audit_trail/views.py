@@ -23,7 +23,12 @@ def project_history(request, slug):
     try:
         filters = selectors.Filters.from_query(request.GET)
     except selectors.BadFilter as exc:
-        return render(request, "audit_trail/project.html", {**context, "filters": selectors.Filters(), "error": str(exc)}, status=400)
+        return render(
+            request,
+            "audit_trail/project.html",
+            {**context, "filters": selectors.Filters(), "error": str(exc)},
+            status=400,
+        )
     page = selectors.project_history(project, filters)
     return render(
         request,

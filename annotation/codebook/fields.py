@@ -1,4 +1,5 @@
 """The label fields guidance attaches to, and their labels in a project's taxonomy."""
+
 from __future__ import annotations
 
 from ..taxonomy import NONE, SCENARIOS, Taxonomy, load_taxonomy

@@ -4,6 +4,7 @@ Guidance is written by leads, never by coders, so every member of a project
 (leads, and annotators with work in it) may read all of it: it shows nothing of
 another coder's work. Who may open a project at all is ``selectors.visible_projects``.
 """
+
 from __future__ import annotations
 
 from collections import Counter
@@ -39,7 +40,9 @@ def current_version(project: Project) -> GuidanceVersion | None:
 
 def in_force_id(project_id: int) -> int | None:
     """The id of the project's guidance version in force now (its latest), for a gold write to record."""
-    return GuidanceVersion.objects.filter(project_id=project_id).order_by("-number").values_list("pk", flat=True).first()
+    return (
+        GuidanceVersion.objects.filter(project_id=project_id).order_by("-number").values_list("pk", flat=True).first()
+    )
 
 
 def entry_id(entry: dict) -> str:
@@ -65,7 +68,15 @@ def applies_to(entry: dict, scenario: str) -> bool:
 def version_view(version: GuidanceVersion | None) -> dict:
     """A version as the API and the pages give it (``{"version": null, ...}`` before any guidance)."""
     if version is None:
-        return {"version": None, "taxonomy_version": None, "created_by": None, "created_at": None, "reason": "", "change": None, "entries": []}
+        return {
+            "version": None,
+            "taxonomy_version": None,
+            "created_by": None,
+            "created_at": None,
+            "reason": "",
+            "change": None,
+            "entries": [],
+        }
     return {
         "version": version.number,
         "taxonomy_version": version.taxonomy_version,
@@ -78,7 +89,13 @@ def version_view(version: GuidanceVersion | None) -> dict:
 
 
 def change_view(change: dict) -> dict:
-    return {**change, "title": f"{change['action']} {labels_title(change['field'], change['labels'])} ({field_title(change['field']).lower()}, {scenario_title(change['scenario'])})"}
+    return {
+        **change,
+        "title": (
+            f"{change['action']} {labels_title(change['field'], change['labels'])} "
+            f"({field_title(change['field']).lower()}, {scenario_title(change['scenario'])})"
+        ),
+    }
 
 
 def editor_guidance(project: Project, scenario: str) -> dict:
@@ -106,7 +123,8 @@ def history(project: Project) -> list[dict]:
 
 
 def project_scenarios(project: Project, clips=None) -> list[str]:
-    """The scenarios of ``clips`` (default: the project's), in the taxonomy's order; every scenario when there are none."""
+    """The scenarios of ``clips`` (default: the project's), in the taxonomy's order; every scenario when there are
+    none."""
     present = set((clips if clips is not None else project.clips.all()).values_list("scenario", flat=True).distinct())
     return [s for s in SCENARIOS if s in present] or list(SCENARIOS)
 
@@ -119,22 +137,35 @@ def guide(project: Project, scenarios: list[str]) -> list[dict]:
     out = []
     for scenario in scenarios:
         taxonomy = load_taxonomy(scenario, project.taxonomy_version)
-        definitions = {x.label: x.definition for name in ("utterance_types", "support_strategies", "relation_patterns") for x in getattr(taxonomy, name)}
+        definitions = {
+            x.label: x.definition
+            for name in ("utterance_types", "support_strategies", "relation_patterns")
+            for x in getattr(taxonomy, name)
+        }
         fields = []
         for field in FIELDS:
             rules = [r for r in taxonomy.rules if r.field == field]
             rule_views = [
-                {"id": f"{scenario}-rule-{r.id}", "title": r.title, "text": r.text, "labels": labels_title(field, r.labels)} for r in rules
+                {
+                    "id": f"{scenario}-rule-{r.id}",
+                    "title": r.title,
+                    "text": r.text,
+                    "labels": labels_title(field, r.labels),
+                }
+                for r in rules
             ]
             labels = []
-            shown_at: dict = {}  # a guidance entry is written out once per field, under its first label; the others link there
+            # a guidance entry is written out once per field, under its first label; the others link there
+            shown_at: dict = {}
             for label in field_labels(taxonomy, field):
                 named_by = [v for r, v in zip(rules, rule_views) if label in r.labels]
                 guidance = []
                 for e in entries:
                     if e["field"] == field and applies_to(e, scenario) and label in e["labels"]:
                         first = shown_at.setdefault(e["id"], f"{scenario}-{field}-{label or 'empty'}")
-                        guidance.append({**e, "see": None if first == f"{scenario}-{field}-{label or 'empty'}" else first})
+                        guidance.append(
+                            {**e, "see": None if first == f"{scenario}-{field}-{label or 'empty'}" else first}
+                        )
                 if label == NONE and not (named_by or guidance):
                     continue
                 labels.append(
@@ -160,8 +191,16 @@ def label_options(project: Project) -> list[dict]:
         union = list(dict.fromkeys(x for s in SCENARIOS for x in allowed[s] if x != NONE))
         if NONE in allowed[ALL_SCENARIOS]:
             union.append(NONE)
-        # ``where``: the scenario keys under which the label may be named ("all" for every scenario), for the page's script.
-        labels = [{"label": x, "title": label_title(field, x), "where": " ".join(k or "all" for k in allowed if x in allowed[k])} for x in union]
+        # ``where``: the scenario keys under which the label may be named ("all" for every scenario), for the page's
+        # script.
+        labels = [
+            {
+                "label": x,
+                "title": label_title(field, x),
+                "where": " ".join(k or "all" for k in allowed if x in allowed[k]),
+            }
+            for x in union
+        ]
         out.append({"field": field, "title": field_title(field), "labels": labels})
     return out
 
@@ -178,8 +217,11 @@ def find_entry(version: GuidanceVersion | None, scenario: str, field: str, label
 
 def _by_version(numbers) -> dict[str, int]:
     counts = Counter(NO_VERSION if n is None else n for n in numbers)
-    ordered = sorted((k for k in counts if k != NO_VERSION))
-    return {**{str(k): counts[k] for k in ordered}, **({NO_VERSION: counts[NO_VERSION]} if NO_VERSION in counts else {})}
+    ordered = sorted(k for k in counts if k != NO_VERSION)
+    return {
+        **{str(k): counts[k] for k in ordered},
+        **({NO_VERSION: counts[NO_VERSION]} if NO_VERSION in counts else {}),
+    }
 
 
 def release_guidance(project: Project, clip_pks: list[int], choice=CURRENT) -> tuple[dict | None, dict | None]:
@@ -201,8 +243,14 @@ def release_guidance(project: Project, clip_pks: list[int], choice=CURRENT) -> t
         version = GuidanceVersion.objects.select_related("created_by").get(project=project, number=choice)
     record = {
         "version": version.number if version else None,
-        "revisions": _by_version(production_revisions(Revision.objects.filter(row__clip_id__in=clip_pks)).values_list("guidance_version__number", flat=True)),
-        "gold": _by_version(Gold.objects.filter(row__clip_id__in=clip_pks).values_list("guidance_version__number", flat=True)),
+        "revisions": _by_version(
+            production_revisions(Revision.objects.filter(row__clip_id__in=clip_pks)).values_list(
+                "guidance_version__number", flat=True
+            )
+        ),
+        "gold": _by_version(
+            Gold.objects.filter(row__clip_id__in=clip_pks).values_list("guidance_version__number", flat=True)
+        ),
     }
     shipped = None
     if version is not None:
@@ -212,7 +260,12 @@ def release_guidance(project: Project, clip_pks: list[int], choice=CURRENT) -> t
             "created_by": version.created_by.username if version.created_by else None,
             "created_at": version.created_at.date().isoformat(),
             "entries": [
-                {**e, "title": labels_title(e["field"], e["labels"]), "field_title": field_title(e["field"]), "scenario_title": scenario_title(e["scenario"])}
+                {
+                    **e,
+                    "title": labels_title(e["field"], e["labels"]),
+                    "field_title": field_title(e["field"]),
+                    "scenario_title": scenario_title(e["scenario"]),
+                }
                 for e in version.entries
             ],
         }
@@ -223,11 +276,17 @@ def release_guidance(project: Project, clip_pks: list[int], choice=CURRENT) -> t
 
 # Agreement measures whose values are labels guidance can attach to -> the guidance field,
 # and the report's words for the empty choice -> "".
-MEASURE_FIELDS = {"utterance_type": "utterance_type", "strategy_type": "support_strategy", "relation_pattern": "relation_pattern"}
+MEASURE_FIELDS = {
+    "utterance_type": "utterance_type",
+    "strategy_type": "support_strategy",
+    "relation_pattern": "relation_pattern",
+}
 EMPTY_VALUES = {"(no strategy)": NONE, "(no clear pattern)": NONE}
 
 
-def confused_pair_links(project: Project, measure_key: str, pairs: list[dict], slice_scenario: str, why: str) -> list[dict]:
+def confused_pair_links(
+    project: Project, measure_key: str, pairs: list[dict], slice_scenario: str, why: str
+) -> list[dict]:
     """The agreement report's confused pairs of a label measure, each with the address of the lead's
     guidance form prefilled for that pair, and the guidance it already has (if any)."""
     field = MEASURE_FIELDS[measure_key]
@@ -247,5 +306,11 @@ def confused_pair_links(project: Project, measure_key: str, pairs: list[dict], s
             continue
         query = [("field", field), ("scenario", scenario), *(("labels", x) for x in labels), ("why", why)]
         existing = find_entry(current, scenario, field, labels)
-        out.append({**pair, "link": reverse("codebook-guidance", args=[project.slug]) + "?" + urlencode(query), "existing": existing and entry_view(existing)})
+        out.append(
+            {
+                **pair,
+                "link": reverse("codebook-guidance", args=[project.slug]) + "?" + urlencode(query),
+                "existing": existing and entry_view(existing),
+            }
+        )
     return out

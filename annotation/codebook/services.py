@@ -7,6 +7,7 @@ looking at (``based_on``): when that entry changed since, the change is refused
 with the current version (``GuidanceConflict``), so two leads never overwrite
 each other's text unseen. Changes to other entries in between do not conflict.
 """
+
 from __future__ import annotations
 
 from django.contrib.auth import get_user_model
@@ -50,7 +51,9 @@ def check_target(project: Project, scenario, field, labels) -> tuple[str, str, l
     """(scenario, field, labels in the taxonomy's order) of an entry, or GuidanceError saying what is wrong."""
     scenario = (scenario or "").strip() if isinstance(scenario, str) or scenario is None else scenario
     if not isinstance(scenario, str) or scenario not in (ALL_SCENARIOS, *SCENARIOS):
-        raise GuidanceError(f"scenario must be one of {', '.join(SCENARIOS)} or empty for every scenario, got {scenario!r}")
+        raise GuidanceError(
+            f"scenario must be one of {', '.join(SCENARIOS)} or empty for every scenario, got {scenario!r}"
+        )
     if field not in FIELDS:
         raise GuidanceError(f"field must be one of {', '.join(FIELDS)}, got {field!r}")
     if isinstance(labels, str) or not isinstance(labels, (list, tuple)) or not all(isinstance(x, str) for x in labels):
@@ -79,7 +82,9 @@ def _check_text(text, what: str, limit: int) -> str:
         raise GuidanceError(f"{what} must be text")
     text = (text or "").strip()
     if not text:
-        raise GuidanceError(f"{what} is required" if what == "why" else f"{what} is empty: write the guidance, or withdraw it")
+        raise GuidanceError(
+            f"{what} is required" if what == "why" else f"{what} is empty: write the guidance, or withdraw it"
+        )
     if len(text) > limit:
         raise GuidanceError(f"{what} is limited to {limit:,} characters (got {len(text):,})")
     return text
@@ -88,8 +93,10 @@ def _check_text(text, what: str, limit: int) -> str:
 def _check_no_coders(project: Project, text: str, what: str) -> None:
     """Every annotator reads the guidance and its reasons: they must not learn who codes, or what a coder chose."""
     coders = (
-        get_user_model().objects.filter(Q(groups__name=ANNOTATOR) | Q(assignments__clip__project=project))
-        .values_list("username", flat=True).distinct()
+        get_user_model()
+        .objects.filter(Q(groups__name=ANNOTATOR) | Q(assignments__clip__project=project))
+        .values_list("username", flat=True)
+        .distinct()
     )
     named = names_in(text, coders)
     if named:
@@ -151,7 +158,9 @@ def _locked(project: Project, user) -> tuple[Project, GuidanceVersion | None]:
 
 
 @transaction.atomic
-def write_guidance(project: Project, user, *, field, labels, text, why, scenario=ALL_SCENARIOS, based_on=None) -> GuidanceVersion:
+def write_guidance(
+    project: Project, user, *, field, labels, text, why, scenario=ALL_SCENARIOS, based_on=None
+) -> GuidanceVersion:
     """Attach ``text`` to ``labels`` of ``field`` (new, or rewriting that set's guidance): a new version."""
     project, current = _locked(project, user)
     scenario, field, labels = check_target(project, scenario, field, labels)
@@ -164,7 +173,9 @@ def write_guidance(project: Project, user, *, field, labels, text, why, scenario
     entries = list(current.entries) if current else []
     previous = next((e for e in entries if entry_key(e) == key), None)
     if previous is not None and previous["text"] == text:
-        raise GuidanceError(f"the guidance for {labels_title(field, labels)} already says exactly this; nothing changed")
+        raise GuidanceError(
+            f"the guidance for {labels_title(field, labels)} already says exactly this; nothing changed"
+        )
     number = (current.number if current else 0) + 1
     entry = {
         "scenario": scenario,
@@ -181,7 +192,9 @@ def write_guidance(project: Project, user, *, field, labels, text, why, scenario
 
 
 @transaction.atomic
-def withdraw_guidance(project: Project, user, *, field, labels, why, scenario=ALL_SCENARIOS, based_on=None) -> GuidanceVersion:
+def withdraw_guidance(
+    project: Project, user, *, field, labels, why, scenario=ALL_SCENARIOS, based_on=None
+) -> GuidanceVersion:
     """Remove the guidance of ``labels`` of ``field``: a new version without it."""
     project, current = _locked(project, user)
     scenario, field, labels = check_target(project, scenario, field, labels)
@@ -191,6 +204,8 @@ def withdraw_guidance(project: Project, user, *, field, labels, why, scenario=AL
     _check_based_on(project, current, based_on, key)
     entries = list(current.entries) if current else []
     if not any(entry_key(e) == key for e in entries):
-        raise GuidanceError(f"there is no guidance for {labels_title(field, labels)} ({scenario_title(scenario)}) to withdraw")
+        raise GuidanceError(
+            f"there is no guidance for {labels_title(field, labels)} ({scenario_title(scenario)}) to withdraw"
+        )
     change = {"action": "withdrew", "scenario": scenario, "field": field, "labels": labels}
     return _new_version(project, user, current, [e for e in entries if entry_key(e) != key], change, why)

@@ -1,4 +1,5 @@
 """URL patterns of the project's guidance, included by rescue_annot/urls.py."""
+
 from django.urls import path
 
 from . import api, views
@@ -9,5 +10,9 @@ web_urlpatterns = [
 ]
 api_urlpatterns = [
     path("projects/<slug:slug>/guidance/", api.ProjectGuidance.as_view(), name="api-guidance"),
-    path("projects/<slug:slug>/guidance/versions/<int:number>/", api.GuidanceVersionDetail.as_view(), name="api-guidance-version"),
+    path(
+        "projects/<slug:slug>/guidance/versions/<int:number>/",
+        api.GuidanceVersionDetail.as_view(),
+        name="api-guidance-version",
+    ),
 ]

@@ -3,6 +3,7 @@
 Thin: reads come from ``selectors``, writes from ``services``; this module
 only reads the form and picks what the template shows.
 """
+
 from __future__ import annotations
 
 from django.contrib import messages
@@ -21,7 +22,8 @@ from .fields import ALL_SCENARIOS, FIELDS, field_title, labels_title, scenario_t
 @login_required
 @require_GET
 def guide(request, slug: str):
-    """Every label of the project's scenarios with its definition, the taxonomy's boundary rules and the project's guidance."""
+    """Every label of the project's scenarios with its definition, the taxonomy's boundary rules and the project's
+    guidance."""
     project = get_object_or_404(scoped.visible_projects(request.user), slug=slug)
     wanted = request.GET.get("scenario") or ""
     present = selectors.project_scenarios(project, scoped.visible_clips(request.user, project))
@@ -83,7 +85,13 @@ def guidance(request, slug: str):
         # Prefilled from the address: the agreement page links here with a confused pair.
         field = request.GET.get("field", "utterance_type")
         labels = request.GET.getlist("labels")  # repeated; an empty one is the empty choice (no strategy...)
-        form = {"scenario": request.GET.get("scenario", ALL_SCENARIOS), "field": field if field in FIELDS else "utterance_type", "labels": labels, "text": "", "why": request.GET.get("why", "")}
+        form = {
+            "scenario": request.GET.get("scenario", ALL_SCENARIOS),
+            "field": field if field in FIELDS else "utterance_type",
+            "labels": labels,
+            "text": "",
+            "why": request.GET.get("why", ""),
+        }
     existing = None
     if form["labels"]:
         try:
@@ -101,10 +109,16 @@ def guidance(request, slug: str):
         {
             "project": project,
             "current": view,
-            "by_field": [{"field": f, "title": field_title(f), "entries": [e for e in view["entries"] if e["field"] == f]} for f in FIELDS],
+            "by_field": [
+                {"field": f, "title": field_title(f), "entries": [e for e in view["entries"] if e["field"] == f]}
+                for f in FIELDS
+            ],
             "history": selectors.history(project),
             "options": selectors.label_options(project),
-            "scenarios": [{"key": ALL_SCENARIOS, "title": "every scenario"}, *({"key": s, "title": f"{s} clips"} for s in SCENARIOS)],
+            "scenarios": [
+                {"key": ALL_SCENARIOS, "title": "every scenario"},
+                *({"key": s, "title": f"{s} clips"} for s in SCENARIOS),
+            ],
             "form": form,
             "existing": existing and selectors.entry_view(existing),
             "error": error,

@@ -1,4 +1,5 @@
 """Demo data: fictional clips written for the demo (see README.md here)."""
+
 from pathlib import Path
 
 DEMO_DIR = Path(__file__).resolve().parent

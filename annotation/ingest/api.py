@@ -4,6 +4,7 @@
 ``annotation.api.views.ProjectClipList`` does (it inherits it), so that one
 route can carry both methods.
 """
+
 from __future__ import annotations
 
 from django.shortcuts import get_object_or_404
@@ -44,38 +45,66 @@ class IsLeadForWrites(IsLead):
 class IngestRequestSerializer(serializers.Serializer):
     files = serializers.ListField(
         child=serializers.FileField(allow_empty_file=True),
-        help_text="Transcript files (also accepted as files[]); a video or audio file goes with the transcript of the same name.",
+        help_text=(
+            "Transcript files (also accepted as files[]); a video or audio file goes with the transcript of the "
+            "same name."
+        ),
     )
     scenario = serializers.ChoiceField(choices=Scenario.choices)
     participants = serializers.ListField(
-        child=serializers.CharField(), required=False,
-        help_text="On-screen names: repeat the field or send one comma-separated value. Default: each transcript's speaker labels without the therapist and the group label.",
+        child=serializers.CharField(),
+        required=False,
+        help_text=(
+            "On-screen names: repeat the field or send one comma-separated value. Default: each transcript's "
+            "speaker labels without the therapist and the group label."
+        ),
     )
     relative_paths = serializers.ListField(
-        child=serializers.CharField(), required=False,
-        help_text="Each file's path inside the uploaded folder, in the order of files (multipart drops folders from file names).",
+        child=serializers.CharField(),
+        required=False,
+        help_text=(
+            "Each file's path inside the uploaded folder, in the order of files (multipart drops folders from "
+            "file names)."
+        ),
     )
-    group = serializers.CharField(required=False, help_text="Folder part of the default sample id when no relative path is given.")
+    group = serializers.CharField(
+        required=False, help_text="Folder part of the default sample id when no relative path is given."
+    )
     sample_id = serializers.CharField(required=False, help_text="<group>/<clip>; only with a single transcript.")
     speaker_map = serializers.JSONField(
-        required=False, binary=True,
-        help_text='JSON object {"raw tag": "entity"}; confirms the speaker map of every clip it covers ("" = unknown speaker).',
+        required=False,
+        binary=True,
+        help_text=(
+            'JSON object {"raw tag": "entity"}; confirms the speaker map of every clip it covers ("" = unknown '
+            "speaker)."
+        ),
     )
-    replace = serializers.BooleanField(required=False, default=False, help_text="Replace a changed clip that has no human work yet.")
-    media_url = serializers.CharField(required=False, allow_blank=True, help_text="http(s) URL of the clip's media; only with a single transcript.")
+    replace = serializers.BooleanField(
+        required=False, default=False, help_text="Replace a changed clip that has no human work yet."
+    )
+    media_url = serializers.CharField(
+        required=False, allow_blank=True, help_text="http(s) URL of the clip's media; only with a single transcript."
+    )
 
 
 class FileResultSerializer(serializers.Serializer):
     file = serializers.CharField()
-    status = serializers.ChoiceField(choices=[services.CREATED, services.UNCHANGED, services.REPLACED, services.REFUSED])
+    status = serializers.ChoiceField(
+        choices=[services.CREATED, services.UNCHANGED, services.REPLACED, services.REFUSED]
+    )
     message = serializers.CharField()
-    line = serializers.IntegerField(allow_null=True, help_text="Line of the file the refusal points at, when there is one.")
+    line = serializers.IntegerField(
+        allow_null=True, help_text="Line of the file the refusal points at, when there is one."
+    )
     sample_id = serializers.CharField(allow_null=True)
     clip_id = serializers.IntegerField(allow_null=True)
     cues = serializers.IntegerField()
     speaker_map_confirmed = serializers.BooleanField()
     unmapped_speakers = serializers.ListField(child=serializers.CharField())
-    notes = serializers.ListField(child=serializers.CharField(), help_text="What reading the file changed, e.g. rolling auto-captions collapsed into their lines.")
+    notes = serializers.ListField(
+        child=serializers.CharField(),
+        help_text="What reading the file changed, e.g. rolling auto-captions collapsed into their lines.",
+    )
 
 
 class IngestResponseSerializer(serializers.Serializer):
@@ -132,15 +161,41 @@ still stand. **400** for parameters that are wrong for every file (unknown scena
         description=_INGEST_DESCRIPTION,
         request={"multipart/form-data": IngestRequestSerializer},
         responses={
-            201: OpenApiResponse(IngestResponseSerializer, description="At least one clip created or replaced, none refused."),
+            201: OpenApiResponse(
+                IngestResponseSerializer, description="At least one clip created or replaced, none refused."
+            ),
             200: OpenApiResponse(IngestResponseSerializer, description="Every file unchanged."),
             422: OpenApiResponse(IngestResponseSerializer, description="At least one file refused; see each result."),
             400: OpenApiResponse(description="Invalid parameters."),
             403: OpenApiResponse(description="Not a lead."),
         },
-        examples=[OpenApiExample("refused file", response_only=True, status_codes=["422"], value={
-            "results": [{"file": "alan_and_evelyn/009.srt", "status": "refused", "message": "alan_and_evelyn/009.srt, line 14: cue ends (3.0 s) before it starts (5.0 s)", "line": 14, "sample_id": None, "clip_id": None, "cues": 0, "speaker_map_confirmed": False, "unmapped_speakers": [], "notes": []}],
-            "created": 0, "unchanged": 0, "replaced": 0, "refused": 1})],
+        examples=[
+            OpenApiExample(
+                "refused file",
+                response_only=True,
+                status_codes=["422"],
+                value={
+                    "results": [
+                        {
+                            "file": "alan_and_evelyn/009.srt",
+                            "status": "refused",
+                            "message": "alan_and_evelyn/009.srt, line 14: cue ends (3.0 s) before it starts (5.0 s)",
+                            "line": 14,
+                            "sample_id": None,
+                            "clip_id": None,
+                            "cues": 0,
+                            "speaker_map_confirmed": False,
+                            "unmapped_speakers": [],
+                            "notes": [],
+                        }
+                    ],
+                    "created": 0,
+                    "unchanged": 0,
+                    "replaced": 0,
+                    "refused": 1,
+                },
+            )
+        ],
     )
 )
 @accepts_uploads(allowed=is_lead)
@@ -177,7 +232,12 @@ class ProjectClipsView(ProjectClipList):
         except ServiceError as exc:
             return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
         body = {"results": [r.as_dict() for r in results]}
-        body.update({s: sum(r.status == s for r in results) for s in (services.CREATED, services.UNCHANGED, services.REPLACED, services.REFUSED)})
+        body.update(
+            {
+                s: sum(r.status == s for r in results)
+                for s in (services.CREATED, services.UNCHANGED, services.REPLACED, services.REFUSED)
+            }
+        )
         return Response(body, status=_status_of(results))
 
 
@@ -220,10 +280,16 @@ class ClipSpeakerMapView(APIView):
 
     @extend_schema(
         summary="Confirm a clip's speaker map",
-        description="Every raw speaker tag of the clip must be mapped to a participant, Therapist, the group label, or \"\" (unknown). "
-        "Optionally replaces the participant list in the same step. Refused (400) once rows have been built.",
+        description=(
+            "Every raw speaker tag of the clip must be mapped to a participant, Therapist, the group label, or "
+            '"" (unknown). '
+            "Optionally replaces the participant list in the same step. Refused (400) once rows have been built."
+        ),
         request=SpeakerMapSerializer,
-        responses={200: SpeakerMapSerializer, 400: OpenApiResponse(description="The map or participants are not valid for this clip.")},
+        responses={
+            200: SpeakerMapSerializer,
+            400: OpenApiResponse(description="The map or participants are not valid for this clip."),
+        },
     )
     def put(self, request, slug, clip_id):
         clip = self._clip(request, slug, clip_id)
@@ -231,7 +297,10 @@ class ClipSpeakerMapView(APIView):
         params.is_valid(raise_exception=True)
         try:
             clip = services.confirm_speaker_map(
-                clip, params.validated_data["speaker_map"], participants=params.validated_data.get("participants"), actor=request.user
+                clip,
+                params.validated_data["speaker_map"],
+                participants=params.validated_data.get("participants"),
+                actor=request.user,
             )
         except ServiceError as exc:
             return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)

@@ -8,6 +8,7 @@ Windows-1252 is preferred, because short English transcripts are often
 ranked under a Central-European code page that decodes the same bytes into
 different letters (``ï`` would become ``ď``).
 """
+
 from __future__ import annotations
 
 import codecs
@@ -29,7 +30,13 @@ _BOMS = (
     (codecs.BOM_UTF16_BE, "utf-16", "UTF-16"),
 )
 _PREFERRED_LEGACY = "cp1252"
-_LABELS = {"cp1252": "Windows-1252", "utf_8": "UTF-8", "utf_16": "UTF-16", "utf_16_le": "UTF-16LE", "utf_16_be": "UTF-16BE"}
+_LABELS = {
+    "cp1252": "Windows-1252",
+    "utf_8": "UTF-8",
+    "utf_16": "UTF-16",
+    "utf_16_le": "UTF-16LE",
+    "utf_16_be": "UTF-16BE",
+}
 # C0 control characters other than tab, line feed, vertical tab, form feed and carriage return.
 _CONTROL = re.compile(r"[\x00-\x08\x0e-\x1f\x7f]")
 # Above this share of control characters the file is binary data, not a transcript with a stray byte.
@@ -60,7 +67,11 @@ def _guess(name: str, raw: bytes) -> tuple[str, dict]:
     best = matches.best()
     if best is None:
         offset = raw.find(b"\x00")
-        raise IngestError(name, "binary data, not a text transcript (no text encoding fits these bytes)", _line_of(raw, max(offset, 0)) if offset >= 0 else None)
+        raise IngestError(
+            name,
+            "binary data, not a text transcript (no text encoding fits these bytes)",
+            _line_of(raw, max(offset, 0)) if offset >= 0 else None,
+        )
     # Matches that read the bytes as plausibly as the best one.
     equally_likely = [m for m in matches if m.chaos <= best.chaos + 0.01 and m.coherence >= best.coherence - 0.01]
     codec = best.encoding
@@ -129,7 +140,11 @@ def _drop_stray_controls(name: str, text: str, notes: IngestNotes) -> str:
         return text
     if "\x00" in text or len(found) > max(3, _BINARY_SHARE * len(text)):
         first = found[0].start()
-        raise IngestError(name, f"binary data, not a text transcript ({len(found)} control characters)", text.count("\n", 0, first) + 1)
+        raise IngestError(
+            name,
+            f"binary data, not a text transcript ({len(found)} control characters)",
+            text.count("\n", 0, first) + 1,
+        )
     lines_of = LineIndex(text)
     for match in found:
         line = lines_of.line(match.start())

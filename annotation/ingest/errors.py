@@ -1,4 +1,5 @@
 """The one error type of ingest: a file that cannot be read, and where."""
+
 from __future__ import annotations
 
 

@@ -1,4 +1,5 @@
 """Forms of the ingest pages. They only shape input; the rules live in services."""
+
 from __future__ import annotations
 
 from pathlib import PurePosixPath
@@ -45,22 +46,37 @@ def safe_relative_path(path: str, file_name: str) -> str:
 class UploadForm(forms.Form):
     files = MultipleFileField(
         label="Transcripts (and media)",
-        help_text="SubRip, WebVTT, CSV/TSV, diarisation or RESCUE JSON. A video or audio file goes with the transcript of the same name.",
+        help_text=(
+            "SubRip, WebVTT, CSV/TSV, diarisation or RESCUE JSON. A video or audio file goes with the transcript "
+            "of the same name."
+        ),
         widget=MultipleFileInput(attrs={"multiple": True}),
     )
     relative_paths = forms.CharField(required=False, widget=forms.HiddenInput)
     scenario = forms.ChoiceField(choices=[(s, s) for s in SCENARIOS], widget=forms.RadioSelect, initial="couple")
     participants = forms.CharField(
         required=False,
-        help_text="Comma-separated on-screen names. Leave empty to take the speaker labels of each transcript (without the therapist).",
+        help_text=(
+            "Comma-separated on-screen names. Leave empty to take the speaker labels of each transcript (without "
+            "the therapist)."
+        ),
     )
     group = forms.CharField(
         required=False,
         max_length=200,
-        help_text="The sample id's first part when the files were picked one by one (with a folder, the folder name is used).",
+        help_text=(
+            "The sample id's first part when the files were picked one by one (with a folder, the folder name is used)."
+        ),
     )
-    sample_id = forms.CharField(required=False, max_length=300, help_text="Only for a single transcript: <group>/<clip>.")
-    media_url = forms.URLField(required=False, label="Media URL", assume_scheme="https", help_text="Only for a single transcript: where its video or audio plays from.")
+    sample_id = forms.CharField(
+        required=False, max_length=300, help_text="Only for a single transcript: <group>/<clip>."
+    )
+    media_url = forms.URLField(
+        required=False,
+        label="Media URL",
+        assume_scheme="https",
+        help_text="Only for a single transcript: where its video or audio plays from.",
+    )
     replace = forms.BooleanField(
         required=False,
         help_text="Replace clips whose transcript changed, if nobody has worked on them yet.",

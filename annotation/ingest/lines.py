@@ -1,4 +1,5 @@
 """Line numbers for messages: offset -> 1-based line, without rescanning the text each time."""
+
 from __future__ import annotations
 
 import bisect

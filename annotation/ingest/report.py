@@ -9,6 +9,7 @@ holds (rolling captions collapsed) is also a *headline*, shown with the
 file's result on the upload page, in the API and on the command line. A
 format may add a *section* of its own (the word timings of rolling captions).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field

@@ -1,4 +1,5 @@
 """Reads for the ingest pages and endpoints."""
+
 from __future__ import annotations
 
 from django.db.models import Count, Min

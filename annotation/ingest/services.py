@@ -11,14 +11,16 @@ Idempotency: a file whose bytes (SHA-256) match a clip of the project is
 ``replace`` is asked for and the clip holds no human work yet; then its
 cues, rows and drafts are replaced in one transaction.
 """
+
 from __future__ import annotations
 
 import hashlib
 import re
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import PurePosixPath
-from typing import Any, Callable
+from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
@@ -50,7 +52,9 @@ MEDIA_NAME_BYTES = 120
 
 def shown_name(name: str, limit: int = 120) -> str:
     """A file name as a message may quote it: control characters and undecodable bytes escaped, cut to ``limit``."""
-    shown = "".join(ch if ch.isprintable() else ch.encode("unicode_escape", "backslashreplace").decode("ascii") for ch in name)
+    shown = "".join(
+        ch if ch.isprintable() else ch.encode("unicode_escape", "backslashreplace").decode("ascii") for ch in name
+    )
     shown = shown.encode("utf-8", "backslashreplace").decode("utf-8")
     return shown if len(shown) <= limit else shown[: limit - 1] + "…"
 
@@ -64,7 +68,10 @@ def name_problem(name: str) -> str:
     PostgreSQL can store.
     """
     if len(name) > NAME_LIMIT:
-        return f"{shown_name(name)}: the file name is {len(name):,} characters, over the {NAME_LIMIT} a clip records; rename the file or its folder"
+        return (
+            f"{shown_name(name)}: the file name is {len(name):,} characters, over the {NAME_LIMIT} a clip records; "
+            "rename the file or its folder"
+        )
     try:
         name.encode("utf-8")
     except UnicodeEncodeError:
@@ -158,17 +165,24 @@ def check_options(options: IngestOptions, transcript_count: int) -> None:
         if problems:
             raise ServiceError("participants: " + "; ".join(problems))
     if options.speaker_map is not None:
-        if not isinstance(options.speaker_map, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in options.speaker_map.items()):
+        if not isinstance(options.speaker_map, dict) or not all(
+            isinstance(k, str) and isinstance(v, str) for k, v in options.speaker_map.items()
+        ):
             raise ServiceError("speaker map must be a JSON object of speaker tag -> entity name (both strings)")
     if options.sample_id is not None:
         if transcript_count > 1:
             raise ServiceError("a sample id can only be given when ingesting a single transcript")
         if len(options.sample_id) > SAMPLE_ID_LIMIT:
-            raise ServiceError(f"the sample id is {len(options.sample_id):,} characters, over the {SAMPLE_ID_LIMIT} a sample id may have")
+            raise ServiceError(
+                f"the sample id is {len(options.sample_id):,} characters, over the {SAMPLE_ID_LIMIT} a sample id may "
+                "have"
+            )
         if not _SAMPLE_ID.match(options.sample_id) or name_problem(options.sample_id):
             raise ServiceError(f"sample id {shown_name(options.sample_id)!r} must look like <group>/<clip>")
     if options.group is not None and (not options.group.strip() or "/" in options.group or name_problem(options.group)):
-        raise ServiceError(f"group {shown_name(options.group)!r} must be one folder name, without '/' or control characters")
+        raise ServiceError(
+            f"group {shown_name(options.group)!r} must be one folder name, without '/' or control characters"
+        )
     if options.media_url:
         if transcript_count > 1:
             raise ServiceError("a media URL can only be given when ingesting a single transcript")
@@ -224,7 +238,13 @@ def default_sample_id(name: str, group: str | None) -> str | None:
 
 
 def ingest_one(
-    project: Project, upload: Upload, options: IngestOptions, *, media: Upload | None = None, actor=None, batch: dict[str, str] | None = None
+    project: Project,
+    upload: Upload,
+    options: IngestOptions,
+    *,
+    media: Upload | None = None,
+    actor=None,
+    batch: dict[str, str] | None = None,
 ) -> FileResult:
     """Ingest one transcript. Never raises for a bad file: the result says why it was refused.
 
@@ -247,12 +267,19 @@ def ingest_one(
         return _refused(upload, str(exc), exc.line)
     content_hash = hashlib.sha256(raw).hexdigest()
 
-    sample_id = options.sample_id or transcript.metadata.get("sample_id") or default_sample_id(upload.name, options.group)
+    sample_id = (
+        options.sample_id or transcript.metadata.get("sample_id") or default_sample_id(upload.name, options.group)
+    )
     if sample_id is None:
-        return _refused(upload, f"{upload.name}: no folder to take the sample id's group from; give a group or a sample id")
+        return _refused(
+            upload, f"{upload.name}: no folder to take the sample id's group from; give a group or a sample id"
+        )
     if len(sample_id) > SAMPLE_ID_LIMIT:
-        return _refused(upload, f"{upload.name}: the sample id would be {len(sample_id):,} characters, over the {SAMPLE_ID_LIMIT} "
-                        "a sample id may have; give a shorter sample id, group or file name")
+        return _refused(
+            upload,
+            f"{upload.name}: the sample id would be {len(sample_id):,} characters, over the {SAMPLE_ID_LIMIT} "
+            "a sample id may have; give a shorter sample id, group or file name",
+        )
     if not _SAMPLE_ID.match(sample_id) or name_problem(sample_id):
         return _refused(upload, f"{upload.name}: sample id {shown_name(sample_id)!r} must look like <group>/<clip>")
     source_file = transcript.metadata.get("source_file")
@@ -260,19 +287,33 @@ def ingest_one(
         return _refused(upload, f"{upload.name}: its source_file {name_problem(str(source_file))}", sample_id=sample_id)
     file_scenario = transcript.metadata.get("scenario")
     if file_scenario and file_scenario != options.scenario:
-        return _refused(upload, f"{upload.name}: the file says scenario {file_scenario!r}, the request says {options.scenario!r}", 1, sample_id=sample_id)
+        return _refused(
+            upload,
+            f"{upload.name}: the file says scenario {file_scenario!r}, the request says {options.scenario!r}",
+            1,
+            sample_id=sample_id,
+        )
 
     same = project.clips.filter(content_hash=content_hash).first()
     if same is not None:
         return _unchanged(upload, same, media, options)
     if batch and sample_id in batch:
-        return _refused(upload, f"{upload.name}: {batch[sample_id]} in the same upload is already sample {sample_id}", sample_id=sample_id)
+        return _refused(
+            upload,
+            f"{upload.name}: {batch[sample_id]} in the same upload is already sample {sample_id}",
+            sample_id=sample_id,
+        )
 
     existing = project.clips.filter(sample_id=sample_id).first()
     if existing is not None:
         blocker = replace_blocker(existing) if options.replace else "pass replace to overwrite it"
         if blocker:
-            return _refused(upload, f"{upload.name}: {sample_id} already exists with different content; {blocker}", sample_id=sample_id, clip_id=existing.pk)
+            return _refused(
+                upload,
+                f"{upload.name}: {sample_id} already exists with different content; {blocker}",
+                sample_id=sample_id,
+                clip_id=existing.pk,
+            )
 
     participants, speaker_map, confirmed, problems = _speakers(transcript, options)
     if problems:
@@ -280,20 +321,45 @@ def ingest_one(
 
     report = _report(upload, raw, transcript, options)
     try:
-        clip = _write(project, existing, transcript, upload, media, options, actor,
-                      sample_id=sample_id, participants=participants, speaker_map=speaker_map, confirmed=confirmed,
-                      content_hash=content_hash, report=report)
+        clip = _write(
+            project,
+            existing,
+            transcript,
+            upload,
+            media,
+            options,
+            actor,
+            sample_id=sample_id,
+            participants=participants,
+            speaker_map=speaker_map,
+            confirmed=confirmed,
+            content_hash=content_hash,
+            report=report,
+        )
     except _ReplaceBlocked as exc:
         return _refused(upload, f"{upload.name}: {sample_id} {exc}", sample_id=sample_id)
     except IntegrityError:
-        return _refused(upload, f"{upload.name}: {sample_id} was ingested at the same moment by another request; try again", sample_id=sample_id)
+        return _refused(
+            upload,
+            f"{upload.name}: {sample_id} was ingested at the same moment by another request; try again",
+            sample_id=sample_id,
+        )
     status = REPLACED if existing is not None else CREATED
     unmapped = [t for t, e in speaker_map.items() if not e]
     message = f"{len(transcript.cues)} cues, {FORMATS[transcript.format]}, {transcript.encoding.get('encoding', '?')}"
     if not confirmed:
         message += "; speaker map waits for confirmation"
-    return FileResult(upload.name, status, message, sample_id=sample_id, clip_id=clip.pk, cues=len(transcript.cues),
-                      speaker_map_confirmed=confirmed, unmapped_speakers=unmapped, notes=list(transcript.notes.headlines))
+    return FileResult(
+        upload.name,
+        status,
+        message,
+        sample_id=sample_id,
+        clip_id=clip.pk,
+        cues=len(transcript.cues),
+        speaker_map_confirmed=confirmed,
+        unmapped_speakers=unmapped,
+        notes=list(transcript.notes.headlines),
+    )
 
 
 def replace_blocker(clip: Clip) -> str:
@@ -325,9 +391,16 @@ def _unchanged(upload: Upload, clip: Clip, media: Upload | None, options: Ingest
             clip._change_reason = "media attached"
             clip.save()
         message += "; media attached"
-    return FileResult(upload.name, UNCHANGED, message, sample_id=clip.sample_id, clip_id=clip.pk,
-                      cues=clip.cues.count(), speaker_map_confirmed=clip.speaker_map_confirmed,
-                      unmapped_speakers=[t for t, e in clip.speaker_map.items() if not e])
+    return FileResult(
+        upload.name,
+        UNCHANGED,
+        message,
+        sample_id=clip.sample_id,
+        clip_id=clip.pk,
+        cues=clip.cues.count(),
+        speaker_map_confirmed=clip.speaker_map_confirmed,
+        unmapped_speakers=[t for t, e in clip.speaker_map.items() if not e],
+    )
 
 
 def _speakers(transcript: Transcript, options: IngestOptions) -> tuple[list[str], dict[str, str], bool, list[str]]:
@@ -378,7 +451,22 @@ class _ReplaceBlocked(Exception):
     pass
 
 
-def _write(project, existing, transcript, upload, media, options, actor, *, sample_id, participants, speaker_map, confirmed, content_hash, report) -> Clip:
+def _write(
+    project,
+    existing,
+    transcript,
+    upload,
+    media,
+    options,
+    actor,
+    *,
+    sample_id,
+    participants,
+    speaker_map,
+    confirmed,
+    content_hash,
+    report,
+) -> Clip:
     stored_media = None
     try:
         with transaction.atomic():
@@ -424,7 +512,9 @@ def _write(project, existing, transcript, upload, media, options, actor, *, samp
     return clip
 
 
-def confirm_speaker_map(clip: Clip, mapping: dict[str, str], *, participants: list[str] | None = None, actor=None) -> Clip:
+def confirm_speaker_map(
+    clip: Clip, mapping: dict[str, str], *, participants: list[str] | None = None, actor=None
+) -> Clip:
     """A lead's confirmed map: every raw tag of the clip -> an entity (or ``""``, unknown).
 
     ``participants`` (optional) replaces the clip's participant list in the
@@ -442,7 +532,9 @@ def confirm_speaker_map(clip: Clip, mapping: dict[str, str], *, participants: li
     with transaction.atomic():
         locked = Clip.objects.select_for_update().get(pk=clip.pk)
         if locked.state == ClipState.PREANNOTATING:
-            raise ServiceError(f"clip {locked.sample_id} is being pre-annotated; change its speakers after that finishes")
+            raise ServiceError(
+                f"clip {locked.sample_id} is being pre-annotated; change its speakers after that finishes"
+            )
         if locked.rows.exists():
             raise ServiceError(
                 f"clip {locked.sample_id} already has rows built from the previous speaker map; "

@@ -9,6 +9,7 @@ the rest of the platform reads cues, so the therapist's personal name and
 diarisation labels never reach a row. A tag mapped to ``""`` is a speaker
 nobody could name; pre-annotation or the annotators decide those cues.
 """
+
 from __future__ import annotations
 
 import re
@@ -132,12 +133,16 @@ def check_participants(participants: list[str], scenario: str) -> list[str]:
         elif name in seen:
             problems.append(f"{name!r} is listed twice")
         elif is_therapist_tag(name):
-            problems.append(f"{name!r} looks like the therapist; map the therapist to {THERAPIST!r} instead of listing them")
+            problems.append(
+                f"{name!r} looks like the therapist; map the therapist to {THERAPIST!r} instead of listing them"
+            )
         seen.add(name)
     return problems
 
 
-def check_map(mapping: dict[str, str], tags: list[str], participants: list[str], scenario: str, *, complete: bool) -> list[str]:
+def check_map(
+    mapping: dict[str, str], tags: list[str], participants: list[str], scenario: str, *, complete: bool
+) -> list[str]:
     """Problems with a speaker map for these tags (empty when fine).
 
     ``complete``: every tag must have an entry (confirming on the mapping page or API).
@@ -148,7 +153,10 @@ def check_map(mapping: dict[str, str], tags: list[str], participants: list[str],
         if not isinstance(entity, str):
             problems.append(f"speaker {tag!r} maps to {entity!r}, which is not a name")
         elif entity not in allowed:
-            problems.append(f"speaker {tag!r} maps to {entity!r}, which is not a person of this clip (choose from: {', '.join(sorted(allowed - {NO_SPEAKER}))})")
+            problems.append(
+                f"speaker {tag!r} maps to {entity!r}, which is not a person of this clip (choose from: "
+                f"{', '.join(sorted(allowed - {NO_SPEAKER}))})"
+            )
     if complete:
         for tag in tags:
             if tag not in mapping:
@@ -160,7 +168,8 @@ def check_map(mapping: dict[str, str], tags: list[str], participants: list[str],
 
 
 def strip_leading_label(text: str, labels: set[str]) -> str:
-    """Remove a ``Name:`` label at the start of ``text`` if the name is one of ``labels`` (casefolded) or the therapist."""
+    """Remove a ``Name:`` label at the start of ``text`` if the name is one of ``labels`` (casefolded) or the
+    therapist."""
     label, rest = split_label(text)
     if label is not None and (label.casefold() in labels or is_therapist_tag(label)):
         return rest

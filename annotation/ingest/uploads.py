@@ -11,6 +11,7 @@ that ingest refuses it by name while the other files of the upload go on.
 The request as a whole is held to ``MAX_INGEST_REQUEST_BYTES`` before any of
 it is read (annotation.middleware.RequestSizeLimitMiddleware).
 """
+
 from __future__ import annotations
 
 from pathlib import PurePosixPath
@@ -19,7 +20,21 @@ from django.conf import settings
 from django.core.files.uploadhandler import TemporaryFileUploadHandler
 
 # Video and audio files that go with a transcript of the same name.
-MEDIA_SUFFIXES = (".mp4", ".m4v", ".mov", ".webm", ".mkv", ".ogv", ".mp3", ".m4a", ".wav", ".ogg", ".oga", ".flac", ".aac")
+MEDIA_SUFFIXES = (
+    ".mp4",
+    ".m4v",
+    ".mov",
+    ".webm",
+    ".mkv",
+    ".ogv",
+    ".mp3",
+    ".m4a",
+    ".wav",
+    ".ogg",
+    ".oga",
+    ".flac",
+    ".aac",
+)
 
 
 def is_media(name: str) -> bool:

@@ -1,4 +1,5 @@
 """URL patterns of the ingest capability, included by rescue_annot/urls.py."""
+
 from django.urls import path
 
 from . import api, views
@@ -10,5 +11,9 @@ web_urlpatterns = [  # pages, mounted at /
 ]
 api_urlpatterns = [  # endpoints, mounted at /api/v1/
     # POST /projects/<slug>/clips/ (ingest) is routed in annotation/api/urls.py, which owns that path.
-    path("projects/<slug:slug>/clips/<int:clip_id>/speaker-map/", api.ClipSpeakerMapView.as_view(), name="ingest-speaker-map"),
+    path(
+        "projects/<slug:slug>/clips/<int:clip_id>/speaker-map/",
+        api.ClipSpeakerMapView.as_view(),
+        name="ingest-speaker-map",
+    ),
 ]

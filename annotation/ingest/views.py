@@ -1,4 +1,5 @@
 """Pages for leads: the multi-file upload and the speaker-mapping step."""
+
 from __future__ import annotations
 
 from django.conf import settings
@@ -71,7 +72,9 @@ def accept_speakers(request, slug):
     confirmed, left = services.accept_suggested_speakers(clips, actor=request.user)
     messages.success(request, f"Speakers of {len(confirmed)} clip(s) confirmed as suggested.")
     if left:
-        messages.warning(request, f"{len(left)} clip(s) need their speakers mapped by hand: " + ", ".join(c.sample_id for c in left))
+        messages.warning(
+            request, f"{len(left)} clip(s) need their speakers mapped by hand: " + ", ".join(c.sample_id for c in left)
+        )
     return redirect("ingest-upload", slug=project.slug)
 
 
@@ -87,10 +90,14 @@ def speaker_map(request, slug, clip_id):
     else:
         participants = clip.participants
     entities = speakers.entities(participants, clip.scenario)
-    form = SpeakerMapForm(request.POST if request.method == "POST" else None, rows=rows, entities=entities, initial=initial)
+    form = SpeakerMapForm(
+        request.POST if request.method == "POST" else None, rows=rows, entities=entities, initial=initial
+    )
     if form.is_bound and form.is_valid():
         try:
-            services.confirm_speaker_map(clip, form.mapping(), participants=form.cleaned_data["participants"], actor=request.user)
+            services.confirm_speaker_map(
+                clip, form.mapping(), participants=form.cleaned_data["participants"], actor=request.user
+            )
         except ServiceError as exc:
             form.add_error(None, str(exc))
         else:

@@ -1,1 +1,2 @@
-"""Free-text measures validated against people's judgement of meaning (issue 26): judged pairs, the LLM judge, validity."""
+"""Free-text measures validated against people's judgement of meaning (issue 26): judged pairs, the LLM judge,
+validity."""

@@ -48,19 +48,29 @@ class NextPairView(APIView):
         if shown is None:
             return Response({"field": field, "pair": None, "remaining": 0})
         c = shown.candidate
-        return Response({"field": field, "pair": {"id": c.sha, "text_a": c.text_a, "text_b": c.text_b}, "remaining": shown.remaining})
+        return Response(
+            {
+                "field": field,
+                "pair": {"id": c.sha, "text_a": c.text_a, "text_b": c.text_b},
+                "remaining": shown.remaining,
+            }
+        )
 
 
 class JudgementsView(APIView):
     permission_classes = (permissions.IsAuthenticated,)
 
-    @extend_schema(summary="Record a judgement of a pair", request=JudgementSerializer, responses={201: OpenApiTypes.OBJECT})
+    @extend_schema(
+        summary="Record a judgement of a pair", request=JudgementSerializer, responses={201: OpenApiTypes.OBJECT}
+    )
     def post(self, request, slug):
         project = _project(request, slug)
         data = JudgementSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         try:
-            row = services.record_judgement(request.user, project, data.validated_data["pair"], data.validated_data["judgement"], source="api")
+            row = services.record_judgement(
+                request.user, project, data.validated_data["pair"], data.validated_data["judgement"], source="api"
+            )
         except services.JudgementRefused as exc:
             raise ValidationError({"detail": str(exc)}) from None
         return Response({"id": row.pk, "field": row.field, "judgement": row.judgement}, status=status.HTTP_201_CREATED)
@@ -69,7 +79,10 @@ class JudgementsView(APIView):
 class ValidityView(APIView):
     permission_classes = (permissions.IsAuthenticated,)
 
-    @extend_schema(summary="Per free-text field and measure, how well it separates meaning (leads)", responses={200: OpenApiTypes.OBJECT})
+    @extend_schema(
+        summary="Per free-text field and measure, how well it separates meaning (leads)",
+        responses={200: OpenApiTypes.OBJECT},
+    )
     def get(self, request, slug):
         project = _project(request, slug)
         if not is_lead(request.user):

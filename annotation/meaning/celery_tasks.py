@@ -24,7 +24,9 @@ def judge_project_task(self, job_id: int) -> None:
         job = jobs.mark_running(job_id)
         try:
             judged = [(r.field, r.text_a, r.text_b) for r in JudgedPair.objects.filter(project=job.project)]
-            report = judge_report(job.project, extra_pairs=judged, progress=lambda d, t: jobs.report_progress(job_id, d, t))
+            report = judge_report(
+                job.project, extra_pairs=judged, progress=lambda d, t: jobs.report_progress(job_id, d, t)
+            )
         except JudgeFailed as exc:
             jobs.mark_failed(job_id, str(exc))
             return

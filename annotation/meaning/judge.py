@@ -97,7 +97,9 @@ def cached(shas: list[str], model: str | None = None, prompt_version: str = PROM
     model = model or judge_model()
     found: dict[str, JudgeVerdict] = {}
     for start in range(0, len(shas), 2000):
-        for v in JudgeVerdict.objects.filter(model=model, prompt_version=prompt_version, pair_sha256__in=shas[start : start + 2000]):
+        for v in JudgeVerdict.objects.filter(
+            model=model, prompt_version=prompt_version, pair_sha256__in=shas[start : start + 2000]
+        ):
             found[v.pair_sha256] = v
     return found
 
@@ -111,7 +113,9 @@ class Asked:
     cost_usd: float = 0.0
 
 
-def judge_pairs(pairs: list[tuple[str, str, str]], *, client: GeminiClient | None = None, progress=None) -> tuple[dict[str, JudgeVerdict], Asked]:
+def judge_pairs(
+    pairs: list[tuple[str, str, str]], *, client: GeminiClient | None = None, progress=None
+) -> tuple[dict[str, JudgeVerdict], Asked]:
     """The judge's verdict on every ``(field, text_a, text_b)``: from the cache, else asked (and cached)."""
     model = judge_model()
     wanted = {pair_sha256(f, a, b): (f, a, b) for f, a, b in pairs}
@@ -127,16 +131,26 @@ def judge_pairs(pairs: list[tuple[str, str, str]], *, client: GeminiClient | Non
     for done, sha in enumerate(missing, start=1):
         field, a, b = wanted[sha]
         try:
-            answer = client.generate(SYSTEM, user_prompt(field, a, b), schema=response_schema(), schema_dict=SCHEMA_DICT)
+            answer = client.generate(
+                SYSTEM, user_prompt(field, a, b), schema=response_schema(), schema_dict=SCHEMA_DICT
+            )
         except PreannotationFailed as exc:
             raise JudgeFailed(f"the judge failed on a pair ({exc.reason}): {exc.detail}") from exc
         verdict, reason = parse_verdict(answer.text)
         cost = round(answer.tokens_in * price_in / 1e6 + answer.tokens_out * price_out / 1e6, 8)
         found[sha], _ = JudgeVerdict.objects.get_or_create(
-            pair_sha256=sha, model=model, prompt_version=PROMPT_VERSION,
-            defaults={"verdict": verdict, "reason": reason, "model_version": answer.model_version,
-                      "tokens_in": answer.tokens_in, "tokens_out": answer.tokens_out, "cost_usd": cost},
-        )  # fmt: skip
+            pair_sha256=sha,
+            model=model,
+            prompt_version=PROMPT_VERSION,
+            defaults={
+                "verdict": verdict,
+                "reason": reason,
+                "model_version": answer.model_version,
+                "tokens_in": answer.tokens_in,
+                "tokens_out": answer.tokens_out,
+                "cost_usd": cost,
+            },
+        )
         stats.asked += 1
         stats.tokens_in += answer.tokens_in
         stats.tokens_out += answer.tokens_out

@@ -52,7 +52,13 @@ def _field_units(ex, m, field):
 
 
 def _pairs_needed(domain, units, rng):
-    within = {(min(a, b), max(a, b)) for vals in units for i, a in enumerate(vals) for b in vals[i + 1 :] if a > 0 and b > 0 and a != b}
+    within = {
+        (min(a, b), max(a, b))
+        for vals in units
+        for i, a in enumerate(vals)
+        for b in vals[i + 1 :]
+        if a > 0 and b > 0 and a != b
+    }
     pooled = [v for vals in units for v in vals]
     owner = [u for u, vals in enumerate(units) for _ in vals]
     sample = []
@@ -102,28 +108,52 @@ def _distance(domain, verdicts, field, a, b) -> float:
 def alpha_of(field: str, inputs: dict, verdicts: dict, *, seed: int = 0) -> dict:
     domain, units, sample = inputs["domain"], inputs["units"], inputs["sample"]
     if not units:
-        return {"alpha": None, "defined": False, "ci95": None, "units": 0, "undefined_reason": "no unit has texts from two or more coders"}
+        return {
+            "alpha": None,
+            "defined": False,
+            "ci95": None,
+            "units": 0,
+            "undefined_reason": "no unit has texts from two or more coders",
+        }
     per_unit = []  # (sum over ordered pairs of delta / (m - 1), m)
     for vals in units:
         m = len(vals)
-        total = sum(_distance(domain, verdicts, field, a, b) for i, a in enumerate(vals) for j, b in enumerate(vals) if i != j)
+        total = sum(
+            _distance(domain, verdicts, field, a, b) for i, a in enumerate(vals) for j, b in enumerate(vals) if i != j
+        )
         per_unit.append((total / (m - 1), m))
     contributions = np.array([c for c, _ in per_unit])
     sizes = np.array([m for _, m in per_unit], dtype=float)
     observed = float(contributions.sum() / sizes.sum())
     expected = float(np.mean([_distance(domain, verdicts, field, a, b) for a, b in sample])) if sample else None
-    base = {"units": len(units), "pairable_values": int(sizes.sum()), "observed_disagreement": round(observed, 4),
-            "expected_disagreement": round(expected, 4) if expected is not None else None,
-            "expected_from_sample": len(sample), "subset_of_units": inputs["subset"]}  # fmt: skip
+    base = {
+        "units": len(units),
+        "pairable_values": int(sizes.sum()),
+        "observed_disagreement": round(observed, 4),
+        "expected_disagreement": round(expected, 4) if expected is not None else None,
+        "expected_from_sample": len(sample),
+        "subset_of_units": inputs["subset"],
+    }
     if not expected:
-        return {**base, "alpha": None, "defined": False, "ci95": None,
-                "undefined_reason": "no variation between the sampled pairs of values: alpha is 0/0"}  # fmt: skip
+        return {
+            **base,
+            "alpha": None,
+            "defined": False,
+            "ci95": None,
+            "undefined_reason": "no variation between the sampled pairs of values: alpha is 0/0",
+        }
     alpha = 1.0 - observed / expected
     rng = np.random.default_rng([seed, 7919])
     draws = rng.integers(0, len(units), size=(RESAMPLES, len(units)))
     resampled = 1.0 - (contributions[draws].sum(axis=1) / sizes[draws].sum(axis=1)) / expected
     interval = Distribution(np.maximum(resampled, -1.0)).interval(0.95)
-    return {**base, "alpha": round(alpha, 4), "defined": True, "ci95": [round(x, 4) for x in interval], "undefined_reason": None}
+    return {
+        **base,
+        "alpha": round(alpha, 4),
+        "defined": True,
+        "ci95": [round(x, 4) for x in interval],
+        "undefined_reason": None,
+    }
 
 
 def judge_report(project, *, seed: int = 0, extra_pairs=(), progress=None) -> dict:
@@ -137,6 +167,12 @@ def judge_report(project, *, seed: int = 0, extra_pairs=(), progress=None) -> di
         "judge": judge.describe(),
         "method": METHOD,
         "fields": fields,
-        "usage": {"pairs": len({pair_sha256(*p) for p in needed}), "asked": asked.asked, "from_cache": asked.from_cache,
-                  "tokens_in": asked.tokens_in, "tokens_out": asked.tokens_out, "cost_usd": asked.cost_usd},
-    }  # fmt: skip
+        "usage": {
+            "pairs": len({pair_sha256(*p) for p in needed}),
+            "asked": asked.asked,
+            "from_cache": asked.from_cache,
+            "tokens_in": asked.tokens_in,
+            "tokens_out": asked.tokens_out,
+            "cost_usd": asked.cost_usd,
+        },
+    }

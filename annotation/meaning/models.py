@@ -37,7 +37,9 @@ class JudgedPair(models.Model):
     text_b = models.TextField()
     pair_sha256 = models.CharField(max_length=64, db_index=True)
     judgement = models.CharField(max_length=12, choices=Judgement.choices)
-    judge = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    judge = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     source = models.CharField(max_length=200, default="page")  # "page", "api", or "file:<name>"
     clip = models.ForeignKey("annotation.Clip", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     embedding_model = models.CharField(max_length=200, blank=True)
@@ -50,7 +52,8 @@ class JudgedPair(models.Model):
         ordering = ["created_at", "pk"]
         constraints = [
             models.UniqueConstraint(
-                fields=["project", "pair_sha256", "judge"], name="one_judgement_per_pair_and_judge",
+                fields=["project", "pair_sha256", "judge"],
+                name="one_judgement_per_pair_and_judge",
                 condition=models.Q(judge__isnull=False),
             )
         ]
@@ -73,5 +76,7 @@ class JudgeVerdict(models.Model):
     class Meta:
         app_label = "annotation"
         constraints = [
-            models.UniqueConstraint(fields=["pair_sha256", "model", "prompt_version"], name="one_verdict_per_pair_model_prompt")
+            models.UniqueConstraint(
+                fields=["pair_sha256", "model", "prompt_version"], name="one_verdict_per_pair_model_prompt"
+            )
         ]

@@ -94,12 +94,15 @@ def embedding_distances(pairs: list[tuple[str, str]], provider_id: str | None = 
     texts = list(dict.fromkeys(t for pair in pairs for t in pair))
     hashes = {t: text_sha256(t) for t in texts}
     vectors = {
-        digest: np.frombuffer(bytes(blob), dtype="<f4") for digest, _dims, blob in cached_vectors(provider_id, list(hashes.values()))
+        digest: np.frombuffer(bytes(blob), dtype="<f4")
+        for digest, _dims, blob in cached_vectors(provider_id, list(hashes.values()))
     }
     out = []
     for a, b in pairs:
         va, vb = vectors.get(hashes[a]), vectors.get(hashes[b])
-        out.append(None if va is None or vb is None else float(1.0 - np.dot(va.astype(np.float64), vb.astype(np.float64))))
+        out.append(
+            None if va is None or vb is None else float(1.0 - np.dot(va.astype(np.float64), vb.astype(np.float64)))
+        )
     return out
 
 
@@ -135,12 +138,17 @@ def next_pair(user, project: Project, field: str, *, seed: int | None = None) ->
     if field not in TEXT_FIELDS_BY_KEY:
         raise KeyError(field)
     assigned = set(Assignment.objects.filter(annotator=user, clip__project=project).values_list("clip_id", flat=True))
-    judged_by_user = set(JudgedPair.objects.filter(project=project, field=field, judge=user).values_list("pair_sha256", flat=True))
-    judged_by_anyone = set(JudgedPair.objects.filter(project=project, field=field).values_list("pair_sha256", flat=True))
+    judged_by_user = set(
+        JudgedPair.objects.filter(project=project, field=field, judge=user).values_list("pair_sha256", flat=True)
+    )
+    judged_by_anyone = set(
+        JudgedPair.objects.filter(project=project, field=field).values_list("pair_sha256", flat=True)
+    )
     open_ = [
-        c for c in cached_pool(project)
+        c
+        for c in cached_pool(project)
         if c.field == field and c.sha not in judged_by_user and may_judge(user, c, assigned)
-    ]  # fmt: skip
+    ]
     if not open_:
         return None
     # Pairs nobody judged yet come first; among them, the band with the fewest judgements so far.
@@ -151,8 +159,9 @@ def next_pair(user, project: Project, field: str, *, seed: int | None = None) ->
         bands.setdefault(stratum_of(d), []).append(index)
     done = dict(
         JudgedPair.objects.filter(project=project, field=field, stratum__isnull=False)
-        .values_list("stratum").annotate(n=Count("pk"))
-    )  # fmt: skip
+        .values_list("stratum")
+        .annotate(n=Count("pk"))
+    )
     measured = [b for b in bands if b is not None]
     band = min(measured, key=lambda b: (done.get(b, 0), b)) if measured else None
     rng = random.Random(seed if seed is not None else f"{user.pk}|{field}|{len(judged_by_user)}")
@@ -180,7 +189,11 @@ def latest_judge_run(project: Project):
     """The latest finished run of the LLM judge over the project (a ``Job`` whose result is ``judge_report``)."""
     from ..models import Job, JobState
 
-    return Job.objects.filter(project=project, kind=JUDGE_JOB, state=JobState.SUCCEEDED).order_by("-finished_at", "-pk").first()
+    return (
+        Job.objects.filter(project=project, kind=JUDGE_JOB, state=JobState.SUCCEEDED)
+        .order_by("-finished_at", "-pk")
+        .first()
+    )
 
 
 def _judge_distance_and_labels(rows, model: str, prompt_version: str):
@@ -206,24 +219,39 @@ def project_validity(project: Project) -> dict:
     rows = list(JudgedPair.objects.filter(project=project).order_by("pk"))
     model_id = _semantic_provider().id
     judge_model = judge.judge_model()
-    state = (len(rows), rows[-1].pk if rows else 0, JudgeVerdict.objects.filter(model=judge_model).count(), model_id, judge_model, judge.PROMPT_VERSION)
+    state = (
+        len(rows),
+        rows[-1].pk if rows else 0,
+        JudgeVerdict.objects.filter(model=judge_model).count(),
+        model_id,
+        judge_model,
+        judge.PROMPT_VERSION,
+    )
     key = "meaning-validity:" + str(project.pk) + ":" + "|".join(map(str, state))
     found = cache.get(key)
     if found is not None:
         return found
     # Embedding distances: the one recorded when the pair was shown (same model), else from the cached vectors.
     missing = [r for r in rows if r.embedding_distance is None or r.embedding_model != model_id]
-    computed = dict(zip((r.pk for r in missing), embedding_distances([(r.text_a, r.text_b) for r in missing], model_id)))
+    computed = dict(
+        zip((r.pk for r in missing), embedding_distances([(r.text_a, r.text_b) for r in missing], model_id))
+    )
     verdicts = _judge_distance_and_labels(rows, judge_model, judge.PROMPT_VERSION)
     fields = {}
     for field in TEXT_FIELDS:
         mine = [r for r in rows if r.field == field.key]
         emb = [Judged(computed.get(r.pk, r.embedding_distance), r.judgement) for r in mine]
-        jd = [Judged(judge.DISTANCE[verdicts[r.pair_sha256]] if r.pair_sha256 in verdicts else None, r.judgement) for r in mine]
+        jd = [
+            Judged(judge.DISTANCE[verdicts[r.pair_sha256]] if r.pair_sha256 in verdicts else None, r.judgement)
+            for r in mine
+        ]
         judge_validity = validity(jd, name=f"{field.key}|judge")
         # Cohen's kappa: people's same/different against the judge's, "partly" read as different (not the same meaning).
-        both = [(r.judgement, "same" if verdicts[r.pair_sha256] == "same" else DIFFERENT) for r in mine
-                if r.pair_sha256 in verdicts and r.judgement in (SAME, DIFFERENT)]  # fmt: skip
+        both = [
+            (r.judgement, "same" if verdicts[r.pair_sha256] == "same" else DIFFERENT)
+            for r in mine
+            if r.pair_sha256 in verdicts and r.judgement in (SAME, DIFFERENT)
+        ]
         people, llm = [p for p, _ in both], [q for _, q in both]
         kappa = cohen_kappa(people, llm)
         judge_validity.update(
@@ -253,16 +281,25 @@ def project_validity(project: Project) -> dict:
 def _thresholds() -> dict:
     from . import validation as v
 
-    return {"min_each": v.MIN_EACH, "validated_lower": v.VALIDATED_LOWER, "weak_below": v.WEAK_BELOW,
-            "confidence": v.CONFIDENCE, "resamples": v.RESAMPLES}  # fmt: skip
+    return {
+        "min_each": v.MIN_EACH,
+        "validated_lower": v.VALIDATED_LOWER,
+        "weak_below": v.WEAK_BELOW,
+        "confidence": v.CONFIDENCE,
+        "resamples": v.RESAMPLES,
+    }
 
 
 def judged_by(project: Project) -> list[dict]:
     """Who judged how many pairs, and when last (for leads)."""
     from django.db.models import Max
 
-    rows = (JudgedPair.objects.filter(project=project).values("judge__username", "source")
-            .annotate(n=Count("pk"), last=Max("created_at")).order_by("-n"))  # fmt: skip
+    rows = (
+        JudgedPair.objects.filter(project=project)
+        .values("judge__username", "source")
+        .annotate(n=Count("pk"), last=Max("created_at"))
+        .order_by("-n")
+    )
     return [{"judge": r["judge__username"] or r["source"], "count": r["n"], "last": r["last"]} for r in rows]
 
 
@@ -285,25 +322,39 @@ def with_validity(report: dict, project: Project) -> dict:
             summary.append(entry)
             continue
         jf = judge_fields.get(entry["field"])
-        summary.append({
-            **entry,
-            "measure": "embedding",
-            "validity": v["embedding"],
-            "measures": {
-                "embedding": {"alpha": entry.get("alpha"), "ci95": entry.get("ci95"), "validity": v["embedding"]},
-                "judge": {"alpha": jf.get("alpha") if jf else None, "ci95": jf.get("ci95") if jf else None,
-                          "units": jf.get("units") if jf else None, "computed": jf is not None, "validity": v["judge"]},
-            },
-        })  # fmt: skip
+        summary.append(
+            {
+                **entry,
+                "measure": "embedding",
+                "validity": v["embedding"],
+                "measures": {
+                    "embedding": {"alpha": entry.get("alpha"), "ci95": entry.get("ci95"), "validity": v["embedding"]},
+                    "judge": {
+                        "alpha": jf.get("alpha") if jf else None,
+                        "ci95": jf.get("ci95") if jf else None,
+                        "units": jf.get("units") if jf else None,
+                        "computed": jf is not None,
+                        "validity": v["judge"],
+                    },
+                },
+            }
+        )
     out["summary"] = summary
     out["meaning"] = {
         "judgements": validity["judgements"],
         "embedding_model": validity["embedding_model"],
         "judge": validity["judge"],
         "thresholds": validity["thresholds"],
-        "judge_run": ({"finished_at": run.finished_at.isoformat() if run.finished_at else None,
-                       "model": run.result.get("judge"), "usage": run.result.get("usage"), "method": run.result.get("method")}
-                      if run else None),
+        "judge_run": (
+            {
+                "finished_at": run.finished_at.isoformat() if run.finished_at else None,
+                "model": run.result.get("judge"),
+                "usage": run.result.get("usage"),
+                "method": run.result.get("method"),
+            }
+            if run
+            else None
+        ),
         "fields": validity["fields"],
-    }  # fmt: skip
+    }
     return out

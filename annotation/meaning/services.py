@@ -15,11 +15,18 @@ from . import selectors
 from .models import JudgedPair, Judgement, pair_sha256
 
 JUDGEMENT_ALIASES = {
-    "same": Judgement.SAME, "same meaning": Judgement.SAME, "s": Judgement.SAME,
-    "different": Judgement.DIFFERENT, "different meaning": Judgement.DIFFERENT, "d": Judgement.DIFFERENT,
-    "cant_tell": Judgement.CANT_TELL, "can't tell": Judgement.CANT_TELL, "cant tell": Judgement.CANT_TELL,
-    "c": Judgement.CANT_TELL, "unsure": Judgement.CANT_TELL,
-}  # fmt: skip
+    "same": Judgement.SAME,
+    "same meaning": Judgement.SAME,
+    "s": Judgement.SAME,
+    "different": Judgement.DIFFERENT,
+    "different meaning": Judgement.DIFFERENT,
+    "d": Judgement.DIFFERENT,
+    "cant_tell": Judgement.CANT_TELL,
+    "can't tell": Judgement.CANT_TELL,
+    "cant tell": Judgement.CANT_TELL,
+    "c": Judgement.CANT_TELL,
+    "unsure": Judgement.CANT_TELL,
+}
 
 
 class JudgementRefused(ValueError):
@@ -32,7 +39,9 @@ def record_judgement(user, project: Project, sha: str, judgement: str, *, source
         raise JudgementRefused(f"the judgement must be one of {', '.join(Judgement.values)}")
     candidate = selectors.find_candidate(user, project, sha)
     if candidate is None:
-        raise JudgementRefused("this pair is not one you may judge (it may include your own texts, or the data changed)")
+        raise JudgementRefused(
+            "this pair is not one you may judge (it may include your own texts, or the data changed)"
+        )
     from ..agreement.services import _semantic_provider
 
     model_id = _semantic_provider().id
@@ -40,11 +49,19 @@ def record_judgement(user, project: Project, sha: str, judgement: str, *, source
     try:
         with transaction.atomic():
             return JudgedPair.objects.create(
-                project=project, field=candidate.field, text_a=candidate.text_a, text_b=candidate.text_b,
-                pair_sha256=sha, judgement=judgement, judge=user, source=source, clip_id=candidate.clip_id,
-                embedding_model=model_id if distance is not None else "", embedding_distance=distance,
+                project=project,
+                field=candidate.field,
+                text_a=candidate.text_a,
+                text_b=candidate.text_b,
+                pair_sha256=sha,
+                judgement=judgement,
+                judge=user,
+                source=source,
+                clip_id=candidate.clip_id,
+                embedding_model=model_id if distance is not None else "",
+                embedding_distance=distance,
                 stratum=selectors.stratum_of(distance),
-            )  # fmt: skip
+            )
     except IntegrityError:
         raise JudgementRefused("you have already judged this pair") from None
 
@@ -90,9 +107,16 @@ def read_judgements(data: str, name: str = "") -> list[FileRow]:
 def import_judgements(project: Project, rows: list[FileRow], *, source: str) -> int:
     """Store judgements read from a file (no judge recorded: ``source`` names the file)."""
     objs = [
-        JudgedPair(project=project, field=r.field, text_a=r.text_a, text_b=r.text_b,
-                   pair_sha256=pair_sha256(r.field, r.text_a, r.text_b), judgement=r.judgement, source=source)
+        JudgedPair(
+            project=project,
+            field=r.field,
+            text_a=r.text_a,
+            text_b=r.text_b,
+            pair_sha256=pair_sha256(r.field, r.text_a, r.text_b),
+            judgement=r.judgement,
+            source=source,
+        )
         for r in rows
-    ]  # fmt: skip
+    ]
     JudgedPair.objects.bulk_create(objs)
     return len(objs)

@@ -16,9 +16,12 @@ def start_judge_job(project, *, user=None) -> Job:
     from .celery_tasks import judge_project_task
 
     job = Job.objects.create(
-        kind=JUDGE_JOB, project=project, key=f"{JUDGE_JOB}:{project.pk}:{judge.judge_model()}:{judge.PROMPT_VERSION}",
-        params={"model": judge.judge_model(), "prompt_version": judge.PROMPT_VERSION}, created_by=user,
-    )  # fmt: skip
+        kind=JUDGE_JOB,
+        project=project,
+        key=f"{JUDGE_JOB}:{project.pk}:{judge.judge_model()}:{judge.PROMPT_VERSION}",
+        params={"model": judge.judge_model(), "prompt_version": judge.PROMPT_VERSION},
+        created_by=user,
+    )
     from ..preannotate import conf
 
     return jobs.enqueue(job, judge_project_task, queue=conf.get("PREANNOTATE_QUEUE"))

@@ -118,11 +118,11 @@ def sentence_of(v: dict) -> str:
     if v["verdict"] == VALIDATED:
         return f"validated: AUROC {v['auroc']:.2f}{interval} on {judged}"
     if v["verdict"] == WEAK:
-        return f"weak: separates meaning poorly (AUROC {v['auroc']:.2f}{interval} on {judged}), reads as topic similarity"
-    if v["same"] < MIN_EACH or v["different"] < MIN_EACH:
         return (
-            f"not validated yet: AUROC {v['auroc']:.2f}{interval} on {judged}, fewer than {MIN_EACH} of each kind"
+            f"weak: separates meaning poorly (AUROC {v['auroc']:.2f}{interval} on {judged}), reads as topic similarity"
         )
+    if v["same"] < MIN_EACH or v["different"] < MIN_EACH:
+        return f"not validated yet: AUROC {v['auroc']:.2f}{interval} on {judged}, fewer than {MIN_EACH} of each kind"
     return (
         f"not validated yet: AUROC {v['auroc']:.2f}{interval} on {judged}; the interval reaches below "
         f"{VALIDATED_LOWER:.2f}, judge more pairs"

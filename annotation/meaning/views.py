@@ -39,7 +39,9 @@ def judge_page(request, slug: str):
     message, status = "", 200
     if request.method == "POST":
         try:
-            services.record_judgement(request.user, project, request.POST.get("pair", ""), request.POST.get("judgement", ""))
+            services.record_judgement(
+                request.user, project, request.POST.get("pair", ""), request.POST.get("judgement", "")
+            )
             return redirect(f"{request.path}?field={field}&saved=1")
         except services.JudgementRefused as exc:
             message, status = str(exc), 400

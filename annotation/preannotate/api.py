@@ -1,6 +1,7 @@
 """Pre-annotation through the REST API (leads only): start a batch, follow it, retry a clip.
 
-POST /api/v1/projects/{slug}/preannotation/     {"clips": [id or sample id, ...], "force": false, "provider": "gemini"|"offline"}
+POST /api/v1/projects/{slug}/preannotation/     {"clips": [id or sample id, ...], "force": false, "provider":
+"gemini"|"offline"}
 GET  /api/v1/projects/{slug}/preannotation/     the latest batch of the project
 GET  /api/v1/preannotation/batches/{id}/        one batch: progress and per-clip state
 POST /api/v1/preannotation/jobs/{id}/retry/     queue a failed (or stalled) clip again

@@ -142,5 +142,3 @@ def window_cues() -> int:
     if cues < 1:
         raise BudgetError(f"an answer budget of {answer_budget()} tokens does not hold one cue ({per_cue:.0f} tokens)")
     return cues
-
-

@@ -71,7 +71,10 @@ def modality_instructions(version: str, modality: str) -> str:
         return ""
     text = path.read_text(encoding="utf-8")
     marks = list(_SECTION.finditer(text))
-    sections = {m["name"]: text[m.end() : nxt.start() if nxt else len(text)].strip() for m, nxt in zip(marks, [*marks[1:], None])}
+    sections = {
+        m["name"]: text[m.end() : nxt.start() if nxt else len(text)].strip()
+        for m, nxt in zip(marks, [*marks[1:], None])
+    }
     if modality not in sections:
         raise UnknownPrompt(f"{path.name} has no section for modality {modality!r}")
     return sections[modality]

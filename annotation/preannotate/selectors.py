@@ -168,4 +168,3 @@ def modality_note(modality: str) -> str:
 def draft_modality_label(draft: Draft) -> str:
     """``modality_note`` of one draft: "drafted from the transcript only" and the like."""
     return modality_note(draft.modality)
-

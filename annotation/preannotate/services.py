@@ -115,7 +115,12 @@ def _task_spec() -> dict:
     """
     from .celery_tasks import preannotate_clip
 
-    return {"name": preannotate_clip.name, "args": [], "options": {"queue": conf.get("PREANNOTATE_QUEUE")}, "resend_if_stale": False}
+    return {
+        "name": preannotate_clip.name,
+        "args": [],
+        "options": {"queue": conf.get("PREANNOTATE_QUEUE")},
+        "resend_if_stale": False,
+    }
 
 
 def _send(jobs_to_send: list[Job]) -> None:

@@ -211,11 +211,20 @@ def _media(clip: Clip) -> dict:
     found = media_type(source)
     if found is None:
         suffix = PurePosixPath(urlsplit(source).path if not path else path).suffix or "(no suffix)"
-        return {"media_skipped": f"the clip's media ({suffix}) is not a format Gemini reads; drafted from the transcript only"}
+        return {
+            "media_skipped": (
+                f"the clip's media ({suffix}) is not a format Gemini reads; drafted from the transcript only"
+            )
+        }
     modality, mime = found
     if path:
         return {"media_path": path, "media_mime": mime, "media_modality": modality, "media_fingerprint": name}
-    return {"media_url": clip.media_url, "media_mime": mime, "media_modality": modality, "media_fingerprint": f"url:{clip.media_url}"}
+    return {
+        "media_url": clip.media_url,
+        "media_mime": mime,
+        "media_modality": modality,
+        "media_fingerprint": f"url:{clip.media_url}",
+    }
 
 
 def render_transcript(inp: ClipInput, first: int, stop: int, part: str = "1", parts: int = 1) -> str:
@@ -240,6 +249,7 @@ def render_transcript(inp: ClipInput, first: int, stop: int, part: str = "1", pa
     ]
     for c in shown:
         lines.append(
-            f"[{cue_id(c.number)}] {c.start:.2f}-{c.end:.2f} | {c.speaker or '(speaker unknown)'} | {' '.join(c.text.split())}"
+            f"[{cue_id(c.number)}] {c.start:.2f}-{c.end:.2f} | {c.speaker or '(speaker unknown)'} | "
+            f"{' '.join(c.text.split())}"
         )
     return "\n".join(lines)

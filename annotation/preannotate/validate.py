@@ -224,7 +224,9 @@ def _read_relation(raw: dict, row: DraftRow) -> None:
     if label is None:
         # Not annotated: the release stores a null reason and no evidence with it.
         if content["relation_pattern_reason"] or handles:
-            row.notes.append("relation_pattern is null (not annotated): the reason and evidence sent with it were dropped")
+            row.notes.append(
+                "relation_pattern is null (not annotated): the reason and evidence sent with it were dropped"
+            )
         content["relation_pattern_reason"] = None
         return
     if content["relation_pattern_reason"] is None:
@@ -238,7 +240,8 @@ def _read_relation(raw: dict, row: DraftRow) -> None:
         if number is None:
             row.warn(
                 EVIDENCE_KEY,
-                f"evidence {json.dumps(handle, ensure_ascii=False)[:40]} is not a cue id such as \"c12\"; it was left out",
+                f'evidence {json.dumps(handle, ensure_ascii=False)[:40]} is not a cue id such as "c12"; it was left '
+                "out",
                 "evidence_cue_unreadable",
             )
         elif number not in row.evidence_cues:
@@ -272,7 +275,8 @@ def _checked_content(values: dict, present: set, row: DraftRow) -> dict:
                 where = ".".join(str(p) for p in first["loc"])
                 row.warn(
                     key,
-                    f"the model's {key} did not have the schema's structure ({where}: {first['msg']}); it is empty here. The model sent: {sent}",
+                    f"the model's {key} did not have the schema's structure ({where}: {first['msg']}); it is empty "
+                    f"here. The model sent: {sent}",
                     "llm_field_invalid",
                 )
                 values[key] = _empty(key)
@@ -468,7 +472,8 @@ def _check_coverage(rows: list[DraftRow], inp: ClipInput) -> list[int]:
         snippet = " ".join(cue.text.split())[:80]
         rows[pos].warn(
             "dialogue_cleaned",
-            f"cue {cue.number} ({cue.start}–{cue.end} s, {cue.speaker or 'unknown speaker'}: {snippet!r}) is not covered by any row's words",
+            f"cue {cue.number} ({cue.start}–{cue.end} s, {cue.speaker or 'unknown speaker'}: {snippet!r}) is not "
+            "covered by any row's words",
             "cue_not_covered",
         )
     return uncovered

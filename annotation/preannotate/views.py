@@ -86,7 +86,8 @@ def start(request, slug):
     p = batch.params
     messages.success(
         request,
-        f"Batch {selectors.batch_number(batch)}: {len(p['queued'])} clips queued, {len(p['reused'])} reused, {len(p['refused'])} refused.",
+        f"Batch {selectors.batch_number(batch)}: {len(p['queued'])} clips queued, {len(p['reused'])} reused, "
+        f"{len(p['refused'])} refused.",
     )
     return redirect("preannotate-batch", slug=project.slug)
 

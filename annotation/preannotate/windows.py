@@ -125,7 +125,9 @@ def stitch(windows: list[Window], answers: list[list[DraftRow]], cues: tuple[Tra
 
 def _rows_overlapping(rows: list[DraftRow], cue: TranscriptCue) -> list[int]:
     """The numbers (1-based) of the rows that overlap ``cue`` most in time; none when no row does."""
-    overlaps = [(min(r.end_time, cue.end) - max(r.start_time, cue.start), index) for index, r in enumerate(rows, start=1)]
+    overlaps = [
+        (min(r.end_time, cue.end) - max(r.start_time, cue.start), index) for index, r in enumerate(rows, start=1)
+    ]
     best = max((o for o, _ in overlaps), default=0.0)
     return [index for o, index in overlaps if o > 0 and o == best]
 
@@ -146,7 +148,11 @@ def resolve_evidence(rows: list[DraftRow], cues: tuple[TranscriptCue, ...], show
         for number in row.evidence_cues:
             handle = cue_id(number)
             if not 1 <= number <= len(cues):
-                row.warn(EVIDENCE_KEY, f"evidence cue {handle} is not a cue of this clip; it was left out", "evidence_row_missing")
+                row.warn(
+                    EVIDENCE_KEY,
+                    f"evidence cue {handle} is not a cue of this clip; it was left out",
+                    "evidence_row_missing",
+                )
             elif window is not None and not window.shows(number - 1):
                 row.warn(
                     EVIDENCE_KEY,
@@ -160,5 +166,9 @@ def resolve_evidence(rows: list[DraftRow], cues: tuple[TranscriptCue, ...], show
                 if covering:
                     found.extend(covering)
                 else:
-                    row.warn(EVIDENCE_KEY, f"evidence cue {handle} has no row in the draft; it was left out", "evidence_row_missing")
+                    row.warn(
+                        EVIDENCE_KEY,
+                        f"evidence cue {handle} has no row in the draft; it was left out",
+                        "evidence_row_missing",
+                    )
         row.content[EVIDENCE_KEY] = sorted(set(found))

@@ -1,4 +1,5 @@
 """Celery task of the record: compute and store a scenario's per-annotator dashboard for a Job."""
+
 from __future__ import annotations
 
 import logging

@@ -14,6 +14,7 @@ Per coder and per field (the agreement report's measures and levels):
 Only production work is read (``agreement.extract``: qualification rounds and known-answer checks are
 never there). The LLM draft is never a coder here.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -36,7 +37,14 @@ from .measures import _r, alpha_figure, matching
 from .models import AnnotatorRecordReport, QualificationAttempt, QualificationDecision
 
 JOB_KIND = "record_dashboard"
-FIELDS = ("utterance_type", "relation_pattern", "strategy_type", "support_target_masi", "target_masi", "emotion_intensity")
+FIELDS = (
+    "utterance_type",
+    "relation_pattern",
+    "strategy_type",
+    "support_target_masi",
+    "target_masi",
+    "emotion_intensity",
+)
 WEEK = timedelta(days=7)
 COMPETENCE_CAVEAT = (
     "Dawid–Skene estimates each coder's confusion matrix from the coders' agreement alone, without the gold. "
@@ -87,7 +95,9 @@ def gold_codes(ex: Extraction, measure: Measure, golds: dict[int, dict]) -> tupl
     return out, domain
 
 
-def _with_gold(ex, measure, c: int, gold: np.ndarray, domain: list, units: np.ndarray | None = None, *, interval: bool = True) -> dict:
+def _with_gold(
+    ex, measure, c: int, gold: np.ndarray, domain: list, units: np.ndarray | None = None, *, interval: bool = True
+) -> dict:
     cols = _rows_mask(ex, measure) if units is None else (_rows_mask(ex, measure) & units)
     idx = np.flatnonzero(cols)
     mine = np.where(ex.coding[c, idx] > 0, ex.values[measure.source].codes[c, idx], -1)
@@ -119,9 +129,11 @@ def _distribution(ex, measure, humans: list[int]) -> dict:
     codes = _matrix(ex, measure, humans)
     domain = ex.values[measure.source].domain
     present = sorted(set(codes[codes >= 0].tolist()))
+
     def shares(row):
         row = row[row >= 0]
         return [_r((row == v).sum() / len(row)) if len(row) else None for v in present]
+
     return {
         "labels": [value_label(domain[v]) for v in present],
         "team": shares(codes.reshape(-1)),
@@ -133,14 +145,21 @@ def competence(ex: Extraction, measure: Measure, humans: list[int]) -> dict | No
     """Dawid–Skene (crowd-kit) on the coders' values of a nominal field: each coder's expected accuracy
     under the model, sum over true labels of prior x P(coder says it | it is true)."""
     codes = _matrix(ex, measure, humans)
-    rows = [(j, ex.coders[c], int(codes[i, j])) for i, c in enumerate(humans) for j in range(codes.shape[1]) if codes[i, j] >= 0]
+    rows = [
+        (j, ex.coders[c], int(codes[i, j]))
+        for i, c in enumerate(humans)
+        for j in range(codes.shape[1])
+        if codes[i, j] >= 0
+    ]
     if len({r[2] for r in rows}) < 2 or codes.shape[1] < 2:
         return None
     frame = competence_frame(rows)
     errors, priors = dawid_skene(frame)
     out = {}
     for name in sorted(frame["worker"].unique()):
-        out[name] = _r(sum(float(priors[k]) * float(errors.loc[(name, k), k]) for k in priors.index if (name, k) in errors.index))
+        out[name] = _r(
+            sum(float(priors[k]) * float(errors.loc[(name, k), k]) for k in priors.index if (name, k) in errors.index)
+        )
     return out
 
 
@@ -164,14 +183,20 @@ def dawid_skene(frame, n_iter: int = 100):
 
 def _pace_of(ex: Extraction, keep: np.ndarray) -> Extraction:
     p = ex.pace
-    return replace(ex, pace=Pace(coder=p.coder[keep], unit=p.unit[keep], unchanged=p.unchanged[keep], seconds=p.seconds[keep]))
+    return replace(
+        ex, pace=Pace(coder=p.coder[keep], unit=p.unit[keep], unchanged=p.unchanged[keep], seconds=p.seconds[keep])
+    )
 
 
 def _rows_per_hour(ex: Extraction, keep: np.ndarray) -> dict:
     seconds = ex.pace.seconds[keep]
     timed = ~np.isnan(seconds)
     total = float(seconds[timed].sum())
-    return {"timed_rows": int(timed.sum()), "hours": _r(total / 3600, 3), "rows_per_hour": _r(timed.sum() / (total / 3600), 1) if total > 0 else None}
+    return {
+        "timed_rows": int(timed.sum()),
+        "hours": _r(total / 3600, 3),
+        "rows_per_hour": _r(timed.sum() / (total / 3600), 1) if total > 0 else None,
+    }
 
 
 def _weeks(project: Project, ex: Extraction, clips) -> tuple[np.ndarray, int]:
@@ -180,13 +205,19 @@ def _weeks(project: Project, ex: Extraction, clips) -> tuple[np.ndarray, int]:
     unit_of = {row_id: j for j, row_id in enumerate(ex.unit_row_ids)}
     coder_of = {name: i for i, name in enumerate(ex.coders)}
     when = {}
-    for row_id, username, at in coded_revisions(clips, project.work_scope).values_list("row_id", "annotator__username", "updated_at"):
+    for row_id, username, at in coded_revisions(clips, project.work_scope).values_list(
+        "row_id", "annotator__username", "updated_at"
+    ):
         if row_id in unit_of and username in coder_of:
             when[(coder_of[username], unit_of[row_id])] = at
     week = np.fromiter(
-        (int((when[(c, u)] - start) / WEEK) + 1 if (c, u) in when else 0 for c, u in zip(ex.pace.coder.tolist(), ex.pace.unit.tolist())),
-        dtype=np.int64, count=len(ex.pace.coder),
-    )  # fmt: skip
+        (
+            int((when[(c, u)] - start) / WEEK) + 1 if (c, u) in when else 0
+            for c, u in zip(ex.pace.coder.tolist(), ex.pace.unit.tolist())
+        ),
+        dtype=np.int64,
+        count=len(ex.pace.coder),
+    )
     return week, int(week.max()) if len(week) else 0
 
 
@@ -195,13 +226,27 @@ def build(project: Project, scenario: str) -> dict:
     ex = extract(clips, project.work_scope)
     humans = ex.humans
     names = [ex.coders[c] for c in humans]
-    golds = {g["row_id"]: g["content"] for g in Gold.objects.filter(row_id__in=ex.unit_row_ids).values("row_id", "content")}
+    golds = {
+        g["row_id"]: g["content"] for g in Gold.objects.filter(row_id__in=ex.unit_row_ids).values("row_id", "content")
+    }
     quick = project.quick_confirm_seconds
     report: dict = {
-        "project": project.slug, "scenario": scenario, "computed_at": timezone.now().isoformat(), "coders": names,
-        "rows": ex.units, "gold_rows": len(golds), "work_scope": project.work_scope, "fields": [], "pace": {}, "weeks": [],
-        "competence": {"method": "Dawid–Skene (crowd-kit), expected accuracy per coder", "caveat": COMPETENCE_CAVEAT, "fields": {}},
-    }  # fmt: skip
+        "project": project.slug,
+        "scenario": scenario,
+        "computed_at": timezone.now().isoformat(),
+        "coders": names,
+        "rows": ex.units,
+        "gold_rows": len(golds),
+        "work_scope": project.work_scope,
+        "fields": [],
+        "pace": {},
+        "weeks": [],
+        "competence": {
+            "method": "Dawid–Skene (crowd-kit), expected accuracy per coder",
+            "caveat": COMPETENCE_CAVEAT,
+            "fields": {},
+        },
+    }
     gold_of = {}
     for key in FIELDS:
         measure = MEASURES_BY_KEY[key]
@@ -215,18 +260,30 @@ def build(project: Project, scenario: str) -> dict:
             others = [h for h in humans if h != c]
             row = {
                 "coder": ex.coders[c],
-                "alpha_without": alpha_figure(_matrix(ex, measure, others), domain, measure.level) if len(others) >= 2 else None,
+                "alpha_without": alpha_figure(_matrix(ex, measure, others), domain, measure.level)
+                if len(others) >= 2
+                else None,
                 "with_gold": _with_gold(ex, measure, c, gold, gdomain),
             }
             if measure.nominal:
                 row["confusion"] = _confusion(ex, measure, c, gold, gdomain)
                 if key in MEASURE_FIELDS and row["confusion"]["pairs"]:
-                    row["confusion"]["pairs"] = confused_pair_links(project, key, row["confusion"]["pairs"], scenario, f"{ex.coders[c]} confuses these with the gold")
+                    row["confusion"]["pairs"] = confused_pair_links(
+                        project,
+                        key,
+                        row["confusion"]["pairs"],
+                        scenario,
+                        f"{ex.coders[c]} confuses these with the gold",
+                    )
             entry["coders"].append(row)
         entry["pairwise"] = [
-            {"pair": [ex.coders[a], ex.coders[b]], **alpha_figure(_matrix(ex, measure, [a, b]), domain, measure.level, interval=False)}
-            for i, a in enumerate(humans) for b in humans[i + 1:]
-        ]  # fmt: skip
+            {
+                "pair": [ex.coders[a], ex.coders[b]],
+                **alpha_figure(_matrix(ex, measure, [a, b]), domain, measure.level, interval=False),
+            }
+            for i, a in enumerate(humans)
+            for b in humans[i + 1 :]
+        ]
         if measure.nominal:
             entry["distribution"] = _distribution(ex, measure, humans)
             try:
@@ -268,11 +325,19 @@ def _drift(project, ex: Extraction, clips, humans: list[int], gold_of: dict) -> 
                 measure = MEASURES_BY_KEY[key]
                 gold, gdomain = gold_of[key]
                 fields[key] = {
-                    "with_others": alpha_figure(_matrix(ex, measure, humans, units), ex.values[measure.source].domain, measure.level),
+                    "with_others": alpha_figure(
+                        _matrix(ex, measure, humans, units), ex.values[measure.source].domain, measure.level
+                    ),
                     "with_gold": _with_gold(ex, measure, c, gold, gdomain, units),
                 }
             pace = confirming(_pace_of(ex, keep), project.quick_confirm_seconds)["coders"].get(ex.coders[c]) or {}
-            per[ex.coders[c]] = {"rows": int(keep.sum()), "fields": fields, "unchanged_share": pace.get("unchanged_share"), "median_seconds": pace.get("median_seconds"), **_rows_per_hour(ex, keep)}
+            per[ex.coders[c]] = {
+                "rows": int(keep.sum()),
+                "fields": fields,
+                "unchanged_share": pace.get("unchanged_share"),
+                "median_seconds": pace.get("median_seconds"),
+                **_rows_per_hour(ex, keep),
+            }
         out.append({"week": w, "coders": per})
     return out
 
@@ -292,16 +357,28 @@ def fingerprint(project: Project, scenario: str) -> str:
     clips = project.clips.filter(scenario=scenario)
     parts = [
         # str(): a project made in this process holds the enum member, one read from the database its value.
-        str(project.work_scope), project.quick_confirm_seconds, project.taxonomy_version,
+        str(project.work_scope),
+        project.quick_confirm_seconds,
+        project.taxonomy_version,
         list(clips.order_by("id").values_list("id", "state")),
         Revision.objects.filter(row__clip__in=clips).aggregate(n=Count("id"), t=Max("updated_at"), v=Sum("version")),
-        Assignment.every.filter(clip__in=clips).aggregate(n=Count("id"), s=Count("submitted_at"), t=Max("submitted_at"), i=Sum("id"), st=Count("id", filter=Q(state="submitted"))),
+        Assignment.every.filter(clip__in=clips).aggregate(
+            n=Count("id"),
+            s=Count("submitted_at"),
+            t=Max("submitted_at"),
+            i=Sum("id"),
+            st=Count("id", filter=Q(state="submitted")),
+        ),
         Gold.objects.filter(row__clip__in=clips).aggregate(n=Count("id"), t=Max("updated_at"), v=Sum("version")),
         Draft.objects.filter(row__clip__in=clips).aggregate(n=Count("id"), t=Max("updated_at")),
         Row.objects.filter(clip__in=clips).aggregate(n=Count("id"), i=Sum("id")),
-        QualificationAttempt.objects.filter(project=project, scenario=scenario).aggregate(n=Count("id"), t=Max("scored_at")),
-        QualificationDecision.objects.filter(project=project, scenario=scenario).aggregate(n=Count("id"), t=Max("created_at")),
-    ]  # fmt: skip
+        QualificationAttempt.objects.filter(project=project, scenario=scenario).aggregate(
+            n=Count("id"), t=Max("scored_at")
+        ),
+        QualificationDecision.objects.filter(project=project, scenario=scenario).aggregate(
+            n=Count("id"), t=Max("created_at")
+        ),
+    ]
     return hashlib.sha256(repr(parts).encode()).hexdigest()
 
 
@@ -326,7 +403,9 @@ class DashboardState:
 
 
 def latest(project: Project, scenario: str) -> AnnotatorRecordReport | None:
-    return AnnotatorRecordReport.objects.filter(project=project, scenario=scenario).order_by("-created_at", "-id").first()
+    return (
+        AnnotatorRecordReport.objects.filter(project=project, scenario=scenario).order_by("-created_at", "-id").first()
+    )
 
 
 def compute_and_store(project: Project, scenario: str, fp: str | None = None) -> AnnotatorRecordReport | None:
@@ -354,7 +433,10 @@ def report_state(project: Project, scenario: str, *, user=None, start: bool = Tr
         return DashboardState("missing", fp, stored, job)
     from .celery_tasks import compute_dashboard_task
 
-    job = jobs.enqueue(Job.objects.create(kind=JOB_KIND, project=project, key=key, params={"scenario": scenario}, created_by=user), compute_dashboard_task)
+    job = jobs.enqueue(
+        Job.objects.create(kind=JOB_KIND, project=project, key=key, params={"scenario": scenario}, created_by=user),
+        compute_dashboard_task,
+    )
     job.refresh_from_db()  # with eager tasks (no broker) it has run by now
     if job.state == JobState.SUCCEEDED:
         fresh = latest(project, scenario)

@@ -6,6 +6,7 @@ dashboard's task (which must not wait behind it): the page enqueues this part be
 says it is being computed until it is stored. Stored in ``AnnotatorRecordReport`` under its own scenario key
 (``store_key``) with the label dashboard's fingerprint, so it is current exactly when the label dashboard is.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -34,9 +35,14 @@ def store_key(scenario: str) -> str:
 def coder_units(project: Project, scenario: str) -> dict[str, list[dict]]:
     """Per coder: one unit per row with gold that the coder's counted production work covers (as a round's)."""
     clips = scope_clips(project, scenario=scenario)
-    revisions = coded_revisions(clips, project.work_scope).values_list("row_id", "row__primary_speaker", "annotator__username", "content")
+    revisions = coded_revisions(clips, project.work_scope).values_list(
+        "row_id", "row__primary_speaker", "annotator__username", "content"
+    )
     revisions = list(revisions.order_by("annotator__username", "row__clip__sample_id", "row__row_index"))
-    golds = {g["row_id"]: g["content"] for g in Gold.objects.filter(row_id__in={r[0] for r in revisions}).values("row_id", "content")}
+    golds = {
+        g["row_id"]: g["content"]
+        for g in Gold.objects.filter(row_id__in={r[0] for r in revisions}).values("row_id", "content")
+    }
     out: dict[str, list[dict]] = {}
     for row_id, speaker, username, content in revisions:
         if row_id in golds:
@@ -50,11 +56,23 @@ def build(project: Project, scenario: str, provider=None) -> dict:
     vectors = embed_texts(sorted(texts), provider).vectors if texts else {}
     fields = []
     for field in TEXT_FIELDS:
-        fields.append({
-            "key": field.key, "label": field.label,
-            "coders": [{"coder": name, **field_figure(by_field[field.key], vectors)} for name, by_field in per_coder.items()],
-        })  # fmt: skip
-    return {"scenario": scenario, "computed_at": timezone.now().isoformat(), "coders": list(per_coder), "measure": "embedding", "fields": fields}
+        fields.append(
+            {
+                "key": field.key,
+                "label": field.label,
+                "coders": [
+                    {"coder": name, **field_figure(by_field[field.key], vectors)}
+                    for name, by_field in per_coder.items()
+                ],
+            }
+        )
+    return {
+        "scenario": scenario,
+        "computed_at": timezone.now().isoformat(),
+        "coders": list(per_coder),
+        "measure": "embedding",
+        "fields": fields,
+    }
 
 
 def compute_and_store(project: Project, scenario: str, fp: str, provider=None) -> AnnotatorRecordReport | None:
@@ -62,7 +80,9 @@ def compute_and_store(project: Project, scenario: str, fp: str, provider=None) -
     if fingerprint(project, scenario) != fp:
         return None  # the data changed while computing
     AnnotatorRecordReport.objects.filter(project=project, scenario=store_key(scenario)).delete()
-    return AnnotatorRecordReport.objects.create(project=project, scenario=store_key(scenario), fingerprint=fp, report=report)
+    return AnnotatorRecordReport.objects.create(
+        project=project, scenario=store_key(scenario), fingerprint=fp, report=report
+    )
 
 
 @dataclass
@@ -86,5 +106,9 @@ def text_state(project: Project, scenario: str, fp: str, *, user=None, start: bo
         return TextState("missing", None, job)
     from .celery_tasks import compute_dashboard_texts_task
 
-    job = Job.objects.create(kind=JOB_KIND, project=project, key=key, params={"scenario": scenario, "fingerprint": fp}, created_by=user)
-    return TextState(JobState.QUEUED, None, jobs.enqueue(job, compute_dashboard_texts_task, queue=settings.EMBEDDINGS_QUEUE))
+    job = Job.objects.create(
+        kind=JOB_KIND, project=project, key=key, params={"scenario": scenario, "fingerprint": fp}, created_by=user
+    )
+    return TextState(
+        JobState.QUEUED, None, jobs.enqueue(job, compute_dashboard_texts_task, queue=settings.EMBEDDINGS_QUEUE)
+    )

@@ -9,13 +9,14 @@ The embedding model is loaded by a Celery worker only (never in a web request): 
 its labels at once and enqueues ``score_round_texts_task``, which stores these figures on the attempt under
 ``scores["text.<field>"]``; until then the feedback page says they are being computed.
 """
+
 from __future__ import annotations
 
 import numpy as np
 
+from ..agreement.embedding_alpha import bootstrap, semantic_alpha, unit_vectors  # the free-text maths
 from ..agreement.embeddings import embed_texts
 from ..agreement.fields import THERAPIST_ROWS
-from ..agreement.embedding_alpha import bootstrap, semantic_alpha, unit_vectors  # the free-text maths
 from ..agreement.textfields import EMPTY, TEXT_FIELDS, coder_texts
 from ..models import Job, JobState
 from ..schema import THERAPIST
@@ -47,10 +48,22 @@ def field_figure(pairs: list[tuple[str, str]], vectors, *, seed: int = 0) -> dic
     same = sum(a == b for a, b in pairs)
     matching = {"rows": len(pairs), "same": same, "share": _r(same / len(pairs)) if pairs else None}
     if not pairs:
-        return {"alpha": None, "interval": None, "units": 0, "reason": "no text unit in the round's rows", "matching": matching}
+        return {
+            "alpha": None,
+            "interval": None,
+            "units": 0,
+            "reason": "no text unit in the round's rows",
+            "matching": matching,
+        }
     f = unit_vectors(domain, {t: vectors[t] for t in domain[1:]})
     result = semantic_alpha(codes, f)
-    out = {"alpha": _r(result.alpha), "interval": None, "units": result.cells.units, "reason": result.reason, "matching": matching}
+    out = {
+        "alpha": _r(result.alpha),
+        "interval": None,
+        "units": result.cells.units,
+        "reason": result.reason,
+        "matching": matching,
+    }
     if result.alpha is not None:
         dist = bootstrap(result, resamples=RESAMPLES, rng=np.random.default_rng(seed))
         out["interval"] = [_r(x) for x in dist.interval()]
@@ -63,7 +76,12 @@ def score_texts(units: list[dict], *, seed: int = 0, provider=None) -> dict:
     texts = {t for pairs in by_field.values() for pair in pairs for t in pair if t}
     vectors = embed_texts(sorted(texts), provider).vectors if texts else {}
     return {
-        f"{PREFIX}{field.key}": {**field_figure(by_field[field.key], vectors, seed=seed), "label": field.label, "level": "semantic", "measure": "embedding"}
+        f"{PREFIX}{field.key}": {
+            **field_figure(by_field[field.key], vectors, seed=seed),
+            "label": field.label,
+            "level": "semantic",
+            "measure": "embedding",
+        }
         for field in TEXT_FIELDS
     }
 
@@ -79,7 +97,7 @@ def text_scores(scores: dict) -> dict:
 
 
 def text_state(attempt) -> str:
-    """"ready" (stored on the attempt), "computing" (the worker's job is queued or running), "failed", or
+    """ "ready" (stored on the attempt), "computing" (the worker's job is queued or running), "failed", or
     "none" (a round scored before free text was scored, or not scored yet)."""
     if text_scores(attempt.scores):
         return "ready"

@@ -1,5 +1,6 @@
 """Alpha of a small coder-by-unit matrix with its bootstrap interval, through the agreement package's
 own functions (one computation of alpha in the project: ``agreement.alpha``)."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -19,7 +20,9 @@ def encode(values: list[list], measure: Measure) -> tuple[np.ndarray, list]:
     """Coders' values (rows: coders, columns: units; None missing) as codes into a sorted domain."""
     domain = sorted({v for row in values for v in row if v is not None}, key=lambda v: (str(type(v)), v))
     pos = {v: i for i, v in enumerate(domain)}
-    codes = np.asarray([[-1 if v is None else pos[v] for v in row] for row in values], dtype=np.int64).reshape(len(values), -1)
+    codes = np.asarray([[-1 if v is None else pos[v] for v in row] for row in values], dtype=np.int64).reshape(
+        len(values), -1
+    )
     if measure.every_coder and codes.size:
         codes = codes[:, (codes >= 0).all(axis=0)]
     return codes, domain
@@ -34,7 +37,15 @@ def alpha_figure(codes: np.ndarray, domain: list, level: str, *, seed: int = 0, 
     result = compute_alpha(data, delta, str(domain[data.present[0]]) if data.units else "")
     out = {"alpha": _r(result.alpha), "interval": None, "units": data.units, "reason": result.reason}
     if interval and result.alpha is not None and data.pairs:
-        dist = bootstrap_alpha(data.o, delta, pairs=data.pairs, resamples=RESAMPLES, rng=np.random.default_rng(seed), expected_d=result.expected_disagreement, cells=data.nonzero())
+        dist = bootstrap_alpha(
+            data.o,
+            delta,
+            pairs=data.pairs,
+            resamples=RESAMPLES,
+            rng=np.random.default_rng(seed),
+            expected_d=result.expected_disagreement,
+            cells=data.nonzero(),
+        )
         out["interval"] = [_r(x) for x in dist.interval()]
     return out
 

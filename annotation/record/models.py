@@ -1,4 +1,5 @@
 """What the record keeps. Imported by ``annotation.models`` (same app, its own module)."""
+
 from __future__ import annotations
 
 from django.conf import settings
@@ -13,7 +14,9 @@ class TrainingClip(models.Model):
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="training_clips")
     clip = models.OneToOneField(Clip, on_delete=models.CASCADE, related_name="training")
     note = models.TextField(blank=True, help_text="What the lead wants trainees to notice in this clip")
-    marked_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+")
+    marked_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     history = _history()
 
@@ -33,12 +36,16 @@ class QualificationRule(models.Model):
     min_rows = models.PositiveIntegerField(default=40)
     max_attempts = models.PositiveSmallIntegerField(default=3)
     reason = models.TextField(blank=True)
-    updated_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+")
+    updated_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
     updated_at = models.DateTimeField(auto_now=True)
     history = _history()
 
     class Meta:
-        constraints = [models.UniqueConstraint(fields=["project", "scenario"], name="one_qualification_rule_per_scenario")]
+        constraints = [
+            models.UniqueConstraint(fields=["project", "scenario"], name="one_qualification_rule_per_scenario")
+        ]
 
 
 class AttemptState(models.TextChoices):
@@ -56,7 +63,9 @@ class QualificationAttempt(models.Model):
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="qualification_attempts")
     scenario = models.CharField(max_length=10)
-    annotator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="qualification_attempts")
+    annotator = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="qualification_attempts"
+    )
     number = models.PositiveSmallIntegerField()
     state = models.CharField(max_length=8, choices=AttemptState.choices, default=AttemptState.OPEN)
     sample_ids = models.JSONField(default=list)
@@ -72,7 +81,9 @@ class QualificationAttempt(models.Model):
 
     class Meta:
         ordering = ["project", "scenario", "annotator", "number"]
-        constraints = [models.UniqueConstraint(fields=["project", "scenario", "annotator", "number"], name="attempt_numbered_once")]
+        constraints = [
+            models.UniqueConstraint(fields=["project", "scenario", "annotator", "number"], name="attempt_numbered_once")
+        ]
 
 
 class DecisionKind(models.TextChoices):
@@ -86,10 +97,14 @@ class QualificationDecision(models.Model):
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="qualification_decisions")
     scenario = models.CharField(max_length=10)
-    annotator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="qualification_decisions")
+    annotator = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="qualification_decisions"
+    )
     kind = models.CharField(max_length=10, choices=DecisionKind.choices)
     reason = models.TextField()
-    decided_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+")
+    decided_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     history = _history()
 

@@ -1,5 +1,6 @@
 """The dashboard's drift plot per coder, in the agreement plots' style (``agreement.plots``: matplotlib's
 object API, self-contained SVG, fixed hash salt), drawn by the worker and stored with the report."""
+
 from __future__ import annotations
 
 from matplotlib import rc_context
@@ -20,7 +21,10 @@ def drift_chart(coder: str, weeks: list[dict], fields: list[dict]) -> str | None
     with rc_context(RC):
         fig = Figure(figsize=(9, 5.2), layout="constrained")
         axes = fig.subplots(2, 2, sharex=True)
-        for ax, which, title in ((axes[0][0], "with_others", "alpha of all coders on this coder's rows"), (axes[0][1], "with_gold", "alpha with the adjudicated gold")):
+        for ax, which, title in (
+            (axes[0][0], "with_others", "alpha of all coders on this coder's rows"),
+            (axes[0][1], "with_gold", "alpha with the adjudicated gold"),
+        ):
             for key, colour in COLOURS.items():
                 xs, ys, lo, hi = [], [], [], []
                 for week, data in mine:
@@ -33,8 +37,10 @@ def drift_chart(coder: str, weeks: list[dict], fields: list[dict]) -> str | None
                     lo.append(fig_["alpha"] - interval[0])
                     hi.append(interval[1] - fig_["alpha"])
                 if xs:
-                    ax.errorbar(xs, ys, yerr=[lo, hi], marker="o", capsize=3, color=colour, label=_text(labels.get(key, key)))
-            for t, name in THRESHOLDS:
+                    ax.errorbar(
+                        xs, ys, yerr=[lo, hi], marker="o", capsize=3, color=colour, label=_text(labels.get(key, key))
+                    )
+            for t, _name in THRESHOLDS:
                 ax.axhline(t, color="#999", linewidth=0.6, linestyle="--")
             ax.set_ylim(-0.2, 1.05)
             ax.set_title(_text(title))
@@ -42,14 +48,29 @@ def drift_chart(coder: str, weeks: list[dict], fields: list[dict]) -> str | None
         axes[0][0].legend(loc="lower left", fontsize=7)
         weeks_x = [w for w, _ in mine]
         share = [d.get("unchanged_share") for _, d in mine]
-        axes[1][0].plot([w for w, s in zip(weeks_x, share) if s is not None], [s for s in share if s is not None], marker="o", color="#555")
+        axes[1][0].plot(
+            [w for w, s in zip(weeks_x, share) if s is not None],
+            [s for s in share if s is not None],
+            marker="o",
+            color="#555",
+        )
         axes[1][0].set_ylim(0, 1.05)
         axes[1][0].set_title("share of draft rows kept unchanged")
         rate = [d.get("rows_per_hour") for _, d in mine]
         if any(r is not None for r in rate):
-            axes[1][1].bar([w for w, r in zip(weeks_x, rate) if r is not None], [r for r in rate if r is not None], color="#1f5f99")
+            axes[1][1].bar(
+                [w for w, r in zip(weeks_x, rate) if r is not None], [r for r in rate if r is not None], color="#1f5f99"
+            )
         else:  # no timed saves (e.g. imported work): say so rather than draw an empty axis that reads as zero
-            axes[1][1].text(0.5, 0.5, "not measured: no timed saves", ha="center", va="center", transform=axes[1][1].transAxes, color="#666")
+            axes[1][1].text(
+                0.5,
+                0.5,
+                "not measured: no timed saves",
+                ha="center",
+                va="center",
+                transform=axes[1][1].transAxes,
+                color="#666",
+            )
             axes[1][1].set_yticks([])
         axes[1][1].set_title("rows per hour of work")
         for ax in axes[1]:

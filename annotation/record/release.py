@@ -7,6 +7,7 @@ Production work only, under the project's work scope: qualification rounds and k
 never enter (``agreement.extract``). Deterministic: the same data give the same figures (no
 resampling here), so a re-run freeze stays byte-identical.
 """
+
 from __future__ import annotations
 
 from django.contrib.auth import get_user_model
@@ -54,11 +55,17 @@ def coders_record(project: Project, clip_pks: list[int], facts: dict | None = No
     ex = extract(clips, project.work_scope)
     humans = ex.humans
     first = {}
-    for annotator, username in Assignment.objects.filter(clip__in=clips).order_by("created_at", "pk").values_list("annotator_id", "annotator__username"):
+    for annotator, username in (
+        Assignment.objects.filter(clip__in=clips)
+        .order_by("created_at", "pk")
+        .values_list("annotator_id", "annotator__username")
+    ):
         first.setdefault(username, (len(first), annotator))
     ordered = sorted(humans, key=lambda c: first.get(ex.coders[c], (len(first), 0))[0])
     number = {c: i + 1 for i, c in enumerate(ordered)}
-    golds = {g["row_id"]: g["content"] for g in Gold.objects.filter(row_id__in=ex.unit_row_ids).values("row_id", "content")}
+    golds = {
+        g["row_id"]: g["content"] for g in Gold.objects.filter(row_id__in=ex.unit_row_ids).values("row_id", "content")
+    }
     users = {u.username: u for u in get_user_model().objects.filter(username__in=[ex.coders[c] for c in humans])}
     scenarios = [s for s in SCENARIOS if s in set(ex.unit_scenario.tolist())]
 
@@ -71,24 +78,34 @@ def coders_record(project: Project, clip_pks: list[int], facts: dict | None = No
         gold, gdomain = gold_codes(ex, measure, golds)
         for c in humans:
             others = [h for h in humans if h != c]
-            without = alpha_figure(_matrix(ex, measure, others), domain, measure.level, interval=False)["alpha"] if len(others) >= 2 else None
+            without = (
+                alpha_figure(_matrix(ex, measure, others), domain, measure.level, interval=False)["alpha"]
+                if len(others) >= 2
+                else None
+            )
             with_gold = _with_gold(ex, measure, c, gold, gdomain, interval=False)["alpha"]
             by_field[c][key] = {"alpha_all": alpha_all[key], "alpha_without": without, "agreement_with_gold": with_gold}
     rows = ex.coding[humans] > 0 if humans else None
     qualification, per_coder = [], []
     for c in ordered:
         name = f"coder {number[c]}"
-        status, rounds = _combined_status(project, scenarios, users[ex.coders[c]]) if ex.coders[c] in users else (selectors.NOT_REQUIRED, 0)
+        status, rounds = (
+            _combined_status(project, scenarios, users[ex.coders[c]])
+            if ex.coders[c] in users
+            else (selectors.NOT_REQUIRED, 0)
+        )
         qualification.append({"coder": name, "status": status, "rounds": rounds})
         head = by_field[c][HEADLINE]
-        per_coder.append({
-            "coder": name,
-            "rows": int(rows[humans.index(c)].sum()),
-            "alpha_all": head["alpha_all"],
-            "alpha_without": head["alpha_without"],
-            "agreement_with_gold": head["agreement_with_gold"],
-            "by_field": by_field[c],
-        })  # fmt: skip
+        per_coder.append(
+            {
+                "coder": name,
+                "rows": int(rows[humans.index(c)].sum()),
+                "alpha_all": head["alpha_all"],
+                "alpha_without": head["alpha_without"],
+                "agreement_with_gold": head["agreement_with_gold"],
+                "by_field": by_field[c],
+            }
+        )
     record = {
         "count": len(humans),
         "anonymised": ORDER,
@@ -96,7 +113,9 @@ def coders_record(project: Project, clip_pks: list[int], facts: dict | None = No
         "fields": [{"key": k, "label": MEASURES_BY_KEY[k].label, "level": MEASURES_BY_KEY[k].level} for k in FIELDS],
         "work_scope": project.work_scope,
         "known_answer_checks": float(project.known_answer_share) > 0,
-        "qualification_rules": {s: selectors.rule_text(r) for s in scenarios if (r := selectors.rule_of(project, s)) is not None},
+        "qualification_rules": {
+            s: selectors.rule_text(r) for s in scenarios if (r := selectors.rule_of(project, s)) is not None
+        },
         "qualification": qualification,
         "per_coder": per_coder,
     }

@@ -5,6 +5,7 @@ and level the agreement report uses for it (``agreement.fields``: nominal labels
 sets, interval for the speaker's emotion intensity), as Krippendorff's alpha with its bootstrap
 interval, beside the plain share of rows where the trainee's value is the gold's (the hand count).
 """
+
 from __future__ import annotations
 
 from ..agreement.fields import MEASURES, MEASURES_BY_KEY, value_label
@@ -31,7 +32,10 @@ def score(units: list[dict], *, seed: int = 0) -> dict:
     out = {}
     for measure in SCORED:
         rows = [u for u in units if measure.applies_to(u["speaker"])]
-        values = [[measure.value(u["coder"], u["speaker"]) for u in rows], [measure.value(u["gold"], u["speaker"]) for u in rows]]
+        values = [
+            [measure.value(u["coder"], u["speaker"]) for u in rows],
+            [measure.value(u["gold"], u["speaker"]) for u in rows],
+        ]
         codes, domain = encode(values, measure)
         figure = alpha_figure(codes, domain, measure.level, seed=seed)
         out[measure.key] = {**figure, "matching": matching(codes), "label": measure.label, "level": measure.level}
@@ -49,12 +53,16 @@ def passes(scores: dict, rule: dict) -> tuple[bool, list[str]]:
         elif figure.get("alpha") is None:
             why.append(f"{measure_label(key)}: alpha undefined ({figure.get('reason')})")
         elif figure["alpha"] < rule["min_score"]:
-            why.append(f"{measure_label(key)}: alpha {figure['alpha']:.2f}, the rule needs at least {rule['min_score']:.2f}")
+            why.append(
+                f"{measure_label(key)}: alpha {figure['alpha']:.2f}, the rule needs at least {rule['min_score']:.2f}"
+            )
     return not why, why
 
 
 def _rules_for_pair(taxonomy, field: str, labels: list[str]) -> list[dict]:
-    return [{"title": r.title, "text": r.text} for r in taxonomy.rules if r.field == field and set(labels) <= set(r.labels)]
+    return [
+        {"title": r.title, "text": r.text} for r in taxonomy.rules if r.field == field and set(labels) <= set(r.labels)
+    ]
 
 
 def feedback(project: Project, scenario: str, units: list[dict]) -> list[dict]:
@@ -85,7 +93,9 @@ def feedback(project: Project, scenario: str, units: list[dict]) -> list[dict]:
                 if (key, pair) not in pair_cache:
                     field = MEASURE_FIELDS[key]
                     labels = [EMPTY_VALUES.get(v, v) for v in pair]
-                    link = confused_pair_links(project, key, [{"values": list(pair)}], scenario, "qualification feedback")[0]
+                    link = confused_pair_links(
+                        project, key, [{"values": list(pair)}], scenario, "qualification feedback"
+                    )[0]
                     existing = link.get("existing")
                     pair_cache[(key, pair)] = {
                         "rules": _rules_for_pair(taxonomy, field, labels),
@@ -94,5 +104,14 @@ def feedback(project: Project, scenario: str, units: list[dict]) -> list[dict]:
                 entry.update(pair_cache[(key, pair)])
             fields.append(entry)
         if fields:
-            out.append({"sample_id": u["sample_id"], "row_index": u["row_index"], "speaker": u["speaker"], "dialogue": u["dialogue"], "note": u["note"], "fields": fields})
+            out.append(
+                {
+                    "sample_id": u["sample_id"],
+                    "row_index": u["row_index"],
+                    "speaker": u["speaker"],
+                    "dialogue": u["dialogue"],
+                    "note": u["note"],
+                    "fields": fields,
+                }
+            )
     return out

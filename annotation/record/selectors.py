@@ -3,6 +3,7 @@
 One rule, one place: the assign refusal (web, API, CLI), the record pages and the release's
 ``stats.json`` all read a coder's status from ``status``.
 """
+
 from __future__ import annotations
 
 from django.http import Http404
@@ -28,7 +29,13 @@ def rule_of(project: Project, scenario: str) -> QualificationRule | None:
 
 
 def rule_dict(rule: QualificationRule) -> dict:
-    return {"scenario": rule.scenario, "fields": list(rule.fields), "min_score": rule.min_score, "min_rows": rule.min_rows, "max_attempts": rule.max_attempts}
+    return {
+        "scenario": rule.scenario,
+        "fields": list(rule.fields),
+        "min_score": rule.min_score,
+        "min_rows": rule.min_rows,
+        "max_attempts": rule.max_attempts,
+    }
 
 
 def rule_text(rule: QualificationRule | dict) -> str:
@@ -36,7 +43,8 @@ def rule_text(rule: QualificationRule | dict) -> str:
     r = rule if isinstance(rule, dict) else rule_dict(rule)
     fields = " and ".join(measure_label(k) for k in r["fields"])
     return (
-        f"alpha against the gold of at least {r['min_score']:.2f} on {fields}, each over at least {r['min_rows']} rows, "
+        f"alpha against the gold of at least {r['min_score']:.2f} on {fields}, each over at least {r['min_rows']} "
+        "rows, "
         f"in at most {r['max_attempts']} round{'s' if r['max_attempts'] != 1 else ''}"
     )
 
@@ -62,7 +70,14 @@ def status(project: Project, scenario: str, annotator, *, rule: QualificationRul
         elif kind == DecisionKind.SENT_BACK:
             state, since, sent_back = NOT_PASSED, 0, True
     if rule is None:  # nothing to pass: rounds are practice, and a send-back asks for one
-        return {"status": state if state != NOT_PASSED else NOT_REQUIRED, "rounds": rounds, "attempts_left": None, "qualified": True, "rule": None, "sent_back": sent_back}
+        return {
+            "status": state if state != NOT_PASSED else NOT_REQUIRED,
+            "rounds": rounds,
+            "attempts_left": None,
+            "qualified": True,
+            "rule": None,
+            "sent_back": sent_back,
+        }
     return {
         "status": state,
         "sent_back": sent_back,
@@ -75,7 +90,9 @@ def status(project: Project, scenario: str, annotator, *, rule: QualificationRul
 
 def _events(project: Project, scenario: str, annotator_ids) -> dict[int, list[tuple]]:
     out: dict[int, list[tuple]] = {}
-    for a in QualificationAttempt.objects.filter(project=project, scenario=scenario, annotator_id__in=annotator_ids, state=AttemptState.SCORED):
+    for a in QualificationAttempt.objects.filter(
+        project=project, scenario=scenario, annotator_id__in=annotator_ids, state=AttemptState.SCORED
+    ):
         out.setdefault(a.annotator_id, []).append((a.scored_at, "attempt", a.passed))
     for d in QualificationDecision.objects.filter(project=project, scenario=scenario, annotator_id__in=annotator_ids):
         out.setdefault(d.annotator_id, []).append((d.created_at, d.kind, None))
@@ -95,7 +112,8 @@ def refusals(project: Project, scenarios, users) -> dict[str, dict[int, str]]:
             if not s["qualified"]:
                 out.setdefault(rule.scenario, {})[user.pk] = (
                     f"{user.username} has not passed the qualification for {rule.scenario} clips "
-                    f"(the project's rule: {s['rule']}); they get no production {rule.scenario} assignments until they pass "
+                    f"(the project's rule: {s['rule']}); they get no production {rule.scenario} assignments until they "
+                    "pass "
                     "or a lead waives the rule with a reason"
                 )
     return out
@@ -113,7 +131,9 @@ def training_for(project: Project, scenario: str, annotator):
 
 
 def open_attempt(project: Project, scenario: str, annotator) -> QualificationAttempt | None:
-    return QualificationAttempt.objects.filter(project=project, scenario=scenario, annotator=annotator, state=AttemptState.OPEN).first()
+    return QualificationAttempt.objects.filter(
+        project=project, scenario=scenario, annotator=annotator, state=AttemptState.OPEN
+    ).first()
 
 
 def attempt_for(user, attempt_id: int) -> QualificationAttempt:
@@ -128,7 +148,9 @@ def attempt_for(user, attempt_id: int) -> QualificationAttempt:
 
 
 def known_answer_assignments(project: Project, annotator=None):
-    qs = Assignment.every.filter(clip__project=project, purpose=AssignmentPurpose.KNOWN_ANSWER).select_related("clip", "annotator")
+    qs = Assignment.every.filter(clip__project=project, purpose=AssignmentPurpose.KNOWN_ANSWER).select_related(
+        "clip", "annotator"
+    )
     return qs.filter(annotator=annotator) if annotator is not None else qs
 
 
@@ -142,10 +164,17 @@ def units_of(clips, annotator) -> list[dict]:
             gold = golds.get(row.pk)
             if gold is None or row.pk not in revisions:
                 continue
-            units.append({
-                "sample_id": clip.sample_id, "row_index": row.row_index, "speaker": row.primary_speaker, "dialogue": row.dialogue_cleaned,
-                "gold": gold.content, "coder": revisions[row.pk], "note": gold.note,
-            })  # fmt: skip
+            units.append(
+                {
+                    "sample_id": clip.sample_id,
+                    "row_index": row.row_index,
+                    "speaker": row.primary_speaker,
+                    "dialogue": row.dialogue_cleaned,
+                    "gold": gold.content,
+                    "coder": revisions[row.pk],
+                    "note": gold.note,
+                }
+            )
     return units
 
 
@@ -153,22 +182,34 @@ def coder_record(project: Project, person) -> dict:
     """What a coder's record page shows: per scenario their qualification status and rounds, the lead's
     decisions about them, and their known-answer checks scored against the gold (theirs alone)."""
     scenarios = set(QualificationRule.objects.filter(project=project).values_list("scenario", flat=True))
-    scenarios |= set(QualificationAttempt.objects.filter(project=project, annotator=person).values_list("scenario", flat=True))
+    scenarios |= set(
+        QualificationAttempt.objects.filter(project=project, annotator=person).values_list("scenario", flat=True)
+    )
     from ..taxonomy import SCENARIOS
 
     qualification = []
     for scenario in [s for s in SCENARIOS if s in scenarios]:
-        qualification.append({
-            "scenario": scenario,
-            "status": status(project, scenario, person),
-            "attempts": list(QualificationAttempt.objects.filter(project=project, scenario=scenario, annotator=person).order_by("number")),
-        })  # fmt: skip
+        qualification.append(
+            {
+                "scenario": scenario,
+                "status": status(project, scenario, person),
+                "attempts": list(
+                    QualificationAttempt.objects.filter(project=project, scenario=scenario, annotator=person).order_by(
+                        "number"
+                    )
+                ),
+            }
+        )
     checks = list(known_answer_assignments(project, person).order_by("clip__sample_id"))
     done = [a.clip for a in checks if a.state == AssignmentState.SUBMITTED]
     units = units_of(done, person) if done else []
     return {
         "qualification": qualification,
-        "decisions": list(QualificationDecision.objects.filter(project=project, annotator=person).select_related("decided_by").order_by("-created_at")),
+        "decisions": list(
+            QualificationDecision.objects.filter(project=project, annotator=person)
+            .select_related("decided_by")
+            .order_by("-created_at")
+        ),
         "known_answer": {
             "assigned": len(checks),
             "submitted": len(done),

@@ -1,6 +1,7 @@
 """Writes of the record: pass rules, training material, qualification rounds, waivers and send-backs,
 and known-answer checks added to production assignments. Each write is in the audit trail (the
 models' history, with the acting user)."""
+
 from __future__ import annotations
 
 import random
@@ -47,20 +48,43 @@ def _audited(obj, actor):
     return obj
 
 
-def set_rule(project: Project, scenario: str, *, fields, min_score: float, min_rows: int, max_attempts: int, actor=None, reason: str = "") -> QualificationRule:
-    """Set (or replace) the pass rule of ``scenario``: from now on unqualified annotators get no production work there."""
+def set_rule(
+    project: Project,
+    scenario: str,
+    *,
+    fields,
+    min_score: float,
+    min_rows: int,
+    max_attempts: int,
+    actor=None,
+    reason: str = "",
+) -> QualificationRule:
+    """Set (or replace) the pass rule of ``scenario``: from now on unqualified annotators get no production work
+    there."""
     if scenario not in SCENARIOS:
         raise ServiceError(f"unknown scenario {scenario!r} (choose from {', '.join(SCENARIOS)})")
     fields = list(dict.fromkeys(fields))
     unknown = [f for f in fields if f not in {m.key for m in scoring.SCORED}]
     if not fields or unknown:
-        raise ServiceError(f"name the fields to score from: {', '.join(m.key for m in scoring.SCORED)}" + (f" (unknown: {', '.join(unknown)})" if unknown else ""))
+        raise ServiceError(
+            f"name the fields to score from: {', '.join(m.key for m in scoring.SCORED)}"
+            + (f" (unknown: {', '.join(unknown)})" if unknown else "")
+        )
     if not 0 < min_score <= 1:
         raise ServiceError("the minimum score is an alpha between 0 and 1")
     if min_rows < 1 or max_attempts < 1:
         raise ServiceError("the rule needs at least one row and one attempt")
-    rule = QualificationRule.objects.filter(project=project, scenario=scenario).first() or QualificationRule(project=project, scenario=scenario)
-    rule.fields, rule.min_score, rule.min_rows, rule.max_attempts, rule.reason, rule.updated_by = fields, float(min_score), int(min_rows), int(max_attempts), reason, actor
+    rule = QualificationRule.objects.filter(project=project, scenario=scenario).first() or QualificationRule(
+        project=project, scenario=scenario
+    )
+    rule.fields, rule.min_score, rule.min_rows, rule.max_attempts, rule.reason, rule.updated_by = (
+        fields,
+        float(min_score),
+        int(min_rows),
+        int(max_attempts),
+        reason,
+        actor,
+    )
     _audited(rule, actor).save()
     return rule
 
@@ -80,9 +104,13 @@ def mark_training(project: Project, clip: Clip, *, actor=None, note: str = "") -
     if clip.project_id != project.pk:
         raise ServiceError(f"{clip.sample_id} is not in {project.slug}")
     if closed_to(clip.state, AssignmentPurpose.QUALIFICATION):
-        raise ServiceError(f"{clip.sample_id} is {clip.state}: a discarded clip has left the benchmark, so it cannot train anyone")
+        raise ServiceError(
+            f"{clip.sample_id} is {clip.state}: a discarded clip has left the benchmark, so it cannot train anyone"
+        )
     if not has_full_gold(clip):
-        raise ServiceError(f"{clip.sample_id} has no gold on every row: only adjudicated (or imported) gold can be training material")
+        raise ServiceError(
+            f"{clip.sample_id} has no gold on every row: only adjudicated (or imported) gold can be training material"
+        )
     existing = TrainingClip.objects.filter(clip=clip).first()
     if existing:
         return existing
@@ -110,17 +138,44 @@ def start_round(project: Project, scenario: str, annotator, *, actor=None) -> Qu
     if rule is not None and state["qualified"]:
         raise ServiceError(f"{annotator.username} is already qualified for {scenario} clips ({state['status']})")
     if rule is not None and state["attempts_left"] == 0:
-        raise ServiceError(f"{annotator.username} has used the {rule.max_attempts} rounds the rule allows; a lead can send them back to qualification (which gives the rounds again) or waive the rule")
+        raise ServiceError(
+            f"{annotator.username} has used the {rule.max_attempts} rounds the rule allows; a lead can send them back "
+            "to qualification (which gives the rounds again) or waive the rule"
+        )
     clips = list(selectors.training_for(project, scenario, annotator))
     if not clips:
-        raise ServiceError(f"no training clips for {scenario} in {project.slug} yet: a lead marks clips with gold as training material first")
-    number = (QualificationAttempt.objects.filter(project=project, scenario=scenario, annotator=annotator).order_by("-number").values_list("number", flat=True).first() or 0) + 1
-    attempt = _audited(QualificationAttempt(project=project, scenario=scenario, annotator=annotator, number=number, sample_ids=[t.clip.sample_id for t in clips]), actor or annotator)
+        raise ServiceError(
+            f"no training clips for {scenario} in {project.slug} yet: a lead marks clips with gold as training "
+            "material first"
+        )
+    number = (
+        QualificationAttempt.objects.filter(project=project, scenario=scenario, annotator=annotator)
+        .order_by("-number")
+        .values_list("number", flat=True)
+        .first()
+        or 0
+    ) + 1
+    attempt = _audited(
+        QualificationAttempt(
+            project=project,
+            scenario=scenario,
+            annotator=annotator,
+            number=number,
+            sample_ids=[t.clip.sample_id for t in clips],
+        ),
+        actor or annotator,
+    )
     attempt.save()
     for t in clips:
         existing = Assignment.every.filter(clip=t.clip, annotator=annotator).first()
         if existing is None:
-            start_assignment(t.clip, annotator, mode=AssignmentMode.FROM_EMPTY, actor=actor or annotator, purpose=AssignmentPurpose.QUALIFICATION)
+            start_assignment(
+                t.clip,
+                annotator,
+                mode=AssignmentMode.FROM_EMPTY,
+                actor=actor or annotator,
+                purpose=AssignmentPurpose.QUALIFICATION,
+            )
         else:
             _reset_to_empty(existing, actor or annotator)
     return attempt
@@ -128,7 +183,9 @@ def start_round(project: Project, scenario: str, annotator, *, actor=None) -> Qu
 
 def _reset_to_empty(assignment: Assignment, actor) -> None:
     """A new round codes the clip from empty again (the previous round's documents are in its attempt)."""
-    for revision in Revision.objects.filter(row__clip=assignment.clip, annotator=assignment.annotator).select_related("row", "row__draft"):
+    for revision in Revision.objects.filter(row__clip=assignment.clip, annotator=assignment.annotator).select_related(
+        "row", "row__draft"
+    ):
         draft = getattr(revision.row, "draft", None)
         revision.content = empty_content(draft.content if draft else None, revision.row.primary_speaker)
         revision.status = RevisionStatus.UNTOUCHED
@@ -140,7 +197,10 @@ def _reset_to_empty(assignment: Assignment, actor) -> None:
 
 def round_assignments(attempt: QualificationAttempt):
     return Assignment.every.filter(
-        clip__project=attempt.project, clip__sample_id__in=attempt.sample_ids, annotator=attempt.annotator, purpose=AssignmentPurpose.QUALIFICATION
+        clip__project=attempt.project,
+        clip__sample_id__in=attempt.sample_ids,
+        annotator=attempt.annotator,
+        purpose=AssignmentPurpose.QUALIFICATION,
     ).select_related("clip")
 
 
@@ -176,7 +236,13 @@ def enqueue_text_scores(attempt: QualificationAttempt, user=None) -> Job:
     """Hand the round's free-text scoring to a worker (the embedding model never loads in a web request)."""
     from .celery_tasks import score_round_texts_task
 
-    job = Job.objects.create(kind=free_text.JOB_KIND, project=attempt.project, key=str(attempt.pk), params={"attempt": attempt.pk}, created_by=user)
+    job = Job.objects.create(
+        kind=free_text.JOB_KIND,
+        project=attempt.project,
+        key=str(attempt.pk),
+        params={"attempt": attempt.pk},
+        created_by=user,
+    )
     return jobs.enqueue(job, score_round_texts_task, queue=settings.EMBEDDINGS_QUEUE)
 
 
@@ -207,7 +273,12 @@ def decide(project: Project, scenario: str, annotator, kind: str, reason: str, *
         raise ServiceError("say why (a reason is recorded with the decision)")
     if scenario not in SCENARIOS:
         raise ServiceError(f"unknown scenario {scenario!r}")
-    decision = _audited(QualificationDecision(project=project, scenario=scenario, annotator=annotator, kind=kind, reason=reason[:5000], decided_by=actor), actor)
+    decision = _audited(
+        QualificationDecision(
+            project=project, scenario=scenario, annotator=annotator, kind=kind, reason=reason[:5000], decided_by=actor
+        ),
+        actor,
+    )
     decision.save()
     return decision
 
@@ -230,7 +301,9 @@ def known_answer_pool(project: Project):
     )
 
 
-def add_known_answer_checks(project: Project, created: list[Assignment], *, seed: int = 0, actor=None) -> list[Assignment]:
+def add_known_answer_checks(
+    project: Project, created: list[Assignment], *, seed: int = 0, actor=None
+) -> list[Assignment]:
     """Add the project's known-answer share of each annotator's new assignments as gold clips of the same
     scenarios, drawn by ``seed``; off (nothing added) while the share is 0."""
     share = Decimal(project.known_answer_share or 0)
@@ -241,7 +314,7 @@ def add_known_answer_checks(project: Project, created: list[Assignment], *, seed
         per_user[a.annotator_id].append(a)
     pool = list(known_answer_pool(project).order_by("sample_id"))
     added = []
-    for user_pk, theirs in sorted(per_user.items()):
+    for _user_pk, theirs in sorted(per_user.items()):
         user = theirs[0].annotator
         k = _round(share * len(theirs))
         scenarios = {a.clip.scenario for a in theirs}
@@ -250,7 +323,11 @@ def add_known_answer_checks(project: Project, created: list[Assignment], *, seed
         chosen = set(random.Random(f"{seed}:known-answer:{user.username}").sample(candidates, min(k, len(candidates))))
         for clip in pool:
             if clip.sample_id in chosen:
-                added.append(start_assignment(clip, user, mode=AssignmentMode.FROM_DRAFT, actor=actor, purpose=AssignmentPurpose.KNOWN_ANSWER))
+                added.append(
+                    start_assignment(
+                        clip, user, mode=AssignmentMode.FROM_DRAFT, actor=actor, purpose=AssignmentPurpose.KNOWN_ANSWER
+                    )
+                )
     return added
 
 

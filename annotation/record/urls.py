@@ -1,4 +1,5 @@
 """URL patterns of the annotator's record, included by rescue_annot/urls.py."""
+
 from django.urls import path
 
 from . import api, views
@@ -14,5 +15,9 @@ web_urlpatterns = [
 api_urlpatterns = [
     path("projects/<slug:slug>/record/", api.Dashboard.as_view(), name="api-record-dashboard"),
     path("projects/<slug:slug>/record/coders/<int:user_id>/", api.CoderRecord.as_view(), name="api-record-coder"),
-    path("projects/<slug:slug>/record/coders/<int:user_id>/decisions/", api.Decisions.as_view(), name="api-record-decisions"),
+    path(
+        "projects/<slug:slug>/record/coders/<int:user_id>/decisions/",
+        api.Decisions.as_view(),
+        name="api-record-decisions",
+    ),
 ]

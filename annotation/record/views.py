@@ -1,6 +1,7 @@
 """The record's pages: an annotator's qualification rounds and feedback, a coder's record (theirs or,
 for leads, anyone's), the lead's setup (rules, training material, known-answer checks) and the lead's
 per-annotator dashboard with its actions."""
+
 from __future__ import annotations
 
 from django.contrib import messages
@@ -46,31 +47,47 @@ def qualification(request, slug):
                 if attempt is None:
                     raise ServiceError("no round in progress")
                 attempt = services.submit_round(attempt, request.user)
-                messages.success(request, f"Round {attempt.number} is scored: read where your coding differs from the gold below.")
+                messages.success(
+                    request, f"Round {attempt.number} is scored: read where your coding differs from the gold below."
+                )
                 return redirect("record-attempt", slug=project.slug, attempt_id=attempt.pk)
             services.start_round(project, scenario, request.user, actor=request.user)
-            messages.success(request, f"A new {scenario} round is ready: code its clips from empty, mark every row reviewed, then submit the round here.")
+            messages.success(
+                request,
+                f"A new {scenario} round is ready: code its clips from empty, mark every row reviewed, then submit the "
+                "round here.",
+            )
         except ServiceError as exc:
             messages.error(request, str(exc))
         return redirect("record-qualification", slug=project.slug)
-    return render(request, "record/qualification.html", {"project": project, "rounds": _rounds_of(project, request.user)})
+    return render(
+        request, "record/qualification.html", {"project": project, "rounds": _rounds_of(project, request.user)}
+    )
 
 
 def _rounds_of(project, user) -> list[dict]:
     out = []
     scenarios = set(QualificationRule.objects.filter(project=project).values_list("scenario", flat=True))
-    scenarios |= set(QualificationAttempt.objects.filter(project=project, annotator=user).values_list("scenario", flat=True))
+    scenarios |= set(
+        QualificationAttempt.objects.filter(project=project, annotator=user).values_list("scenario", flat=True)
+    )
     for scenario in [s for s in SCENARIOS if s in scenarios]:
         attempt = selectors.open_attempt(project, scenario, user)
         assignments = list(services.round_assignments(attempt)) if attempt else []
-        out.append({
-            "scenario": scenario,
-            "status": selectors.status(project, scenario, user),
-            "open": attempt,
-            "clips": assignments,
-            "scored": list(QualificationAttempt.objects.filter(project=project, scenario=scenario, annotator=user, state=AttemptState.SCORED).order_by("number")),
-            "training": selectors.training_for(project, scenario, user).count(),
-        })  # fmt: skip
+        out.append(
+            {
+                "scenario": scenario,
+                "status": selectors.status(project, scenario, user),
+                "open": attempt,
+                "clips": assignments,
+                "scored": list(
+                    QualificationAttempt.objects.filter(
+                        project=project, scenario=scenario, annotator=user, state=AttemptState.SCORED
+                    ).order_by("number")
+                ),
+                "training": selectors.training_for(project, scenario, user).count(),
+            }
+        )
     return out
 
 
@@ -81,18 +98,22 @@ def attempt(request, slug, attempt_id):
     if found.project.slug != slug:
         raise Http404("no such qualification round")
     context = {
-        "project": found.project, "attempt": found, "scores": _score_rows(found),
+        "project": found.project,
+        "attempt": found,
+        "scores": _score_rows(found),
         # The free-text fields are scored by a worker after the submit: shown when stored, "being computed" until then.
         "text_scores": [{"key": k, **v} for k, v in free_text.text_scores(found.scores).items()],
         "text_state": free_text.text_state(found),
-    }  # fmt: skip
+    }
     return render(request, "record/attempt.html", context)
 
 
 def _score_rows(attempt) -> list[dict]:
     fields = set((attempt.rule or {}).get("fields", []))
     labels = free_text.label_scores(attempt.scores)
-    order = [m.key for m in scoring.SCORED if m.key in labels] + [k for k in labels if k not in {m.key for m in scoring.SCORED}]  # jsonb keeps no key order
+    order = [m.key for m in scoring.SCORED if m.key in labels] + [
+        k for k in labels if k not in {m.key for m in scoring.SCORED}
+    ]  # jsonb keeps no key order
     return [{"key": k, **labels[k], "in_rule": k in fields} for k in order]
 
 
@@ -101,7 +122,12 @@ def coder(request, slug, user_id):
     """A coder's record: qualification status and rounds, decisions, known-answer results. Theirs or a lead's only."""
     project = _member_project(request, slug)
     person = _coder_or_404(request, project, user_id)
-    context = {"project": project, "person": person, "record": selectors.coder_record(project, person), "lead": is_lead(request.user)}
+    context = {
+        "project": project,
+        "person": person,
+        "record": selectors.coder_record(project, person),
+        "lead": is_lead(request.user),
+    }
     return render(request, "record/coder.html", context)
 
 
@@ -117,8 +143,21 @@ def setup(request, slug):
                 if not form.is_valid():
                     raise ServiceError("; ".join(f"{k}: {' '.join(v)}" for k, v in form.errors.items()))
                 d = form.cleaned_data
-                services.set_rule(project, d["scenario"], fields=d["fields"], min_score=d["min_score"], min_rows=d["min_rows"], max_attempts=d["max_attempts"], actor=request.user, reason=d["reason"])
-                messages.success(request, f"The {d['scenario']} rule is in force: {selectors.rule_text(selectors.rule_of(project, d['scenario']))}.")
+                services.set_rule(
+                    project,
+                    d["scenario"],
+                    fields=d["fields"],
+                    min_score=d["min_score"],
+                    min_rows=d["min_rows"],
+                    max_attempts=d["max_attempts"],
+                    actor=request.user,
+                    reason=d["reason"],
+                )
+                messages.success(
+                    request,
+                    f"The {d['scenario']} rule is in force: "
+                    f"{selectors.rule_text(selectors.rule_of(project, d['scenario']))}.",
+                )
             elif action == "remove-rule":
                 services.remove_rule(project, request.POST.get("scenario", ""), actor=request.user)
                 messages.success(request, "The rule is removed: nobody is refused for it any more.")
@@ -139,15 +178,27 @@ def setup(request, slug):
                 form = KnownAnswerForm(request.POST)
                 if not form.is_valid():
                     raise ServiceError("the known-answer share is a whole percentage from 0 to 50")
-                services.set_known_answer_share(project, form.cleaned_data["known_answer_percent"] / 100, actor=request.user)
-                messages.success(request, "Known-answer checks are " + (f"{form.cleaned_data['known_answer_percent']}% of new assignments." if form.cleaned_data["known_answer_percent"] else "off."))
+                services.set_known_answer_share(
+                    project, form.cleaned_data["known_answer_percent"] / 100, actor=request.user
+                )
+                messages.success(
+                    request,
+                    "Known-answer checks are "
+                    + (
+                        f"{form.cleaned_data['known_answer_percent']}% of new assignments."
+                        if form.cleaned_data["known_answer_percent"]
+                        else "off."
+                    ),
+                )
             elif action == "start":
                 form = StartRoundForm(request.POST)
                 if not form.is_valid() or not form.cleaned_data.get("annotator"):
                     raise ServiceError("choose an annotator and a scenario")
                 person = get_object_or_404(annotators(project), pk=form.cleaned_data["annotator"])
                 services.start_round(project, form.cleaned_data["scenario"], person, actor=request.user)
-                messages.success(request, f"{person.username} has a {form.cleaned_data['scenario']} qualification round to code.")
+                messages.success(
+                    request, f"{person.username} has a {form.cleaned_data['scenario']} qualification round to code."
+                )
             else:
                 raise ServiceError("unknown action")
         except ServiceError as exc:
@@ -159,7 +210,9 @@ def setup(request, slug):
         "rule_texts": {r.scenario: selectors.rule_text(r) for r in QualificationRule.objects.filter(project=project)},
         "rule_form": RuleForm(initial={"fields": ["utterance_type", "relation_pattern"]}),
         "training": list(selectors.training_clips(project)),
-        "candidates": list(services.known_answer_pool(project).order_by("sample_id").values_list("sample_id", flat=True)[:500]),
+        "candidates": list(
+            services.known_answer_pool(project).order_by("sample_id").values_list("sample_id", flat=True)[:500]
+        ),
         "known_answer_percent": int(round(float(project.known_answer_share) * 100)),
         "annotators": list(annotators(project)),
         "scenarios": SCENARIOS,
@@ -182,11 +235,21 @@ def decide(request, slug, user_id):
         if d["kind"] == "sent_back":
             try:
                 services.start_round(project, d["scenario"], person, actor=request.user)
-                messages.success(request, f"{person.username} is sent back to qualification for {d['scenario']} clips; a new round is ready for them.")
+                messages.success(
+                    request,
+                    f"{person.username} is sent back to qualification for {d['scenario']} clips; a new round is ready "
+                    "for them.",
+                )
             except ServiceError as exc:
-                messages.warning(request, f"{person.username} is sent back to qualification for {d['scenario']} clips, but no round could start: {exc}")
+                messages.warning(
+                    request,
+                    f"{person.username} is sent back to qualification for {d['scenario']} clips, but no round could "
+                    f"start: {exc}",
+                )
         else:
-            messages.success(request, f"The {d['scenario']} rule is waived for {person.username}; the reason is recorded.")
+            messages.success(
+                request, f"The {d['scenario']} rule is waived for {person.username}; the reason is recorded."
+            )
     except ServiceError as exc:
         messages.error(request, str(exc))
     back = request.POST.get("next", "")
@@ -212,7 +275,9 @@ def dashboard_page(request, slug):
         "state": state,
         "report": state.report,
         "decision_form": DecisionForm(initial={"scenario": scenario}),
-        "decisions": QualificationDecision.objects.filter(project=project, scenario=scenario).select_related("annotator", "decided_by").order_by("-created_at")[:20],
+        "decisions": QualificationDecision.objects.filter(project=project, scenario=scenario)
+        .select_related("annotator", "decided_by")
+        .order_by("-created_at")[:20],
     }
     if state.report is not None:
         context.update(_page(project, scenario, state.report))
@@ -230,28 +295,47 @@ def _page(project, scenario, report: dict) -> dict:
                 if c["coder"] == name and c.get("confusion"):
                     pairs += [{**p, "field": f["label"]} for p in c["confusion"]["pairs"]]
         person = users.get(name)
-        cards.append({
-            "name": name,
-            "user_id": person.pk if person else 0,
-            "status": selectors.status(project, scenario, person) if person else {},
-            "pace": report["pace"].get(name, {}),
-            "pairs": sorted(pairs, key=lambda p: -p["rows"])[:5],
-            "plot": (report.get("plots") or {}).get(name),
-        })  # fmt: skip
+        cards.append(
+            {
+                "name": name,
+                "user_id": person.pk if person else 0,
+                "status": selectors.status(project, scenario, person) if person else {},
+                "pace": report["pace"].get(name, {}),
+                "pairs": sorted(pairs, key=lambda p: -p["rows"])[:5],
+                "plot": (report.get("plots") or {}).get(name),
+            }
+        )
     for f in report["fields"]:
         d = f.get("distribution")
         if d:
             f["distribution_rows"] = [
-                {"label": label, "values": [d["team"][i], *(d["coders"].get(n, [None] * len(d["labels"]))[i] for n in report["coders"])]}
+                {
+                    "label": label,
+                    "values": [
+                        d["team"][i],
+                        *(d["coders"].get(n, [None] * len(d["labels"]))[i] for n in report["coders"]),
+                    ],
+                }
                 for i, label in enumerate(d["labels"])
             ]
         for c in f["coders"]:
             conf = c.get("confusion")
             if conf:
-                conf["rows"] = [{"label": label, "cells": [{"n": n, "diag": i == k} for k, n in enumerate(row)]} for i, (label, row) in enumerate(zip(conf["labels"], conf["counts"]))]
+                conf["rows"] = [
+                    {"label": label, "cells": [{"n": n, "diag": i == k} for k, n in enumerate(row)]}
+                    for i, (label, row) in enumerate(zip(conf["labels"], conf["counts"]))
+                ]
     first = report["fields"][0]["pairwise"] if report["fields"] else []
     competence_rows = [
-        {"label": next(f["label"] for f in report["fields"] if f["key"] == key), "values": [values.get(n) if isinstance(values, dict) else None for n in report["coders"]]}
+        {
+            "label": next(f["label"] for f in report["fields"] if f["key"] == key),
+            "values": [values.get(n) if isinstance(values, dict) else None for n in report["coders"]],
+        }
         for key, values in report["competence"]["fields"].items()
     ]
-    return {"cards": cards, "team": report["pace"].get("team", {}), "pair_names": [" – ".join(p["pair"]) for p in first], "competence_rows": competence_rows}
+    return {
+        "cards": cards,
+        "team": report["pace"].get("team", {}),
+        "pair_names": [" – ".join(p["pair"]) for p in first],
+        "competence_rows": competence_rows,
+    }

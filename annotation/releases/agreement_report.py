@@ -10,6 +10,7 @@ not exist in this installation, the file says so explicitly instead of being
 left out. Keys that record when or how fast a report was computed are dropped:
 they would make two freezes of the same state differ.
 """
+
 from __future__ import annotations
 
 import json
@@ -20,7 +21,22 @@ from .manifest import dumps_json
 AGREEMENT_SEED = 0
 AGREEMENT_RESAMPLES = 1000
 # Keys that describe the computation run rather than the data.
-VOLATILE_KEYS = frozenset({"created_at", "computed_at", "generated_at", "timestamp", "seconds", "elapsed", "elapsed_seconds", "duration_seconds", "cached", "cache_hit", "job_id", "report_id"})
+VOLATILE_KEYS = frozenset(
+    {
+        "created_at",
+        "computed_at",
+        "generated_at",
+        "timestamp",
+        "seconds",
+        "elapsed",
+        "elapsed_seconds",
+        "duration_seconds",
+        "cached",
+        "cache_hit",
+        "job_id",
+        "report_id",
+    }
+)
 
 
 def _scrub(value: Any) -> Any:
@@ -51,9 +67,14 @@ def agreement_document(project, sample_ids: list[str]) -> dict:
             ),
         }
     sample_ids = sorted(sample_ids)
-    labels, texts = compute_release_reports(project, clips=sample_ids, resamples=AGREEMENT_RESAMPLES, seed=AGREEMENT_SEED)
+    labels, texts = compute_release_reports(
+        project, clips=sample_ids, resamples=AGREEMENT_RESAMPLES, seed=AGREEMENT_SEED
+    )
     if isinstance(texts, Exception):  # e.g. no embedding model here: the card says why
-        semantic = {"available": False, "reason": f"the semantic agreement could not be computed ({type(texts).__name__}: {texts})"}
+        semantic = {
+            "available": False,
+            "reason": f"the semantic agreement could not be computed ({type(texts).__name__}: {texts})",
+        }
     else:
         # Each field's figure with its measure's validity, the judgements' counts, the judge model and prompt
         # version and the judge's alpha beside the embedding one (``meaning.selectors.with_validity``; C2).

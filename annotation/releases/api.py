@@ -12,6 +12,7 @@
 - ``GET releases/{version}/download/``: the release as a deterministic zip.
 - ``GET releases/diff/?a=&b=``: what changed between two releases.
 """
+
 from __future__ import annotations
 
 import json
@@ -51,16 +52,28 @@ class ReleaseSerializer(serializers.Serializer):
     download_url = serializers.SerializerMethodField()
 
     def get_download_url(self, release) -> str:
-        return reverse("api-release-download", kwargs={"slug": release.project.slug, "version": release.version}, request=self.context.get("request"))
+        return reverse(
+            "api-release-download",
+            kwargs={"slug": release.project.slug, "version": release.version},
+            request=self.context.get("request"),
+        )
 
 
 class FreezeInputsSerializer(serializers.Serializer):
     seed = serializers.IntegerField(min_value=0)
-    splits = serializers.JSONField(required=False, help_text='train, validation, test shares: [0.7, 0.1, 0.2] or "0.7,0.1,0.2"')
-    groups = serializers.JSONField(required=False, help_text='clip → group map: {"<sample_id>": "<group>"}, or the text of a map file')
-    accept_incomplete = serializers.ListField(child=serializers.CharField(), required=False, help_text="scenarios that may lack a split")
+    splits = serializers.JSONField(
+        required=False, help_text='train, validation, test shares: [0.7, 0.1, 0.2] or "0.7,0.1,0.2"'
+    )
+    groups = serializers.JSONField(
+        required=False, help_text='clip → group map: {"<sample_id>": "<group>"}, or the text of a map file'
+    )
+    accept_incomplete = serializers.ListField(
+        child=serializers.CharField(), required=False, help_text="scenarios that may lack a split"
+    )
     task_profile = serializers.ChoiceField(
-        choices=sorted(PROFILES), required=False, help_text=f"the rules that build and score the task instances (default {DEFAULT_PROFILE})"
+        choices=sorted(PROFILES),
+        required=False,
+        help_text=f"the rules that build and score the task instances (default {DEFAULT_PROFILE})",
     )
 
     def validate_groups(self, value) -> dict[str, str]:
@@ -72,13 +85,20 @@ class FreezeInputsSerializer(serializers.Serializer):
     def freeze_inputs(self) -> dict:
         """The validated inputs as the keyword arguments of a freeze or its preview."""
         data = self.validated_data
-        return {"seed": data["seed"], "ratios": data.get("splits") or "0.7,0.1,0.2", "group_map": data.get("groups"), "accept_incomplete": data.get("accept_incomplete", ()),
-                "task_profile": data.get("task_profile")}
+        return {
+            "seed": data["seed"],
+            "ratios": data.get("splits") or "0.7,0.1,0.2",
+            "group_map": data.get("groups"),
+            "accept_incomplete": data.get("accept_incomplete", ()),
+            "task_profile": data.get("task_profile"),
+        }
 
 
 class FreezeRequestSerializer(FreezeInputsSerializer):
     version = serializers.CharField(max_length=40)
-    preview_digest = serializers.CharField(required=False, help_text="the digest of a preview: refuse the freeze if the plan changed since")
+    preview_digest = serializers.CharField(
+        required=False, help_text="the digest of a preview: refuse the freeze if the plan changed since"
+    )
 
 
 def job_body(job, request) -> dict:
@@ -105,14 +125,23 @@ class ReleaseList(APIView):
         releases = selectors.visible_releases(request.user, project)
         return Response(ReleaseSerializer(releases, many=True, context={"request": request}).data)
 
-    @extend_schema(request=FreezeRequestSerializer, responses={202: OpenApiResponse(OpenApiTypes.OBJECT, description="the freeze job; poll status_url")})
+    @extend_schema(
+        request=FreezeRequestSerializer,
+        responses={202: OpenApiResponse(OpenApiTypes.OBJECT, description="the freeze job; poll status_url")},
+    )
     def post(self, request, slug):
         project = selectors.lead_project(request.user, slug)
         body = FreezeRequestSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         data = body.validated_data
         try:
-            job = services.start_freeze(project, version=data["version"], confirmed=data.get("preview_digest"), user=request.user, **body.freeze_inputs())
+            job = services.start_freeze(
+                project,
+                version=data["version"],
+                confirmed=data.get("preview_digest"),
+                user=request.user,
+                **body.freeze_inputs(),
+            )
         except FreezeError as exc:
             raise ValidationError({"detail": str(exc)}) from None
         return Response(job_body(job, request), status=status.HTTP_202_ACCEPTED)
@@ -168,14 +197,20 @@ class ReleaseDownload(APIView):
         release = selectors.release_or_404(request.user, project, version)
         check = verify(release.path, expected_manifest=release.manifest)
         if not check.ok:
-            return Response({"detail": "the release folder no longer matches its manifest", **check.as_dict()}, status=status.HTTP_409_CONFLICT)
+            return Response(
+                {"detail": "the release folder no longer matches its manifest", **check.as_dict()},
+                status=status.HTTP_409_CONFLICT,
+            )
         return zip_response(release)
 
 
 class ReleaseDiff(APIView):
     permission_classes = (permissions.IsAuthenticated, IsLead)
 
-    @extend_schema(parameters=[OpenApiParameter("a", str, required=True), OpenApiParameter("b", str, required=True)], responses=OpenApiTypes.OBJECT)
+    @extend_schema(
+        parameters=[OpenApiParameter("a", str, required=True), OpenApiParameter("b", str, required=True)],
+        responses=OpenApiTypes.OBJECT,
+    )
     def get(self, request, slug):
         project = selectors.lead_project(request.user, slug)
         a = selectors.release_or_404(request.user, project, request.query_params.get("a", ""))

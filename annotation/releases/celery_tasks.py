@@ -1,4 +1,5 @@
 """Celery task of the releases capability: freeze a release for a Job row."""
+
 from __future__ import annotations
 
 from celery import shared_task
@@ -13,7 +14,14 @@ TOTAL_STEPS = len(STAGES) + 1
 
 
 def _result(release: Release, clips: int, rows: int, skipped: list[str]) -> dict:
-    return {"release_id": release.pk, "version": release.version, "clips": clips, "rows": rows, "files": len(release.manifest.get("files", {})) + 1, "skipped": skipped[:50]}
+    return {
+        "release_id": release.pk,
+        "version": release.version,
+        "clips": clips,
+        "rows": rows,
+        "files": len(release.manifest.get("files", {})) + 1,
+        "skipped": skipped[:50],
+    }
 
 
 @shared_task(bind=True, acks_late=True)
@@ -26,7 +34,15 @@ def freeze_release_task(self, job_id: int) -> None:
         done = Release.objects.filter(project=job.project, version=params["version"], path=params["out_dir"]).first()
         if done is not None:
             # The worker died after committing; the release is there, so the job succeeded.
-            jobs.mark_succeeded(job_id, _result(done, len(done.manifest.get("clips", [])), sum(c["rows"] for c in done.manifest.get("clips", [])), []))
+            jobs.mark_succeeded(
+                job_id,
+                _result(
+                    done,
+                    len(done.manifest.get("clips", [])),
+                    sum(c["rows"] for c in done.manifest.get("clips", [])),
+                    [],
+                ),
+            )
             return
         jobs.mark_running(job_id, TOTAL_STEPS)
         try:

@@ -21,6 +21,7 @@ fields name every key a reader or a model needs:
 
 Field types come from the row schema (``annotation.schema``): one definition.
 """
+
 from __future__ import annotations
 
 import json
@@ -76,7 +77,12 @@ CONTEXT = {
     "subField": "cr:subField",
     "transform": "cr:transform",
 }
-ENCODINGS = {".jsonl": "application/jsonlines", ".json": "application/json", ".md": "text/markdown", ".png": "image/png"}
+ENCODINGS = {
+    ".jsonl": "application/jsonlines",
+    ".json": "application/json",
+    ".md": "text/markdown",
+    ".png": "image/png",
+}
 
 TEXT, INTEGER, FLOAT = "sc:Text", "sc:Integer", "sc:Float"
 SCALAR_TYPES = {str: TEXT, int: INTEGER, float: FLOAT}
@@ -109,11 +115,17 @@ DESCRIPTIONS = {
     "interaction_behavior": "Observable nonverbal moves toward others: {initiator, target, description}.",
     "internal_emotion": "Inferred emotion per person: {person, emotion_description, intensity 0-10}.",
     "viewpoints_attitudes": "Directed stance toward another person: {source, target, viewpoint, attitude}.",
-    "support_strategy": "The therapist's support strategies (therapist rows only): {provider, target, strategy_type, strategy_content}.",
-    "relation_pattern": "Relation-pattern label as annotated on the row; empty = no clear pattern; null = not annotated.",
+    "support_strategy": (
+        "The therapist's support strategies (therapist rows only): {provider, target, strategy_type, strategy_content}."
+    ),
+    "relation_pattern": (
+        "Relation-pattern label as annotated on the row; empty = no clear pattern; null = not annotated."
+    ),
     "relation_pattern_reason": "Short evidence-based reason for relation_pattern.",
     "relation_pattern_evidence_rows": "1-based rows of the same clip that relation_pattern rests on.",
-    "relation_cycle_state": "Older key of the relation-pattern label (therapist rows of the public release; mirrored on platform clips).",
+    "relation_cycle_state": (
+        "Older key of the relation-pattern label (therapist rows of the public release; mirrored on platform clips)."
+    ),
     "relation_cycle_reason": "Reason for relation_cycle_state.",
     "relation_cycle_evidence_rows": "Evidence rows for relation_cycle_state.",
     "row_index": "1-based position of the row in its clip.",
@@ -209,7 +221,9 @@ def _nested(source: dict, key: str) -> dict:
 
 def _clip_fields(record_set: str, file_id: str) -> list[dict]:
     """One clip per record: its rows as nested records with every key that is a value or a list of values."""
-    flat_keys = [(k, info.annotation) for k, info in Row.model_fields.items() if not _is_record(_shape(info.annotation)[0])]
+    flat_keys = [
+        (k, info.annotation) for k, info in Row.model_fields.items() if not _is_record(_shape(info.annotation)[0])
+    ]
     rows_id = f"{record_set}/rows"
     rows = {
         "@type": "cr:Field",
@@ -217,11 +231,14 @@ def _clip_fields(record_set: str, file_id: str) -> list[dict]:
         "name": "rows",
         "description": (
             "The clip's rows in time order. Keys whose values are lists of records (background_dialogue, body_posture, "
-            f"facial_expressions, self_directed_behavior, interaction_behavior, internal_emotion, viewpoints_attitudes, "
+            "facial_expressions, self_directed_behavior, interaction_behavior, internal_emotion, "
+            "viewpoints_attitudes, "
             f"support_strategy) are in the {ROW_RECORDS} record set of the same split, one row per record."
         ),
         "repeated": True,
-        "subField": [_field(f"{rows_id}/{k}", k, a, DESCRIPTIONS[k], _nested(_column(file_id, "rows"), k)) for k, a in flat_keys],
+        "subField": [
+            _field(f"{rows_id}/{k}", k, a, DESCRIPTIONS[k], _nested(_column(file_id, "rows"), k)) for k, a in flat_keys
+        ],
     }
     head = [("sample_id", str), ("scenario", str), ("participants", list[str]), ("source_file", str)]
     return [*(_field(f"{record_set}/{k}", k, a, DESCRIPTIONS[k], _column(file_id, k)) for k, a in head), rows]
@@ -245,7 +262,9 @@ def _row_fields(record_set: str, file_id: str, data: bytes) -> list[dict]:
     for a declared key in the file, and a row without it reads as null.
     """
     keys = [("sample_id", str), ("scenario", str)]
-    keys += [(k, info.annotation) for k, info in Row.model_fields.items() if info.is_required() or _carries_key(data, k)]
+    keys += [
+        (k, info.annotation) for k, info in Row.model_fields.items() if info.is_required() or _carries_key(data, k)
+    ]
     return [_field(f"{record_set}/{k}", k, a, DESCRIPTIONS[k], _column(file_id, k)) for k, a in keys]
 
 
@@ -256,7 +275,10 @@ def _instance_fields(task: str, record_set: str, file_id: str, data: bytes = b""
     # which cannot be declared inside the repeated context (as for the rows record set); the description says so.
     # No instance key but a context row's is named background_dialogue, so the search is exact here too.
     if _carries_key(data, "background_dialogue"):
-        description += " Each row also holds background_dialogue (overlapping speech: {speaker, target, content}), not declared here."
+        description += (
+            " Each row also holds background_dialogue (overlapping speech: {speaker, target, content}), not "
+            "declared here."
+        )
     context = {
         "@type": "cr:Field",
         "@id": f"{record_set}/context",
@@ -264,15 +286,28 @@ def _instance_fields(task: str, record_set: str, file_id: str, data: bytes = b""
         "description": description,
         "repeated": True,
         "subField": [
-            _field(f"{record_set}/context/{k}", k, a, DESCRIPTIONS[k], _nested(_column(file_id, "context"), k)) for k, a in context_types.items()
+            _field(f"{record_set}/context/{k}", k, a, DESCRIPTIONS[k], _nested(_column(file_id, "context"), k))
+            for k, a in context_types.items()
         ],
     }
     gold_type, gold_description = TASK_GOLD[task]
     return [
-        *(_field(f"{record_set}/{name}", name, {TEXT: str, INTEGER: int}[kind], text, _column(file_id, name)) for name, kind, text in INSTANCE_FIELDS),
-        _field(f"{record_set}/participants", "participants", list[str], DESCRIPTIONS["participants"], _column(file_id, "participants")),
+        *(
+            _field(f"{record_set}/{name}", name, {TEXT: str, INTEGER: int}[kind], text, _column(file_id, name))
+            for name, kind, text in INSTANCE_FIELDS
+        ),
+        _field(
+            f"{record_set}/participants",
+            "participants",
+            list[str],
+            DESCRIPTIONS["participants"],
+            _column(file_id, "participants"),
+        ),
         context,
-        *(_field(f"{record_set}/{name}", name, kind, text, _column(file_id, name)) for name, kind, text in TASK_INPUTS[task]),
+        *(
+            _field(f"{record_set}/{name}", name, kind, text, _column(file_id, name))
+            for name, kind, text in TASK_INPUTS[task]
+        ),
         _field(f"{record_set}/gold", "gold", gold_type, gold_description, _column(file_id, "gold")),
     ]
 
@@ -286,13 +321,18 @@ def _file_id(path: str) -> str:
 
 def config_files(files: dict[str, bytes]) -> dict[str, dict[str, str]]:
     """{config: {split: path}} of the JSONL files that hold records."""
-    out: dict[str, dict[str, str]] = {"rows": {s: f"data/{s}.jsonl" for s in SPLITS}, ROW_RECORDS: {s: row_records_path(s) for s in SPLITS}}
+    out: dict[str, dict[str, str]] = {
+        "rows": {s: f"data/{s}.jsonl" for s in SPLITS},
+        ROW_RECORDS: {s: row_records_path(s) for s in SPLITS},
+    }
     for task in ALL_TASKS:
         out[task] = {s: f"tasks/{task}/{s}.jsonl" for s in SPLITS}
     return {config: {s: p for s, p in splits.items() if p in files} for config, splits in out.items()}
 
 
-def row_record_files(clips: list[dict], splits: dict[str, str], row_texts: list[list[str]] | None = None) -> dict[str, bytes]:
+def row_record_files(
+    clips: list[dict], splits: dict[str, str], row_texts: list[list[str]] | None = None
+) -> dict[str, bytes]:
     """``data/row_records/<split>.jsonl``: each clip's rows, one per line, each with the clip's
     ``sample_id`` and ``scenario`` first, then the row's keys in the row's own order.
 
@@ -317,16 +357,35 @@ def _record_set(config: str, split: str, path: str, data: bytes) -> dict:
     if config == "rows":
         title, fields = "Benchmark clips: one clip per record, its rows nested", _clip_fields(record_set, file_id)
     elif config == ROW_RECORDS:
-        title, fields = "Benchmark rows: one row per record, every key of the six dimensions", _row_fields(record_set, file_id, data)
+        title, fields = (
+            "Benchmark rows: one row per record, every key of the six dimensions",
+            _row_fields(record_set, file_id, data),
+        )
     else:
         title, fields = TITLES[config], _instance_fields(config, record_set, file_id, data)
-    return {"@type": "cr:RecordSet", "@id": record_set, "name": record_set, "description": f"{title} ({split} split).", "field": fields}
+    return {
+        "@type": "cr:RecordSet",
+        "@id": record_set,
+        "name": record_set,
+        "description": f"{title} ({split} split).",
+        "field": fields,
+    }
 
 
 def build_croissant(
-    *, files: dict[str, bytes], name: str, description: str, version: str, license_text: str, date_published: str, cite_as: str, rai: dict[str, str], digests: dict[str, str] | None = None
+    *,
+    files: dict[str, bytes],
+    name: str,
+    description: str,
+    version: str,
+    license_text: str,
+    date_published: str,
+    cite_as: str,
+    rai: dict[str, str],
+    digests: dict[str, str] | None = None,
 ) -> dict:
-    """The Croissant document; ``digests`` ({path: SHA-256}, e.g. ``manifest.Digests``) saves hashing the files again."""
+    """The Croissant document; ``digests`` ({path: SHA-256}, e.g. ``manifest.Digests``) saves hashing the files
+    again."""
     digests = Digests(files) if digests is None else digests
     distribution = [
         {
@@ -357,7 +416,14 @@ def build_croissant(
         "version": version,
         "datePublished": date_published,
         "inLanguage": "en",
-        "keywords": ["couple therapy", "family therapy", "dialogue", "benchmark", "relation patterns", "support strategies"],
+        "keywords": [
+            "couple therapy",
+            "family therapy",
+            "dialogue",
+            "benchmark",
+            "relation patterns",
+            "support strategies",
+        ],
         **{f"rai:{k}": v for k, v in rai.items()},
         "distribution": distribution,
         "recordSet": record_sets,
@@ -374,14 +440,17 @@ def croissant_description(stats: dict) -> str:
     scenarios = ", ".join(f"{corpus[s][ALL]['clips']:,} {s}" for s in corpus if s != ALL)
     return (
         f"Annotated {therapy_words(stats)} dialogue: {count_noun(total['clips'], 'clip')} ({scenarios}) from "
-        f"{count_noun(total['groups'], 'couple or family|couples or families')}, {count_noun(total['rows'], 'row')} annotated along six "
-        "dimensions, with instances of six benchmark tasks (intervention timing, relation pattern, support target, support "
+        f"{count_noun(total['groups'], 'couple or family|couples or families')}, {count_noun(total['rows'], 'row')} "
+        "annotated along six "
+        "dimensions, with instances of six benchmark tasks (intervention timing, relation pattern, support target, "
+        "support "
         "strategy, emotion, viewpoint). See README.md."
     )
 
 
 def croissant_limitations(stats: dict) -> str:
-    """Croissant's ``dataLimitations``: the scenario balance as the counts have it, never "few family clips" when there are none."""
+    """Croissant's ``dataLimitations``: the scenario balance as the counts have it, never "few family clips" when there
+    are none."""
     from .card.markdown import count_noun
     from .stats import ALL
 
@@ -392,5 +461,8 @@ def croissant_limitations(stats: dict) -> str:
         balance = f"one scenario only (no {' or '.join(missing)} clips)"
     else:
         smaller = min(present, key=lambda s: (present[s], s))
-        balance = f"scenario imbalance (the {smaller} scenario has {count_noun(present[smaller], 'clip')} of {sum(present.values()):,})"
+        balance = (
+            f"scenario imbalance (the {smaller} scenario has {count_noun(present[smaller], 'clip')} of "
+            f"{sum(present.values()):,})"
+        )
     return f"{balance[0].upper()}{balance[1:]}, long-tailed labels, text only; see README.md."

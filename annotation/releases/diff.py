@@ -10,6 +10,7 @@ Corrections come from each release's ``stats.json`` (``provenance.corrections``,
 from the platform's import records): those the newer release lists and the
 older one does not were made between the two.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -30,11 +31,26 @@ from .splits import SPLITS
 LABEL_FIELDS = {
     "relation_pattern": lambda r: _label_text(relation_label(r)),
     "utterance_type": lambda r: r.get("utterance_type") if r.get("primary_speaker") != THERAPIST else None,
-    "support_strategy": lambda r: ((r.get("support_strategy") or [{}])[0].get("strategy_type") or "(none)") if r.get("primary_speaker") == THERAPIST else None,
-    "support_target": lambda r: "+".join(sorted((r.get("support_strategy") or [{}])[0].get("target") or [])) or None if r.get("primary_speaker") == THERAPIST else None,
+    "support_strategy": lambda r: (
+        ((r.get("support_strategy") or [{}])[0].get("strategy_type") or "(none)")
+        if r.get("primary_speaker") == THERAPIST
+        else None
+    ),
+    "support_target": lambda r: (
+        "+".join(sorted((r.get("support_strategy") or [{}])[0].get("target") or [])) or None
+        if r.get("primary_speaker") == THERAPIST
+        else None
+    ),
     "target": lambda r: "+".join(sorted(r.get("target") or [])),
     "primary_speaker": lambda r: r.get("primary_speaker"),
-    "speaker_intensity": lambda r: next((str(e.get("intensity")) for e in r.get("internal_emotion") or [] if e.get("person") == r.get("primary_speaker")), None),
+    "speaker_intensity": lambda r: next(
+        (
+            str(e.get("intensity"))
+            for e in r.get("internal_emotion") or []
+            if e.get("person") == r.get("primary_speaker")
+        ),
+        None,
+    ),
 }
 MAX_CHANGES_PER_FIELD = 30  # label transitions listed per field (the rest are counted)
 MAX_LISTED = 20  # instance ids (per task and kind of change) and rows printed by format_diff; the JSON has them all
@@ -148,7 +164,11 @@ def diff_releases(a: Snapshot, b: Snapshot) -> dict:
                 "fields": dict(sorted(per_clip.items())),
             }
         )
-    moved = [{"sample_id": s, "a": clips_a[s]["split"], "b": clips_b[s]["split"]} for s in common if clips_a[s]["split"] != clips_b[s]["split"]]
+    moved = [
+        {"sample_id": s, "a": clips_a[s]["split"], "b": clips_b[s]["split"]}
+        for s in common
+        if clips_a[s]["split"] != clips_b[s]["split"]
+    ]
     return {
         "a": {"version": a.version, "clips": len(clips_a), "rows": sum(c["rows"] for c in clips_a.values())},
         "b": {"version": b.version, "clips": len(clips_b), "rows": sum(c["rows"] for c in clips_b.values())},
@@ -161,11 +181,18 @@ def diff_releases(a: Snapshot, b: Snapshot) -> dict:
         "label_changes": {
             name: {
                 "rows": sum(counts.values()),
-                "changes": [{"from": f, "to": t, "rows": n} for (f, t), n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:MAX_CHANGES_PER_FIELD]],
+                "changes": [
+                    {"from": f, "to": t, "rows": n}
+                    for (f, t), n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:MAX_CHANGES_PER_FIELD]
+                ],
             }
             for name, counts in sorted(labels.items())
         },
-        "inputs_changed": {k: {"a": a.manifest["inputs"].get(k), "b": b.manifest["inputs"].get(k)} for k in sorted(set(a.manifest["inputs"]) | set(b.manifest["inputs"])) if a.manifest["inputs"].get(k) != b.manifest["inputs"].get(k)},
+        "inputs_changed": {
+            k: {"a": a.manifest["inputs"].get(k), "b": b.manifest["inputs"].get(k)}
+            for k in sorted(set(a.manifest["inputs"]) | set(b.manifest["inputs"]))
+            if a.manifest["inputs"].get(k) != b.manifest["inputs"].get(k)
+        },
         "corrections": _new_corrections(a, b),
         "instances_changed": _instance_changes(a, b),
     }
@@ -197,22 +224,35 @@ def _instance_changes(a: Snapshot, b: Snapshot) -> dict[str, dict]:
 
 def format_diff(diff: dict) -> str:
     a, b = diff["a"], diff["b"]
-    out = [f"{a['version']} ({a['clips']} clips, {a['rows']} rows) -> {b['version']} ({b['clips']} clips, {b['rows']} rows)"]
+    out = [
+        f"{a['version']} ({a['clips']} clips, {a['rows']} rows) -> {b['version']} ({b['clips']} clips, {b['rows']} "
+        "rows)"
+    ]
     for key, change in diff["inputs_changed"].items():
         out.append(f"input {key}: {change['a']!r} -> {change['b']!r}")
-    out.append(f"clips added: {len(diff['clips_added'])}" + (": " + ", ".join(diff["clips_added"]) if diff["clips_added"] else ""))
-    out.append(f"clips removed: {len(diff['clips_removed'])}" + (": " + ", ".join(diff["clips_removed"]) if diff["clips_removed"] else ""))
+    out.append(
+        f"clips added: {len(diff['clips_added'])}"
+        + (": " + ", ".join(diff["clips_added"]) if diff["clips_added"] else "")
+    )
+    out.append(
+        f"clips removed: {len(diff['clips_removed'])}"
+        + (": " + ", ".join(diff["clips_removed"]) if diff["clips_removed"] else "")
+    )
     for c in diff["corrections"]:
-        clips = ", ".join(f"{x['sample_id']} (rows {_some(x['rows'])})" if x["rows"] else x["sample_id"] for x in c["clips"])
+        clips = ", ".join(
+            f"{x['sample_id']} (rows {_some(x['rows'])})" if x["rows"] else x["sample_id"] for x in c["clips"]
+        )
         out.append(
-            f"corrected gold (recorded {c['date']}{' by ' + c['by'] if c['by'] else ''}, from {c['file']}, sha256 {c['sha256']}; "
+            f"corrected gold (recorded {c['date']}{' by ' + c['by'] if c['by'] else ''}, from {c['file']}, sha256 "
+            f"{c['sha256']}; "
             f"released in {', '.join(c['releases'])}): {c['rows_changed']} rows in {len(c['clips'])} clips: {clips}"
         )
     out.append(f"clips changed: {len(diff['clips_changed'])} (unchanged: {diff['clips_unchanged']})")
     for clip in diff["clips_changed"]:
         fields = ", ".join(f"{k} {v}" for k, v in clip["fields"].items())
         out.append(
-            f"  {clip['sample_id']}: {clip['rows_changed']} row{'s' if clip['rows_changed'] != 1 else ''} changed ({clip['rows_a']} -> {clip['rows_b']} rows)"
+            f"  {clip['sample_id']}: {clip['rows_changed']} row{'s' if clip['rows_changed'] != 1 else ''} changed "
+            f"({clip['rows_a']} -> {clip['rows_b']} rows)"
             + (f": rows {_some(clip['rows'])}" if clip["rows"] else "")
             + (f"; {fields}" if fields else "")
         )

@@ -8,6 +8,7 @@ instance from them, and ``stats`` scores those answers like any system's.
 the model, provider and prompt version of the run that drafted most rows,
 and every run with its rows.
 """
+
 from __future__ import annotations
 
 import json
@@ -35,11 +36,30 @@ def read_drafts(complete: list[Clip], released: list[dict]) -> tuple[dict[str, d
     drafts = (
         Draft.objects.filter(row__clip_id__in=list(by_clip))
         .order_by("row__clip_id", "row__row_index")
-        .values_list("row__clip_id", "row__start_time", "row__end_time", "row__primary_speaker", "row__dialogue_cleaned", "row__row_index", "content", "layout", "source", "provenance")
+        .values_list(
+            "row__clip_id",
+            "row__start_time",
+            "row__end_time",
+            "row__primary_speaker",
+            "row__dialogue_cleaned",
+            "row__row_index",
+            "content",
+            "layout",
+            "source",
+            "provenance",
+        )
     )
     drafted: dict[int, dict[int, dict]] = {pk: {} for pk in by_clip}
-    for clip_id, start, end, speaker, dialogue, index, content, layout, source, provenance in drafts.iterator(chunk_size=2000):
-        skeleton = {"start_time": start, "end_time": end, "primary_speaker": speaker, "dialogue_cleaned": dialogue, "row_index": index}
+    for clip_id, start, end, speaker, dialogue, index, content, layout, source, provenance in drafts.iterator(
+        chunk_size=2000
+    ):
+        skeleton = {
+            "start_time": start,
+            "end_time": end,
+            "primary_speaker": speaker,
+            "dialogue_cleaned": dialogue,
+            "row_index": index,
+        }
         drafted[clip_id][index] = release_row(skeleton, content, layout)
         provenance = provenance or {}
         runs[(source, *(str(provenance.get(k) or "") for k in IDENTITY_KEYS))] += 1
@@ -69,11 +89,25 @@ def drafting_system(runs: Counter) -> dict:
 
 
 def drafting_predictions(
-    instances: dict[str, list[Instance]], draft_clips: dict[str, dict], *, taxonomy_version: str, seed: int, params, profile=None
+    instances: dict[str, list[Instance]],
+    draft_clips: dict[str, dict],
+    *,
+    taxonomy_version: str,
+    seed: int,
+    params,
+    profile=None,
 ) -> dict[str, dict]:
     """{task: {instance id: the draft's prediction}} for every task the draft answers (by ``profile``'s builders)."""
     return {
-        task: draft_predictions(task, instances[task], draft_clips, taxonomy_version=taxonomy_version, seed=seed, params=params, profile=profile)
+        task: draft_predictions(
+            task,
+            instances[task],
+            draft_clips,
+            taxonomy_version=taxonomy_version,
+            seed=seed,
+            params=params,
+            profile=profile,
+        )
         for task in ALL_TASKS
         if task in instances and task not in NOT_APPLICABLE
     }

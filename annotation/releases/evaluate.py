@@ -17,6 +17,7 @@ The scoring details are those of the task profile the release was built with
 (``tasks.profiles``, read from its manifest: under ``rescue-v1`` the public
 evaluation code's padding and taxonomy-wide macro-F1); the report names it.
 """
+
 from __future__ import annotations
 
 import json
@@ -98,7 +99,9 @@ def evaluate(
         manifest = {}
     recorded = clip_groups(manifest)
     group_of = {i["clip_id"]: recorded.get(i["clip_id"]) or path_group(i["clip_id"]) for i in instances}
-    profile = recorded_profile(manifest)  # a folder without a manifest, or one frozen before profiles existed: platform-v1
+    profile = recorded_profile(
+        manifest
+    )  # a folder without a manifest, or one frozen before profiles existed: platform-v1
     scorer = scorer_for(task, manifest.get("inputs", {}).get("taxonomy_version", "1"), profile.name)
 
     def read(source) -> PredictionSet:
@@ -110,7 +113,8 @@ def evaluate(
     scored = [s for s in present if any(i["id"] in named for i in instances if i["scenario"] == s)]
     if not scored:
         raise EvaluationError(
-            f"no prediction names an instance of the {split} split of {task} (its ids look like {instances[0]['id']!r}); "
+            f"no prediction names an instance of the {split} split of {task} (its ids look like "
+            f"{instances[0]['id']!r}); "
             "check the task, the split and the ids"
         )
     left_out = {s: sum(i["scenario"] == s for i in instances) for s in present if s not in scored}
@@ -136,7 +140,13 @@ def evaluate(
         def sums(name: str) -> np.ndarray:
             return bootstrap.cluster_sums(matrices[name][rows], groups)
 
-        baselines = {rule.name: {"rule": rule.description, "metrics": bootstrap.metric_intervals(scorer, sums(rule.name), weights)} for rule in rules}
+        baselines = {
+            rule.name: {
+                "rule": rule.description,
+                "metrics": bootstrap.metric_intervals(scorer, sums(rule.name), weights),
+            }
+            for rule in rules
+        }
         best = max(baselines, key=lambda name: baselines[name]["metrics"][scorer.headline]["value"])  # first wins ties
         out = {
             "instances": len(part),
@@ -176,7 +186,9 @@ def evaluate(
             "seed": seed,
             "interval": "95% percentile",
             "min_groups": bootstrap.MIN_GROUPS,
-            "groups_from": "the release manifest" if recorded else "the sample ids (sample id without its last path segment)",
+            "groups_from": "the release manifest"
+            if recorded
+            else "the sample ids (sample id without its last path segment)",
         },
         "integrity": _integrity(folder, [f"tasks/{task}/{split}.jsonl", f"tasks/{task}/train.jsonl"]),
         "scenarios_scored": scored,
@@ -208,7 +220,9 @@ def _block_lines(report: dict, block: dict, title: str) -> list[str]:
         "",
         f"{title}: {block['instances']} instances, {block['clips']} clips, {block['groups']} relationship groups; "
         f"{counts['scored']} scored, {counts['missing']} missing, {counts['malformed']} malformed",
-        "metric".ljust(width) + "".join(c.ljust(26) for c in columns) + ("baseline file" if "comparison" in block else ""),
+        "metric".ljust(width)
+        + "".join(c.ljust(26) for c in columns)
+        + ("baseline file" if "comparison" in block else ""),
     ]
     for m in metrics:
         row = m.ljust(width) + _cell(block["system"][m]).ljust(26)
@@ -219,7 +233,9 @@ def _block_lines(report: dict, block: dict, title: str) -> list[str]:
         out.append(row + ("   <- primary" if m == report["primary_metric"] else ""))
     best = block["best_trivial_rule"]
     headline = report["headline_metric"]
-    out.append(f"strongest trivial rule: {best} ({headline} {block['baselines'][best]['metrics'][headline]['value']:.3f})")
+    out.append(
+        f"strongest trivial rule: {best} ({headline} {block['baselines'][best]['metrics'][headline]['value']:.3f})"
+    )
     why = block["system"][headline].get("unreliable")
     if why:
         out.append(f"intervals not given: {why}")
@@ -235,7 +251,8 @@ def format_report(report: dict) -> str:
     acc = report["predictions"]
     out = [
         (
-            f"{report['title']} ({report['task']}), {report['split']} split of release {report['release'] or report['folder']}: "
+            f"{report['title']} ({report['task']}), {report['split']} split of release "
+            f"{report['release'] or report['folder']}: "
             f"{report['instances']} instances from {report['clips']} clips in {report['groups']} relationship groups"
         ),
     ]
@@ -245,10 +262,15 @@ def format_report(report: dict) -> str:
         + ("" if profile["comparable_with_paper"] else "; these figures are not comparable with the paper's tables")
     )
     for scenario, n in report["scenarios_without_predictions"].items():
-        out.append(f"not scored: {scenario} ({n} instances): the file has no prediction for any of them, so they are left out, not counted as missing")
+        out.append(
+            f"not scored: {scenario} ({n} instances): the file has no prediction for any of them, so they are left "
+            "out, not counted as missing"
+        )
     out.append(
-        f"predictions: {acc['scored']} scored, {acc['missing']} missing, {acc['malformed']} malformed (missing and malformed count as wrong); "
-        f"{acc['unknown_ids']} with unknown ids and {acc['duplicate_ids']} duplicates ignored; {acc['unreadable_lines']} unreadable lines"
+        f"predictions: {acc['scored']} scored, {acc['missing']} missing, {acc['malformed']} malformed (missing and "
+        "malformed count as wrong); "
+        f"{acc['unknown_ids']} with unknown ids and {acc['duplicate_ids']} duplicates ignored; "
+        f"{acc['unreadable_lines']} unreadable lines"
     )
     for kind in ("missing", "malformed", "unknown_ids", "duplicate_ids", "unreadable_lines"):
         examples = acc["examples"][kind]
@@ -256,7 +278,9 @@ def format_report(report: dict) -> str:
             shown = [f"{e['id']} ({e['reason']})" if isinstance(e, dict) else str(e) for e in examples]
             out.append(f"  e.g. {kind.replace('_', ' ')}: " + "; ".join(shown))
     if report["integrity"]["mismatched"]:
-        out.append("WARNING: these files do not match the release manifest: " + ", ".join(report["integrity"]["mismatched"]))
+        out.append(
+            "WARNING: these files do not match the release manifest: " + ", ".join(report["integrity"]["mismatched"])
+        )
     primary = report["primary_metric"]
     out.append(f"primary metric: {primary or 'none of these'} — {report['primary_metric_reason']}")
     out += _block_lines(report, report, f"{ALL} scored scenarios ({', '.join(report['scenarios_scored'])})")
@@ -264,11 +288,16 @@ def format_report(report: dict) -> str:
         out += _block_lines(report, block, scenario)
     boot = report["bootstrap"]
     out.append("")
-    out.append(f"95% intervals: {boot['method']}; {boot['resamples']} resamples, seed {boot['seed']}; groups from {boot['groups_from']}")
+    out.append(
+        f"95% intervals: {boot['method']}; {boot['resamples']} resamples, seed {boot['seed']}; groups from "
+        f"{boot['groups_from']}"
+    )
     out.append("trivial rules:")
     for name, entry in report["baselines"].items():
         out.append(f"  {name}: {entry['rule']}")
     if "comparison" in report:
         other = report["comparison"]["baseline_predictions"]
-        out.append(f"baseline file: {other['scored']} scored, {other['missing']} missing, {other['malformed']} malformed")
+        out.append(
+            f"baseline file: {other['scored']} scored, {other['missing']} missing, {other['malformed']} malformed"
+        )
     return "\n".join(out)

@@ -5,6 +5,7 @@ default style. PNG bytes are deterministic for a given matplotlib
 installation: the ``Software`` text chunk is dropped and Agg writes no
 creation time.
 """
+
 from __future__ import annotations
 
 import io
@@ -47,7 +48,10 @@ def _png(fig: Figure) -> bytes:
 
 def _bars(ax, positions, widths, height: float, colour: str) -> PolyCollection:
     """Horizontal bars as one collection: much cheaper to draw than a patch per bar."""
-    verts = [[(0, y - height / 2), (w, y - height / 2), (w, y + height / 2), (0, y + height / 2)] for y, w in zip(positions, widths)]
+    verts = [
+        [(0, y - height / 2), (w, y - height / 2), (w, y + height / 2), (0, y + height / 2)]
+        for y, w in zip(positions, widths)
+    ]
     bars = PolyCollection(verts, facecolors=colour, edgecolors="none")
     ax.add_collection(bars)
     return bars
@@ -71,12 +75,22 @@ def label_distribution_figure(distributions: dict, scenario: str) -> bytes:
             total = totals[split] = sum(counts.get(k, 0) for k in labels)
             shares = [counts.get(k, 0) / total if total else 0 for k in labels]
             longest = max([longest, *shares])
-            handles.append(_bars(ax, [i + (n - 1) * height for i in range(len(labels))], shares, height, SPLIT_COLOURS[split]))
+            handles.append(
+                _bars(ax, [i + (n - 1) * height for i in range(len(labels))], shares, height, SPLIT_COLOURS[split])
+            )
         ax.set_xlim(0, max(longest, 0.05) * 1.05)
         ax.set_ylim(len(labels) - 0.5, -0.5)
         ax.set_yticks(range(len(labels)), labels, fontsize=8)
         ax.set_title(title, fontsize=10)
-        ax.text(1.0, -0.09, "  ".join(f"{s} n={n}" for s, n in totals.items()), transform=ax.transAxes, ha="right", va="top", fontsize=7)
+        ax.text(
+            1.0,
+            -0.09,
+            "  ".join(f"{s} n={n}" for s, n in totals.items()),
+            transform=ax.transAxes,
+            ha="right",
+            va="top",
+            fontsize=7,
+        )
     fig.legend(handles, SPLITS, loc="upper right", ncols=len(SPLITS), fontsize=8, frameon=False)
     fig.suptitle(f"Label distributions, {scenario} clips (share of each label within a split)", x=0.02, ha="left")
     return _png(fig)
@@ -97,7 +111,11 @@ def transition_figure(matrix: dict, scenario: str) -> bytes:
                 ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=7, color="white" if v > 0.6 else "black")
     ax.set_xlabel("next labelled row")
     ax.set_ylabel("labelled row")
-    ax.set_title(f"Relation-pattern transitions, {scenario} clips\n(consecutive labelled rows, self-transitions excluded, row-normalised)", fontsize=10)
+    ax.set_title(
+        f"Relation-pattern transitions, {scenario} clips\n(consecutive labelled rows, self-transitions excluded, "
+        "row-normalised)",
+        fontsize=10,
+    )
     fig.colorbar(image, ax=ax, shrink=0.8)
     return _png(fig)
 
@@ -106,8 +124,14 @@ def _plan(stats: dict) -> list[tuple[str, Callable[[], bytes]]]:
     """Every figure of ``stats``, in release order: (relative path, how to draw it)."""
     distributions = stats["label_distributions"]
     return [
-        *((f"figures/label_distributions_{s}.png", partial(label_distribution_figure, distributions, s)) for s in distributions["relation_pattern"]),
-        *((f"figures/relation_transitions_{s}.png", partial(transition_figure, m, s)) for s, m in stats["relation_pattern_transitions"].items()),
+        *(
+            (f"figures/label_distributions_{s}.png", partial(label_distribution_figure, distributions, s))
+            for s in distributions["relation_pattern"]
+        ),
+        *(
+            (f"figures/relation_transitions_{s}.png", partial(transition_figure, m, s))
+            for s, m in stats["relation_pattern_transitions"].items()
+        ),
     ]
 
 

@@ -27,6 +27,7 @@ forks, spawns or starts a thread. A thread computing the agreement reports
 beside the other stages was measured and gave nothing at that size: the work
 holds Python's interpreter lock.
 """
+
 from __future__ import annotations
 
 import gc
@@ -77,7 +78,9 @@ class FreezeError(ServiceError):
 
 def check_version(version: str) -> str:
     if not isinstance(version, str) or not VERSION_PATTERN.match(version) or ".." in version:
-        raise FreezeError(f"version {version!r} must be 1–40 letters, digits, dots, dashes, underscores or plus signs, e.g. 1.0.0")
+        raise FreezeError(
+            f"version {version!r} must be 1–40 letters, digits, dots, dashes, underscores or plus signs, e.g. 1.0.0"
+        )
     if version.lower() in RESERVED_VERSIONS:
         raise FreezeError(f"{version!r} cannot be a version name")
     return version
@@ -114,7 +117,11 @@ class BuiltRelease:
 def complete_clips(selection) -> tuple[list[Clip], list[str]]:
     """The clips of ``selection`` with gold on every row, sorted by sample id (each
     with its ``row_count``), and the sample ids left out. One query."""
-    candidates = list(selection.annotate(row_count=Count("rows", distinct=True), gold_count=Count("rows__gold", distinct=True)).order_by("sample_id"))
+    candidates = list(
+        selection.annotate(
+            row_count=Count("rows", distinct=True), gold_count=Count("rows__gold", distinct=True)
+        ).order_by("sample_id")
+    )
     complete = [c for c in candidates if c.row_count and c.row_count == c.gold_count]
     skipped = [c.sample_id for c in candidates if not (c.row_count and c.row_count == c.gold_count)]
     return complete, skipped
@@ -128,10 +135,25 @@ def read_gold(complete: list[Clip]) -> list[dict]:
     gold = (
         Gold.objects.filter(row__clip_id__in=list(by_clip))
         .order_by("row__clip_id", "row__row_index")
-        .values_list("row__clip_id", "row__start_time", "row__end_time", "row__primary_speaker", "row__dialogue_cleaned", "row__row_index", "content", "layout")
+        .values_list(
+            "row__clip_id",
+            "row__start_time",
+            "row__end_time",
+            "row__primary_speaker",
+            "row__dialogue_cleaned",
+            "row__row_index",
+            "content",
+            "layout",
+        )
     )
     for clip_id, start, end, speaker, dialogue, index, content, layout in gold.iterator(chunk_size=2000):
-        skeleton = {"start_time": start, "end_time": end, "primary_speaker": speaker, "dialogue_cleaned": dialogue, "row_index": index}
+        skeleton = {
+            "start_time": start,
+            "end_time": end,
+            "primary_speaker": speaker,
+            "dialogue_cleaned": dialogue,
+            "row_index": index,
+        }
         by_clip[clip_id].append(release_row(skeleton, content, layout))
     return [release_clip(c, by_clip[c.pk]) for c in complete]
 
@@ -143,7 +165,12 @@ def _data_as_of(clip_pks: list[int]) -> str:
 
 
 def plan_release(
-    project: Project, *, seed: int, ratios=(0.7, 0.1, 0.2), clip_ids: list[str] | None = None, group_map: dict[str, str] | None = None
+    project: Project,
+    *,
+    seed: int,
+    ratios=(0.7, 0.1, 0.2),
+    clip_ids: list[str] | None = None,
+    group_map: dict[str, str] | None = None,
 ) -> tuple[list[Clip], list[str], SplitPlan]:
     """(the clips a freeze would take, each with its ``row_count``; the releasable
     sample ids left out for lack of gold; their relationship groups and splits).
@@ -155,16 +182,21 @@ def plan_release(
         known = set(project.clips.filter(sample_id__in=list(group_map)).values_list("sample_id", flat=True))
         unknown = sorted(set(group_map) - known)
         if unknown:
-            raise FreezeError(f"the group map names {len(unknown)} clips this project does not have: {', '.join(unknown[:10])}")
+            raise FreezeError(
+                f"the group map names {len(unknown)} clips this project does not have: {', '.join(unknown[:10])}"
+            )
     selection = project.clips.filter(sample_id__in=clip_ids) if clip_ids is not None else releasable_clips(project)
     complete, skipped = complete_clips(selection)
     if clip_ids is not None and len(complete) != len(clip_ids):
         missing = sorted(set(clip_ids) - {c.sample_id for c in complete})
         raise FreezeError(f"{len(missing)} recorded clips no longer exist or lack gold: {', '.join(missing[:10])}")
     if not complete:
-        raise NothingToRelease(f"project {project.slug} has no adjudicated clip with gold on every row; nothing to release", skipped)
+        raise NothingToRelease(
+            f"project {project.slug} has no adjudicated clip with gold on every row; nothing to release", skipped
+        )
     infos = [ClipInfo(c.sample_id, c.scenario, c.row_count, tuple(c.participants)) for c in complete]
     return complete, skipped, plan_splits(infos, seed=seed, ratios=ratios, group_map=group_map)
+
 
 def build_release(
     project: Project,
@@ -208,16 +240,30 @@ def build_release(
     if refusal:
         raise FreezeError(f"release {version} not frozen: {refusal}")
     if confirmed is not None:
-
         # Checked again here, where the freeze is planned for good: a clip adjudicated after the job was
         # queued would otherwise slip into a release the lead confirmed without it.
         if confirmed != decision_digest(plan, seed=seed, group_map=group_map or {}, accepted=accept_incomplete):
-            raise FreezeError(f"release {version} not frozen: the releasable clips or their groups changed since the preview you confirmed; look at the preview again")
+            raise FreezeError(
+                f"release {version} not frozen: the releasable clips or their groups changed since the preview you "
+                "confirmed; look at the preview again"
+            )
     accepted = sorted(set(plan.incomplete) & set(accept_incomplete))
     with _gc_paused():
         return _build(
-            project, complete, skipped, plan, version=version, seed=seed, group_map=group_map, accepted=accepted, data_as_of=data_as_of,
-            profile=profile, params=profile.parameters if params is None else params, figure_style=figure_style, progress=progress, started=started,
+            project,
+            complete,
+            skipped,
+            plan,
+            version=version,
+            seed=seed,
+            group_map=group_map,
+            accepted=accepted,
+            data_as_of=data_as_of,
+            profile=profile,
+            params=profile.parameters if params is None else params,
+            figure_style=figure_style,
+            progress=progress,
+            started=started,
             provenance=provenance,
             guidance=guidance,
             card_template=card_template,
@@ -245,7 +291,9 @@ def _gc_paused():
             gc.enable()
 
 
-def _database_facts(project: Project, clip_pks: list[int], data_as_of: str | None, provenance: dict | None) -> tuple[str, dict]:
+def _database_facts(
+    project: Project, clip_pks: list[int], data_as_of: str | None, provenance: dict | None
+) -> tuple[str, dict]:
     """(the release's data date, unless given; its provenance, unless given): what the database alone tells."""
     if provenance is None:
         from ..record.release import qualification_facts  # the coders' qualification at freeze time (contract C3)
@@ -254,7 +302,26 @@ def _database_facts(project: Project, clip_pks: list[int], data_as_of: str | Non
     return data_as_of or _data_as_of(clip_pks), provenance
 
 
-def _build(project, complete, skipped, plan: SplitPlan, *, version, seed, group_map, accepted, data_as_of, profile, params, figure_style, progress, started, provenance, guidance, card_template) -> BuiltRelease:
+def _build(
+    project,
+    complete,
+    skipped,
+    plan: SplitPlan,
+    *,
+    version,
+    seed,
+    group_map,
+    accepted,
+    data_as_of,
+    profile,
+    params,
+    figure_style,
+    progress,
+    started,
+    provenance,
+    guidance,
+    card_template,
+) -> BuiltRelease:
     """``build_release`` once the clips and their splits are decided."""
     timings: dict[str, float] = {}
     clock = [started]
@@ -276,11 +343,15 @@ def _build(project, complete, skipped, plan: SplitPlan, *, version, seed, group_
     files: dict[str, bytes] = {"data/all.jsonl": b"".join(lines)}
     digests = Digests(files)
     for split in SPLITS:
-        files[f"data/{split}.jsonl"] = b"".join(line for c, line in zip(clips, lines) if splits[c["sample_id"]] == split)
+        files[f"data/{split}.jsonl"] = b"".join(
+            line for c, line in zip(clips, lines) if splits[c["sample_id"]] == split
+        )
     files.update(row_record_files(clips, splits))
     stage("data")
 
-    instances = build_instances(clips, splits, seed=seed, taxonomy_version=project.taxonomy_version, params=params, profile=profile)
+    instances = build_instances(
+        clips, splits, seed=seed, taxonomy_version=project.taxonomy_version, params=params, profile=profile
+    )
     writer = InstanceWriter({c["sample_id"]: c for c in clips}, profile.context_keys)
     for task in ALL_TASKS:
         for split in SPLITS:
@@ -289,7 +360,9 @@ def _build(project, complete, skipped, plan: SplitPlan, *, version, seed, group_
     draft_clips, drafting_system = read_drafts(complete, clips)
     drafting = None
     if drafting_system["rows_drafted"]:
-        predictions = drafting_predictions(instances, draft_clips, taxonomy_version=project.taxonomy_version, seed=seed, params=params, profile=profile)
+        predictions = drafting_predictions(
+            instances, draft_clips, taxonomy_version=project.taxonomy_version, seed=seed, params=params, profile=profile
+        )
         files.update(prediction_files(instances, predictions))
         drafting = {"system": drafting_system, "predictions": predictions}
     del draft_clips
@@ -326,9 +399,15 @@ def _build(project, complete, skipped, plan: SplitPlan, *, version, seed, group_
     if guidance_record is not None:  # releases frozen before guidance was recorded have none
         inputs["guidance"] = guidance_record
     stats = compute_stats(
-        clips, splits, instances, groups=plan.group_of, taxonomy_version=project.taxonomy_version, provenance=provenance,
-        drafting_model=drafting, task_profile=profile.name,
-    )  # fmt: skip
+        clips,
+        splits,
+        instances,
+        groups=plan.group_of,
+        taxonomy_version=project.taxonomy_version,
+        provenance=provenance,
+        drafting_model=drafting,
+        task_profile=profile.name,
+    )
     del drafting
     from ..record.release import coders_record  # the coders' record, anonymised (contract C3)
 
@@ -339,7 +418,9 @@ def _build(project, complete, skipped, plan: SplitPlan, *, version, seed, group_
 
     # What the later stages need of the clips (they are in the files now); the rows and task instances are let go
     # before the agreement reports read every revision: at 10x they are gigabytes the reports would work beside.
-    released = [(c["sample_id"], c["scenario"], len(c["rows"]), sha256(memoryview(line)[:-1])) for c, line in zip(clips, lines)]
+    released = [
+        (c["sample_id"], c["scenario"], len(c["rows"]), sha256(memoryview(line)[:-1])) for c, line in zip(clips, lines)
+    ]
     del clips, lines, instances, writer
     files["agreement.json"] = agreement_file(project, [c.sample_id for c in complete])
     agreement = json.loads(files["agreement.json"])  # for the card
@@ -355,7 +436,9 @@ def _build(project, complete, skipped, plan: SplitPlan, *, version, seed, group_
         "inputs": inputs,
         "task_profile": profile.manifest_entry(),
     }
-    files["README.md"] = render_card(card_facts(manifest=manifest_head, stats=stats, agreement=agreement, files=files, guidance=guidance_shipped)).encode("utf-8")
+    files["README.md"] = render_card(
+        card_facts(manifest=manifest_head, stats=stats, agreement=agreement, files=files, guidance=guidance_shipped)
+    ).encode("utf-8")
     stage("card")
 
     files["croissant.json"] = dumps_json(
@@ -370,9 +453,15 @@ def _build(project, complete, skipped, plan: SplitPlan, *, version, seed, group_
             digests=digests,
             rai={
                 **rai_provenance(provenance),
-                "dataUseCases": "Benchmarking models on relational understanding and therapist-support decisions in multi-party therapy dialogue.",
+                "dataUseCases": (
+                    "Benchmarking models on relational understanding and therapist-support decisions in "
+                    "multi-party therapy dialogue."
+                ),
                 "dataLimitations": croissant_limitations(stats),
-                "personalSensitiveInformation": "Therapy dialogue about relationships and emotions; do not use to identify or assess the people in the clips.",
+                "personalSensitiveInformation": (
+                    "Therapy dialogue about relationships and emotions; do not use to "
+                    "identify or assess the people in the clips."
+                ),
             },
         )
     )
@@ -396,12 +485,24 @@ def _build(project, complete, skipped, plan: SplitPlan, *, version, seed, group_
     }
     files[MANIFEST] = dumps_json(manifest)
     stage("manifest")
-    return BuiltRelease(files, manifest, [sample_id for sample_id, *_ in released], skipped, sum(rows for _, _, rows, _ in released), timings, digests, provenance)
+    return BuiltRelease(
+        files,
+        manifest,
+        [sample_id for sample_id, *_ in released],
+        skipped,
+        sum(rows for _, _, rows, _ in released),
+        timings,
+        digests,
+        provenance,
+    )
 
 
 def _citation(project: Project, version: str, date: str) -> str:
     key = re.sub(r"[^A-Za-z0-9]+", "_", f"{project.slug}_{version}")
-    return f"@misc{{{key}, title = {{{project.name}, release {version}}}, year = {{{date[:4]}}}, note = {{Frozen benchmark release {version}}}}}"
+    return (
+        f"@misc{{{key}, title = {{{project.name}, release {version}}}, year = {{{date[:4]}}}, "
+        f"note = {{Frozen benchmark release {version}}}}}"
+    )
 
 
 def freeze(
@@ -428,8 +529,16 @@ def freeze(
     if out_dir.exists():
         raise FreezeError(f"{out_dir} already exists; a release folder is never overwritten")
     built = build_release(
-        project, version=version, seed=seed, ratios=ratios, group_map=group_map, accept_incomplete=accept_incomplete, params=params, task_profile=task_profile,
-        progress=progress, confirmed=confirmed,
+        project,
+        version=version,
+        seed=seed,
+        ratios=ratios,
+        group_map=group_map,
+        accept_incomplete=accept_incomplete,
+        params=params,
+        task_profile=task_profile,
+        progress=progress,
+        confirmed=confirmed,
     )
     written = False
     started = time.perf_counter()
@@ -468,7 +577,10 @@ def recorded_figure_style(inputs: dict) -> int:
     """The drawing style a release's figures were made in (releases made before styles were numbered record none: 1)."""
     style = inputs.get("figure_style", 1)
     if style not in FIGURE_STYLES:
-        raise FreezeError(f"the release's figures were drawn in style {style}; this platform draws styles {', '.join(map(str, FIGURE_STYLES))}")
+        raise FreezeError(
+            f"the release's figures were drawn in style {style}; this platform draws styles "
+            f"{', '.join(map(str, FIGURE_STYLES))}"
+        )
     return style
 
 
@@ -494,16 +606,24 @@ def recorded_provenance(release: Release) -> tuple[dict | None, str]:
     )
 
 
-def reproduce(release: Release, out_dir: str | Path, *, progress: Progress | None = None) -> tuple[BuiltRelease, Verification]:
+def reproduce(
+    release: Release, out_dir: str | Path, *, progress: Progress | None = None
+) -> tuple[BuiltRelease, Verification]:
     """Rebuild ``release`` from its recorded inputs and clip list into ``out_dir``
     (not recorded), and compare every file with the recorded manifest."""
     inputs = release.manifest["inputs"]
     profile = recorded_profile(release.manifest)  # releases frozen before profiles existed: platform-v1
     params = profile.read_parameters(inputs["rule_parameters"])
     if inputs["taxonomy_version"] != release.project.taxonomy_version:
-        raise FreezeError(f"release {release.version} used taxonomy {inputs['taxonomy_version']}; the project now uses {release.project.taxonomy_version}")
+        raise FreezeError(
+            f"release {release.version} used taxonomy {inputs['taxonomy_version']}; the project now uses "
+            f"{release.project.taxonomy_version}"
+        )
     if inputs["rule_version"] != RULE_VERSION:
-        raise FreezeError(f"release {release.version} was built with task rules {inputs['rule_version']}; this platform has {RULE_VERSION}")
+        raise FreezeError(
+            f"release {release.version} was built with task rules {inputs['rule_version']}; this platform has "
+            f"{RULE_VERSION}"
+        )
     provenance, provenance_note = recorded_provenance(release)
     built = build_release(
         release.project,
@@ -547,14 +667,19 @@ def reproduce(release: Release, out_dir: str | Path, *, progress: Progress | Non
                     result.changed.append(rel)
     if result.regenerated:
         result.notes.append(
-            f"{' and '.join(result.regenerated)} regenerated by card template {CARD_TEMPLATE}; the release's were written by "
+            f"{' and '.join(result.regenerated)} regenerated by card template {CARD_TEMPLATE}; the release's were "
+            "written by "
             f"card template {recorded_card_template(inputs)} and are not compared byte for byte (the data files are)"
         )
     if _without(built.manifest, regenerated) != _without(release.manifest, regenerated):
         result.problems.append(f"{MANIFEST} differs from the release's database record")
     original = Path(release.path) / MANIFEST
     if original.is_file():
-        same = original.read_bytes() == built.files[MANIFEST] if not regenerated else _without(json.loads(original.read_bytes()), regenerated) == _without(built.manifest, regenerated)
+        same = (
+            original.read_bytes() == built.files[MANIFEST]
+            if not regenerated
+            else _without(json.loads(original.read_bytes()), regenerated) == _without(built.manifest, regenerated)
+        )
         if not same:
             result.problems.append(f"{MANIFEST} differs from the one in {release.path}")
     return built, result
@@ -564,7 +689,8 @@ CARD_FILES = ("README.md", "croissant.json")
 
 
 def recorded_card_template(inputs: dict) -> int:
-    """The card template version a release's card was written by (releases that record none: 1, the string-built card)."""
+    """The card template version a release's card was written by (releases that record none: 1, the string-built
+    card)."""
     return inputs.get("card_template", 1)
 
 

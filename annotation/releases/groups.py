@@ -18,6 +18,7 @@ Two more rules join groups:
 ``relationship_groups`` is the only place groups are computed; ``Clip.group``
 and the splits read ``path_group`` and this.
 """
+
 from __future__ import annotations
 
 import csv
@@ -128,7 +129,9 @@ class _Joins:
         return True
 
 
-def relationship_groups(clips: Iterable[ClipInfo], group_map: dict[str, str] | None = None) -> tuple[dict[str, Group], dict[str, str]]:
+def relationship_groups(
+    clips: Iterable[ClipInfo], group_map: dict[str, str] | None = None
+) -> tuple[dict[str, Group], dict[str, str]]:
     """({group name: Group}, {sample_id: group name}) for ``clips``.
 
     A group is named after the first (sorted) of the folders it joins, so a

@@ -5,6 +5,7 @@ drafting model's scores; ``agreement.json``: the anchoring effect), so the
 page and the card say the same thing, in the same numbers, for the same
 release.
 """
+
 from __future__ import annotations
 
 from ..adjudication.fields import FIELD_TITLES
@@ -15,7 +16,14 @@ from .stats import ALL
 # A drafting-model score this far above the strongest trivial rule (on the headline metric's range) is "far above".
 FAR_ABOVE = 0.2
 # The anchoring-effect measures a reader is shown first (every measure is in agreement.json).
-HEADLINE_MEASURES = ("utterance_type", "relation_pattern", "relation_pattern_presence", "strategy_type", "target", "emotion_intensity")
+HEADLINE_MEASURES = (
+    "utterance_type",
+    "relation_pattern",
+    "relation_pattern_presence",
+    "strategy_type",
+    "target",
+    "emotion_intensity",
+)
 
 
 def gold_sources_facts(stats: dict) -> dict | None:
@@ -38,7 +46,10 @@ def gold_sources_facts(stats: dict) -> dict | None:
         "rule": recorded["rule"],
         "overall": rows(overall),
         "by_key": {r["key"]: r for r in rows(overall)},
-        "fields": [{"field": name, "title": FIELD_TITLES[name], "values": entry["values"], "rows": rows(entry)} for name, entry in recorded["fields"].items()],
+        "fields": [
+            {"field": name, "title": FIELD_TITLES[name], "values": entry["values"], "rows": rows(entry)}
+            for name, entry in recorded["fields"].items()
+        ],
     }
 
 
@@ -49,7 +60,9 @@ def anchoring_facts(agreement: dict) -> dict | None:
     if not pull:
         return None
     anchoring = pull["anchoring"]
-    order = [k for k in HEADLINE_MEASURES if k in anchoring["measures"]] + [k for k in anchoring["measures"] if k not in HEADLINE_MEASURES]
+    order = [k for k in HEADLINE_MEASURES if k in anchoring["measures"]] + [
+        k for k in anchoring["measures"] if k not in HEADLINE_MEASURES
+    ]
     measures = []
     for key in order:
         entry = anchoring["measures"][key]
@@ -113,9 +126,18 @@ def drafting_model_facts(stats: dict) -> dict | None:
                 "far_above": _range_share(metric, score) - _range_share(metric, best) >= FAR_ABOVE,
             }
         )
-    return {"system": drafting["system"], "method": drafting["method"], "tasks": tasks, "any_far_above": any(t.get("far_above") for t in tasks)}
+    return {
+        "system": drafting["system"],
+        "method": drafting["method"],
+        "tasks": tasks,
+        "any_far_above": any(t.get("far_above") for t in tasks),
+    }
 
 
 def release_human_work(stats: dict, agreement: dict) -> dict:
     """Everything the release page and the card say about how much of the gold is human."""
-    return {"gold": gold_sources_facts(stats), "anchoring": anchoring_facts(agreement), "drafting": drafting_model_facts(stats)}
+    return {
+        "gold": gold_sources_facts(stats),
+        "anchoring": anchoring_facts(agreement),
+        "drafting": drafting_model_facts(stats),
+    }

@@ -6,6 +6,7 @@ made read-only, then renamed in one step: a reader never sees half a
 release, and a failed freeze leaves nothing behind. ``verify`` re-hashes a
 folder against its manifest and names every changed, missing or extra file.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -78,7 +79,9 @@ def write_tree(files: dict[str, bytes], target: Path) -> Path:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_bytes(files[rel])
             os.chmod(path, _READ_ONLY_FILE)
-        for folder in sorted({p.parent for p in staging.rglob("*")} | {staging}, key=lambda p: len(p.parts), reverse=True):
+        for folder in sorted(
+            {p.parent for p in staging.rglob("*")} | {staging}, key=lambda p: len(p.parts), reverse=True
+        ):
             os.chmod(folder, _READ_ONLY_DIR)
         os.rename(staging, target)
     except BaseException:
@@ -122,7 +125,16 @@ class Verification:
         return out
 
     def as_dict(self) -> dict:
-        return {"ok": self.ok, "checked": self.checked, "changed": self.changed, "missing": self.missing, "extra": self.extra, "problems": self.problems, "regenerated": self.regenerated, "notes": self.notes}
+        return {
+            "ok": self.ok,
+            "checked": self.checked,
+            "changed": self.changed,
+            "missing": self.missing,
+            "extra": self.extra,
+            "problems": self.problems,
+            "regenerated": self.regenerated,
+            "notes": self.notes,
+        }
 
 
 def read_manifest(folder: Path) -> dict:

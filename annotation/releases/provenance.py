@@ -14,6 +14,7 @@ recorded is counted as such.
 card's sentences; the card renders them (``card`` package), and the tests compare
 them one by one with facts they count themselves.
 """
+
 from __future__ import annotations
 
 from collections import Counter, defaultdict
@@ -68,9 +69,17 @@ def collect_provenance(project: Project, clip_pks: list[int]) -> dict:
     by_pk = {c.pk: c for c in clips}
     released_ids = {c.sample_id for c in clips}
     rows_of = {c.sample_id: c.row_count for c in clips}
-    synthetic = set(Draft.objects.filter(row__clip_id__in=clip_pks, source=DraftSource.SYNTHETIC).values_list("row__clip__sample_id", flat=True).distinct())
+    synthetic = set(
+        Draft.objects.filter(row__clip_id__in=clip_pks, source=DraftSource.SYNTHETIC)
+        .values_list("row__clip__sample_id", flat=True)
+        .distinct()
+    )
     records = [
-        r for r in ImportRecord.objects.filter(project=project).select_related("imported_by", "annotator").order_by("created_at", "id") if released_ids & set(r.sample_ids)
+        r
+        for r in ImportRecord.objects.filter(project=project)
+        .select_related("imported_by", "annotator")
+        .order_by("created_at", "id")
+        if released_ids & set(r.sample_ids)
     ]
     # The latest import of each kind (and annotator) that covers a clip is what the clip holds now:
     # an import replaces that kind of document on every row of the clip.
@@ -87,14 +96,25 @@ def collect_provenance(project: Project, clip_pks: list[int]) -> dict:
         "clip_origin": _clip_origin(clips, records, synthetic),
         # Clips with a recording on the platform (a file or an address): the card says what the coders could see.
         "clips_with_media": sum(1 for c in clips if c.media or c.media_url),
-        "imports": [{**_import_ref(r), "kind": r.kind, "clips": len(set(r.sample_ids) & released_ids), "correction": bool(r.correction)} for r in records],
+        "imports": [
+            {
+                **_import_ref(r),
+                "kind": r.kind,
+                "clips": len(set(r.sample_ids) & released_ids),
+                "correction": bool(r.correction),
+            }
+            for r in records
+        ],
         "drafts": _drafts(clip_pks, latest, rows_of),
         "coders": _coders(clip_pks, latest, synthetic),
         "gold": _gold(clip_pks, by_pk, latest, synthetic),
-        # How much of the gold is human: each gold value against the coded work and the draft (adjudication.gold_sources).
+        # How much of the gold is human: each gold value against the coded work and the draft
+        # (adjudication.gold_sources).
         "gold_sources": gold_sources(clip_pks, project.work_scope),
         "corrections": _corrections(records, released_ids),
-        "project_clips_not_released": dict(project.clips.exclude(pk__in=clip_pks).values_list("state").annotate(n=Count("id")).order_by("state")),
+        "project_clips_not_released": dict(
+            project.clips.exclude(pk__in=clip_pks).values_list("state").annotate(n=Count("id")).order_by("state")
+        ),
         "taxonomy": _taxonomy_sizes(project.taxonomy_version, {c.scenario for c in clips}),
     }
     return facts
@@ -134,7 +154,11 @@ def _drafts(clip_pks: list[int], latest: dict, rows_of: dict[str, int]) -> dict:
     )
     runs: Counter = Counter()
     for entry in grouped:
-        details = tuple((k, str(entry[f"provenance__{k}"])) for k in DRAFT_DETAIL_KEYS if entry[f"provenance__{k}"] not in (None, ""))
+        details = tuple(
+            (k, str(entry[f"provenance__{k}"]))
+            for k in DRAFT_DETAIL_KEYS
+            if entry[f"provenance__{k}"] not in (None, "")
+        )
         if entry["source"] == DraftSource.IMPORT:
             record = latest.get((ImportKind.DRAFT, None, entry["row__clip__sample_id"]))
             details = (("file", record.file_name), ("date", _day(record.created_at))) if record else (("file", None),)
@@ -144,14 +168,18 @@ def _drafts(clip_pks: list[int], latest: dict, rows_of: dict[str, int]) -> dict:
         "of_rows": sum(rows_of.values()),
         "runs": [
             {"source": source, "details": dict(details), "rows": n}
-            for (source, details), n in sorted(runs.items(), key=lambda kv: (-kv[1], kv[0][0], [(k, str(v)) for k, v in kv[0][1]]))
+            for (source, details), n in sorted(
+                runs.items(), key=lambda kv: (-kv[1], kv[0][0], [(k, str(v)) for k, v in kv[0][1]])
+            )
         ],
     }
 
 
 def _coders(clip_pks: list[int], latest: dict, synthetic: set[str]) -> dict:
     """Each (clip, annotator) pair by who made the work: the platform's assignment, an import, the generator."""
-    pairs = Assignment.objects.filter(clip_id__in=clip_pks).values_list("clip__sample_id", "annotator_id", "annotator__username", "mode", "state", "design")
+    pairs = Assignment.objects.filter(clip_id__in=clip_pks).values_list(
+        "clip__sample_id", "annotator_id", "annotator__username", "mode", "state", "design"
+    )
     platform = {"assignments": 0, "annotators": set(), "clips": set(), "modes": Counter(), "states": Counter()}
     # How each platform assignment's mode was chosen, as the assignment records it (``Assignment.design``).
     chosen: Counter = Counter()
@@ -192,7 +220,12 @@ def _coders(clip_pks: list[int], latest: dict, synthetic: set[str]) -> dict:
         if sum(counts.values()) >= 2:
             origins = [o for o in (PLATFORM, IMPORTED, GENERATED) if counts[o]]
             two[origins[0] if len(origins) == 1 else MIXED] += 1
-    leads = get_user_model().objects.filter(Q(groups__name=LEAD) | Q(is_superuser=True), username__in=platform["annotators"]).distinct().count()
+    leads = (
+        get_user_model()
+        .objects.filter(Q(groups__name=LEAD) | Q(is_superuser=True), username__in=platform["annotators"])
+        .distinct()
+        .count()
+    )
     return {
         PLATFORM: {
             "assignments": platform["assignments"],
@@ -211,7 +244,10 @@ def _coders(clip_pks: list[int], latest: dict, synthetic: set[str]) -> dict:
         GENERATED: {"annotators": len(generated["annotators"]), "clips": len(generated["clips"])},
         # Clips by how many coders' finished work they carry (submitted on the platform, or imported).
         "finished_coders_per_clip": {str(n): per_clip[n] for n in sorted(per_clip)},
-        "clips_with_two_finished_coders": {"any": sum(two.values()), **{k: two[k] for k in (PLATFORM, IMPORTED, GENERATED, MIXED)}},
+        "clips_with_two_finished_coders": {
+            "any": sum(two.values()),
+            **{k: two[k] for k in (PLATFORM, IMPORTED, GENERATED, MIXED)},
+        },
     }
 
 
@@ -219,7 +255,9 @@ def _mode_choice(chosen: Counter) -> list[dict]:
     """[{"by": "design"|"lead"|"not_recorded", "share", "seed", "assignments", "from_empty"}], design runs first."""
     runs: dict[tuple, dict] = {}
     for (by, share, seed, mode), n in chosen.items():
-        entry = runs.setdefault((by, share, seed), {"by": by, "share": share, "seed": seed, "assignments": 0, "from_empty": 0})
+        entry = runs.setdefault(
+            (by, share, seed), {"by": by, "share": share, "seed": seed, "assignments": 0, "from_empty": 0}
+        )
         entry["assignments"] += n
         entry["from_empty"] += n if mode == AssignmentMode.FROM_EMPTY else 0
     order = {"design": 0, "lead": 1, NOT_RECORDED: 2}
@@ -227,12 +265,17 @@ def _mode_choice(chosen: Counter) -> list[dict]:
 
 
 def _gold(clip_pks: list[int], by_pk: dict[int, Clip], latest: dict, synthetic: set[str]) -> dict:
-    """Each released row's gold by its recorded origin: adjudication decisions, an import, the generator, or nothing recorded."""
+    """Each released row's gold by its recorded origin: adjudication decisions, an import, the generator, or nothing
+    recorded."""
     rows: Counter = Counter()
     clips: dict[str, set] = defaultdict(set)
     decisions, unanimous, leads = 0, 0, set()
     files: dict[tuple, dict] = {}
-    for clip_id, entries in Gold.objects.filter(row__clip_id__in=clip_pks).values_list("row__clip_id", "decisions").iterator(chunk_size=2000):
+    for clip_id, entries in (
+        Gold.objects.filter(row__clip_id__in=clip_pks)
+        .values_list("row__clip_id", "decisions")
+        .iterator(chunk_size=2000)
+    ):
         sample_id = by_pk[clip_id].sample_id
         record = latest.get((ImportKind.GOLD, None, sample_id))
         if entries:
@@ -283,7 +326,11 @@ def _taxonomy_sizes(version: str, scenarios: set[str]) -> dict:
     for scenario in SCENARIOS:
         if scenario in scenarios:
             tax = load_taxonomy(scenario, version)
-            sizes[scenario] = {"relation_patterns": len(tax.relation_patterns), "support_strategies": len(tax.support_strategies), "utterance_types": len(tax.utterance_types)}
+            sizes[scenario] = {
+                "relation_patterns": len(tax.relation_patterns),
+                "support_strategies": len(tax.support_strategies),
+                "utterance_types": len(tax.utterance_types),
+            }
     return {"version": version, "scenarios": sizes}
 
 
@@ -323,8 +370,16 @@ DRAFT_SOURCES = {
     DraftSource.OFFLINE: "the offline skeleton (no LLM)",
     DraftSource.SYNTHETIC: "the synthetic generator",
 }
-DETAIL_NAMES = {"provider": "provider", "model": "model", "model_version": "model version", "prompt_version": "prompt version"}
-MODE_NAMES = {AssignmentMode.FROM_DRAFT: "anchored (starting from the clip's draft)", AssignmentMode.FROM_EMPTY: "calibration (starting empty)"}
+DETAIL_NAMES = {
+    "provider": "provider",
+    "model": "model",
+    "model_version": "model version",
+    "prompt_version": "prompt version",
+}
+MODE_NAMES = {
+    AssignmentMode.FROM_DRAFT: "anchored (starting from the clip's draft)",
+    AssignmentMode.FROM_EMPTY: "calibration (starting empty)",
+}
 
 
 def _draft_run(run: dict) -> str:
@@ -346,19 +401,35 @@ def provenance_sentences(facts: dict) -> list[list[str]]:
     origin = facts["clip_origin"]["counts"]
     said = []
     if origin.get(CLIP_IMPORTED):
-        said.append(f"{_n(origin[CLIP_IMPORTED], 'clip')} came into the platform, with {_their(origin[CLIP_IMPORTED])} rows, by import from {_files(facts['clip_origin']['import_files'])}.")
+        said.append(
+            f"{_n(origin[CLIP_IMPORTED], 'clip')} came into the platform, with {_their(origin[CLIP_IMPORTED])} rows, "
+            f"by import from {_files(facts['clip_origin']['import_files'])}."
+        )
     if origin.get(CLIP_INGESTED):
-        said.append(f"{_n(origin[CLIP_INGESTED], 'clip')} {_was(origin[CLIP_INGESTED])} ingested from transcript files on this platform, and {_their(origin[CLIP_INGESTED])} rows were made there.")
+        said.append(
+            f"{_n(origin[CLIP_INGESTED], 'clip')} {_was(origin[CLIP_INGESTED])} ingested from transcript files on this "
+            f"platform, and {_their(origin[CLIP_INGESTED])} rows were made there."
+        )
     if origin.get(CLIP_GENERATED):
-        said.append(f"{_n(origin[CLIP_GENERATED], 'clip')} {_was(origin[CLIP_GENERATED])} made by the platform's synthetic generator (invented people and dialogue).")
+        said.append(
+            f"{_n(origin[CLIP_GENERATED], 'clip')} {_was(origin[CLIP_GENERATED])} made by the platform's synthetic "
+            "generator (invented people and dialogue)."
+        )
     if origin.get(NOT_RECORDED):
-        said.append(f"For {_n(origin[NOT_RECORDED], 'clip')}, how {'it' if origin[NOT_RECORDED] == 1 else 'they'} came into the platform is not recorded.")
+        said.append(
+            f"For {_n(origin[NOT_RECORDED], 'clip')}, how {'it' if origin[NOT_RECORDED] == 1 else 'they'} came into "
+            "the platform is not recorded."
+        )
     paragraphs.append([f"**Clips and rows.** This release holds {_n(clips, 'clip')} and {_n(rows, 'row')}.", *said])
 
     drafts = facts["drafts"]
     if drafts["rows"]:
         paragraphs.append(
-            [f"**Drafts.** A draft annotation is recorded for {drafts['rows']:,} of the {rows:,} rows: " + "; ".join(_draft_run(r) for r in drafts["runs"]) + "."]
+            [
+                f"**Drafts.** A draft annotation is recorded for {drafts['rows']:,} of the {rows:,} rows: "
+                + "; ".join(_draft_run(r) for r in drafts["runs"])
+                + "."
+            ]
         )
     else:
         paragraphs.append([f"**Drafts.** No draft annotation is recorded for any of the {rows:,} rows."])
@@ -375,7 +446,10 @@ def provenance_sentences(facts: dict) -> list[list[str]]:
             f"The platform assigned {_n(platform['clips'], 'clip')} to {_n(platform['annotators'], 'annotator')} in "
             f"{_n(platform['assignments'], 'assignment')}: {modes}."
         )
-        said.append(f"{submitted:,} of these assignments {_was(submitted)} submitted" + (f"; not submitted: {', '.join(open_states)}." if open_states else "."))
+        said.append(
+            f"{submitted:,} of these assignments {_was(submitted)} submitted"
+            + (f"; not submitted: {', '.join(open_states)}." if open_states else ".")
+        )
         said.append(
             "The platform assigned them blind: it shows an annotator only their own assignments and revisions, "
             "and a clip's rows are locked once it is assigned, so every coder of a clip annotated the same rows."
@@ -390,18 +464,24 @@ def provenance_sentences(facts: dict) -> list[list[str]]:
     imported = coders[IMPORTED]
     if imported["annotators"]:
         said.append(
-            f"Revisions of {_n(imported['annotators'], 'coder')} on {_n(imported['clips'], 'clip')} were made elsewhere and imported from "
-            f"{_files(imported['files'])}. The platform did not assign these coders, so whether they worked blind to and "
+            f"Revisions of {_n(imported['annotators'], 'coder')} on {_n(imported['clips'], 'clip')} were made "
+            "elsewhere and imported from "
+            f"{_files(imported['files'])}. The platform did not assign these coders, so whether they worked blind to "
+            "and "
             "independently of each other is not recorded."
         )
     generated = coders[GENERATED]
     if generated["annotators"]:
         said.append(
-            f"The revisions of {_n(generated['annotators'], 'simulated annotator')} on {_n(generated['clips'], 'clip')} were "
+            f"The revisions of {_n(generated['annotators'], 'simulated annotator')} on "
+            f"{_n(generated['clips'], 'clip')} were "
             "written by the synthetic generator; no person annotated them."
         )
     if not said:
-        said.append("No coder's work is recorded for these clips: nobody was assigned to them on this platform, and no revisions were imported.")
+        said.append(
+            "No coder's work is recorded for these clips: nobody was assigned to them on this platform, and no "
+            "revisions were imported."
+        )
     paragraphs.append(["**Coders.** " + said[0], *said[1:]])
 
     gold = facts["gold"]
@@ -410,20 +490,26 @@ def provenance_sentences(facts: dict) -> list[list[str]]:
     if g_rows.get(GOLD_ADJUDICATED):
         leads = _n(gold["leads"], "lead")
         said.append(
-            f"The gold of {_n(g_rows[GOLD_ADJUDICATED], 'row')} ({_n(g_clips[GOLD_ADJUDICATED], 'clip')}) was decided on this platform "
+            f"The gold of {_n(g_rows[GOLD_ADJUDICATED], 'row')} ({_n(g_clips[GOLD_ADJUDICATED], 'clip')}) was decided "
+            "on this platform "
             f"by adjudication: {_n(gold['decisions'], 'field decision')} recorded by {leads}, "
             f"{gold['unanimous_decisions']:,} of them accepting a value every coder had given."
         )
     if g_rows.get(GOLD_IMPORTED):
         said.append(
-            f"The gold of {_n(g_rows[GOLD_IMPORTED], 'row')} ({_n(g_clips[GOLD_IMPORTED], 'clip')}) was imported as gold, "
+            f"The gold of {_n(g_rows[GOLD_IMPORTED], 'row')} ({_n(g_clips[GOLD_IMPORTED], 'clip')}) was imported as "
+            "gold, "
             f"from {_files(gold['import_files'])}; how it was decided is not recorded on this platform."
         )
     if g_rows.get(GENERATED):
-        said.append(f"The gold of {_n(g_rows[GENERATED], 'row')} ({_n(g_clips[GENERATED], 'clip')}) was written by the synthetic generator.")
+        said.append(
+            f"The gold of {_n(g_rows[GENERATED], 'row')} ({_n(g_clips[GENERATED], 'clip')}) was written by the "
+            "synthetic generator."
+        )
     if g_rows.get(NOT_RECORDED):
         said.append(
-            f"For the gold of {_n(g_rows[NOT_RECORDED], 'row')} ({_n(g_clips[NOT_RECORDED], 'clip')}), neither an adjudication "
+            f"For the gold of {_n(g_rows[NOT_RECORDED], 'row')} ({_n(g_clips[NOT_RECORDED], 'clip')}), neither an "
+            "adjudication "
             "decision nor an import is recorded."
         )
     for c in facts["corrections"]:
@@ -433,18 +519,24 @@ def provenance_sentences(facts: dict) -> list[list[str]]:
             f"(SHA-256 `{c['sha256'][:12]}…`): {_n(len(c['clips']), 'clip')}, {_n(c['rows_changed'], 'row')} changed."
         )
     said.append(
-        "Only clips in an adjudicated (or previously released) state, not discarded, with gold on every row, are released."
+        "Only clips in an adjudicated (or previously released) state, not discarded, with gold on every row, are "
+        "released."
     )
     paragraphs.append(["**Gold.** " + said[0], *said[1:]])
 
     excluded = facts.get("project_clips_not_released") or {}
     tail = []
     if excluded:
-        tail.append("Clips of the project not in this release, by state: " + ", ".join(f"{state} {n}" for state, n in excluded.items()) + ".")
+        tail.append(
+            "Clips of the project not in this release, by state: "
+            + ", ".join(f"{state} {n}" for state, n in excluded.items())
+            + "."
+        )
     taxonomy = facts["taxonomy"]
     if taxonomy["scenarios"]:
         parts = [
-            f"{s}: {t['relation_patterns']} relation patterns, {t['support_strategies']} support strategies, {t['utterance_types']} utterance types"
+            f"{s}: {t['relation_patterns']} relation patterns, {t['support_strategies']} support strategies, "
+            f"{t['utterance_types']} utterance types"
             for s, t in taxonomy["scenarios"].items()
         ]
         tail.append(f"Labels follow taxonomy version {taxonomy['version']} ({'; '.join(parts)}).")
@@ -465,7 +557,10 @@ def reliability_computable(facts: dict, agreement: dict) -> tuple[bool, str]:
     if not coders["clips_with_two_finished_coders"]["any"]:
         recorded = coders[PLATFORM]["assignments"] or coders[IMPORTED]["annotators"] or coders[GENERATED]["annotators"]
         if not recorded:
-            why = "no coder's work is recorded for its clips (see how the data was made), so there are no independent codings to compare"
+            why = (
+                "no coder's work is recorded for its clips (see how the data was made), so there are no independent "
+                "codings to compare"
+            )
         else:
             one = coders["finished_coders_per_clip"].get("1", 0)
             platform = coders[PLATFORM]
@@ -475,7 +570,10 @@ def reliability_computable(facts: dict, agreement: dict) -> tuple[bool, str]:
             if one:
                 details.append(f"{_n(one, 'clip')} carry one coder's")
             if unsubmitted:
-                details.append(f"{_n(unsubmitted, 'assignment')} on the platform were not submitted, and agreement counts finished work only")
+                details.append(
+                    f"{_n(unsubmitted, 'assignment')} on the platform were not submitted, and agreement counts "
+                    "finished work only"
+                )
             if details:
                 why += " (" + "; ".join(details) + ")"
         return False, (
@@ -499,7 +597,9 @@ def coder_origin_sentence(facts: dict) -> str:
     kinds = {
         PLATFORM: "coders the platform assigned, blind to each other",
         IMPORTED: "imported revisions (whether those coders worked independently is not recorded)",
-        GENERATED: "the synthetic generator's simulated annotators (these figures test the pipeline, not human reliability)",
+        GENERATED: (
+            "the synthetic generator's simulated annotators (these figures test the pipeline, not human reliability)"
+        ),
         MIXED: "a mix of coders the platform assigned and imported or simulated ones",
     }
     present = [k for k in kinds if two[k]]
@@ -521,4 +621,7 @@ def _plain(sentences: list[str]) -> str:
 def rai_provenance(facts: dict) -> dict[str, str]:
     """Croissant's responsible-AI fields on collection and annotation, from the same facts as the card."""
     paragraphs = provenance_sentences(facts)
-    return {"dataCollection": _plain(paragraphs[0]), "dataAnnotationProtocol": _plain([s for p in paragraphs[1:4] for s in p])}
+    return {
+        "dataCollection": _plain(paragraphs[0]),
+        "dataAnnotationProtocol": _plain([s for p in paragraphs[1:4] for s in p]),
+    }

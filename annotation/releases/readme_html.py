@@ -6,6 +6,7 @@ relative or http(s), and the card's relative file names (``figures/x.png``)
 pointed at the page's own file address. The YAML front matter the Hugging Face
 hub reads is left out of the page (the card file itself keeps it).
 """
+
 from __future__ import annotations
 
 import re
@@ -50,4 +51,6 @@ class _SafeCard(Extension):
 def readme_html(text: str, file_url) -> str:
     """``text`` (the card's Markdown) as HTML; ``file_url(name)``: the page's address of a release file."""
     body = FRONT_MATTER.sub("", text, count=1)
-    return markdown.markdown(body, extensions=["tables", "fenced_code", "sane_lists", _SafeCard(file_url)], output_format="html")
+    return markdown.markdown(
+        body, extensions=["tables", "fenced_code", "sane_lists", _SafeCard(file_url)], output_format="html"
+    )

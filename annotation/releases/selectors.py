@@ -3,6 +3,7 @@
 An annotator gets nothing here, not even the list of versions; pages and
 endpoints turn that into 403 (a project they can see) or 404 (one they cannot).
 """
+
 from __future__ import annotations
 
 import json
@@ -23,7 +24,9 @@ FREEZE_JOB = "freeze_release"
 def visible_releases(user, project: Project) -> QuerySet[Release]:
     if not is_lead(user):
         return Release.objects.none()
-    return Release.objects.filter(project=project).select_related("project", "created_by").order_by("-created_at", "-id")
+    return (
+        Release.objects.filter(project=project).select_related("project", "created_by").order_by("-created_at", "-id")
+    )
 
 
 def release_or_404(user, project: Project, version: str) -> Release:
@@ -49,7 +52,11 @@ def recorded_release_for(folder: Path) -> Release | None:
         return record
     try:
         named = read_manifest(folder)["release"]
-        return Release.objects.filter(project__slug=named["project"], version=named["version"]).select_related("project").first()
+        return (
+            Release.objects.filter(project__slug=named["project"], version=named["version"])
+            .select_related("project")
+            .first()
+        )
     except (OSError, ValueError, KeyError, TypeError):
         return None
 

@@ -8,6 +8,7 @@ splits are still those of the preview the lead confirmed) and creates a
 ``Job`` that ``celery_tasks.freeze_release_task`` carries out. The release folder is
 ``RELEASES_ROOT/<project>/<version>/``, decided here and passed to the worker.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -74,13 +75,23 @@ def start_freeze(
     if refusal:
         raise FreezeError(refusal)
     if confirmed is not None and confirmed != decision_digest(plan, seed=seed, group_map=group_map, accepted=accepted):
-        raise FreezeError("the releasable clips or their groups changed since the preview you confirmed; look at the preview again")
+        raise FreezeError(
+            "the releasable clips or their groups changed since the preview you confirmed; look at the preview again"
+        )
     job = Job.objects.create(
         kind=FREEZE_JOB,
         project=project,
         key=key,
-        params={"version": version, "seed": seed, "ratios": list(ratios), "group_map": group_map, "accept_incomplete": accepted, "out_dir": str(out_dir), "confirmed": confirmed,
-                "task_profile": profile.name},
+        params={
+            "version": version,
+            "seed": seed,
+            "ratios": list(ratios),
+            "group_map": group_map,
+            "accept_incomplete": accepted,
+            "out_dir": str(out_dir),
+            "confirmed": confirmed,
+            "task_profile": profile.name,
+        },
         created_by=user if getattr(user, "is_authenticated", False) else None,
     )
     from .celery_tasks import freeze_release_task

@@ -14,6 +14,7 @@ A scenario with fewer groups than that cannot reach every split. ``SplitPlan``
 says which (``incomplete``), and ``refusal`` turns that into the message a
 freeze stops with, unless the lead accepted those scenarios.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -23,7 +24,18 @@ from dataclasses import dataclass
 
 from .groups import ClipInfo, Group, relationship_groups
 
-__all__ = ["SPLITS", "DEFAULT_RATIOS", "ClipInfo", "SplitError", "SplitPlan", "parse_ratios", "plan_splits", "assign_splits", "assign_groups", "decision_digest"]
+__all__ = [
+    "SPLITS",
+    "DEFAULT_RATIOS",
+    "ClipInfo",
+    "SplitError",
+    "SplitPlan",
+    "parse_ratios",
+    "plan_splits",
+    "assign_splits",
+    "assign_groups",
+    "decision_digest",
+]
 
 SPLITS = ("train", "validation", "test")
 DEFAULT_RATIOS = (0.7, 0.1, 0.2)
@@ -40,7 +52,10 @@ def parse_ratios(text_or_values) -> tuple[float, float, float]:
     except (TypeError, ValueError):
         raise SplitError(f"split ratios must be three numbers, e.g. 0.7,0.1,0.2 (got {text_or_values!r})") from None
     if len(values) != 3 or any(v < 0 for v in values) or abs(sum(values) - 1) > 1e-6:
-        raise SplitError(f"split ratios must be three numbers ≥ 0 for train, validation and test that sum to 1 (got {text_or_values!r})")
+        raise SplitError(
+            "split ratios must be three numbers ≥ 0 for train, validation and test that sum to 1 (got "
+            f"{text_or_values!r})"
+        )
     if values[0] == 0 or values[2] == 0:
         raise SplitError("train and test ratios must be above 0")
     return tuple(round(v, 6) for v in values)  # type: ignore[return-value]
@@ -119,7 +134,11 @@ class SplitPlan:
             )
         # Only validation may be given a ratio of 0 (parse_ratios keeps train and test above 0).
         zero_ratio = (
-            ("set the validation ratio to 0 in the form (e.g. 0.8, 0, 0.2), " if page else "give the validation split a ratio of 0 (e.g. --splits 0.8,0,0.2), ")
+            (
+                "set the validation ratio to 0 in the form (e.g. 0.8, 0, 0.2), "
+                if page
+                else "give the validation split a ratio of 0 (e.g. --splits 0.8,0,0.2), "
+            )
             if all(set(m) == {"validation"} for m in problems.values())
             else ""
         )
@@ -127,13 +146,23 @@ class SplitPlan:
             "; ".join(lines)
             + f". Add clips of more couples or families to that scenario, {zero_ratio}correct the grouping with a "
             "clip → group map if clips were joined wrongly, "
-            + ("or accept it explicitly: " + "; ".join(f"tick “Freeze anyway … for {sc}”" for sc in problems) + " under the inputs and press “Update the preview”: "
-               if page else f"or accept it explicitly (--accept-incomplete {','.join(problems)}, or tick it on the freeze page): ")
+            + (
+                "or accept it explicitly: "
+                + "; ".join(f"tick “Freeze anyway … for {sc}”" for sc in problems)
+                + " under the inputs and press “Update the preview”: "
+                if page
+                else (
+                    f"or accept it explicitly (--accept-incomplete {','.join(problems)}, or tick it on the freeze "
+                    "page): "
+                )
+            )
             + "the dataset card then says so in its first lines."
         )
 
 
-def plan_splits(clips: list[ClipInfo], *, seed: int, ratios=DEFAULT_RATIOS, group_map: dict[str, str] | None = None) -> SplitPlan:
+def plan_splits(
+    clips: list[ClipInfo], *, seed: int, ratios=DEFAULT_RATIOS, group_map: dict[str, str] | None = None
+) -> SplitPlan:
     """Group ``clips`` (``groups.relationship_groups``) and split the groups, stratified by scenario."""
     ratios = parse_ratios(ratios)
     groups, group_of = relationship_groups(clips, group_map)
@@ -146,7 +175,9 @@ def plan_splits(clips: list[ClipInfo], *, seed: int, ratios=DEFAULT_RATIOS, grou
     return SplitPlan(ratios, groups, group_of, {sid: groups[name].split for sid, name in sorted(group_of.items())})
 
 
-def assign_splits(clips: list[ClipInfo], *, seed: int, ratios=DEFAULT_RATIOS, group_map: dict[str, str] | None = None) -> dict[str, str]:
+def assign_splits(
+    clips: list[ClipInfo], *, seed: int, ratios=DEFAULT_RATIOS, group_map: dict[str, str] | None = None
+) -> dict[str, str]:
     """{sample_id: split} for every clip: grouped, stratified by scenario."""
     return plan_splits(clips, seed=seed, ratios=ratios, group_map=group_map).splits
 

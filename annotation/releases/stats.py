@@ -5,6 +5,7 @@ Every number here can be recomputed from ``data/`` and ``tasks/`` alone
 exception and says so). Values are rounded to 4 decimals, keys come in a
 fixed order, and nothing depends on when the release was made.
 """
+
 from __future__ import annotations
 
 from collections import Counter, defaultdict
@@ -49,7 +50,9 @@ def clip_duration(clip: dict) -> float:
 def corpus_table(clips: list[dict], splits: dict[str, str], groups: dict[str, str]) -> dict:
     """{scenario | all: {split | all: {clips, groups, rows, duration_seconds}}}; ``groups``
     gives each clip's relationship group (``splits.SplitPlan.group_of``)."""
-    cells: dict[tuple[str, str], dict] = defaultdict(lambda: {"clips": 0, "groups": set(), "rows": 0, "duration_seconds": 0.0})
+    cells: dict[tuple[str, str], dict] = defaultdict(
+        lambda: {"clips": 0, "groups": set(), "rows": 0, "duration_seconds": 0.0}
+    )
     for clip in clips:
         for scenario in (clip["scenario"], ALL):
             for split in (splits[clip["sample_id"]], ALL):
@@ -91,7 +94,10 @@ def _row_values(field: str, clip: dict, row: dict) -> list:
 
 # Closed fields and what is counted for each.
 LABEL_FIELDS = {
-    "relation_pattern": "every row, by the label under the key the row carries (relation_pattern, or relation_cycle_state on therapist rows of imported clips)",
+    "relation_pattern": (
+        "every row, by the label under the key the row carries (relation_pattern, or "
+        "relation_cycle_state on therapist rows of imported clips)"
+    ),
     "support_strategy": "therapist rows, by the first strategy's type",
     "utterance_type": "client rows",
     "intensity": "every internal_emotion entry, by intensity (0–10)",
@@ -189,7 +195,10 @@ def task_counts(instances: dict[str, list[Instance]], clips: list[dict]) -> dict
                     cells[scenario, split][1].add(inst.clip_id)
             gold[_gold_key(task, inst)] += 1
         table = {
-            scenario: {split: {"instances": cells[scenario, split][0], "clips": len(cells[scenario, split][1])} for split in (*SPLITS, ALL)}
+            scenario: {
+                split: {"instances": cells[scenario, split][0], "clips": len(cells[scenario, split][1])}
+                for split in (*SPLITS, ALL)
+            }
             for scenario in scenarios
         }
         out[task] = {
@@ -249,7 +258,10 @@ def baseline_table(
         draft = None
         if draft_predictions is not None and task not in NOT_APPLICABLE:
             answers = draft_predictions.get(task, {})
-            draft = (scorer.matrix(views, [answers.get(i.id) for i in items]), np.array([i.id in answers for i in items], dtype=bool))
+            draft = (
+                scorer.matrix(views, [answers.get(i.id) for i in items]),
+                np.array([i.id in answers for i in items], dtype=bool),
+            )
         per_split, draft_split = {}, {}
         for split in SPLITS:
             per_split[split], draft_split[split] = {}, {}
@@ -298,11 +310,17 @@ def _interval_entry(figure: dict) -> dict:
     return {"ci_low": _round(figure["ci_low"]), "ci_high": _round(figure["ci_high"])}
 
 
-def _draft_scores(scorer, draft: tuple[np.ndarray, np.ndarray], matrices: dict, cell: dict, rows: list[int], groups: list[str]) -> dict:
+def _draft_scores(
+    scorer, draft: tuple[np.ndarray, np.ndarray], matrices: dict, cell: dict, rows: list[int], groups: list[str]
+) -> dict:
     """The drafting model on ``rows``: every metric, the headline's 95% interval, how many instances it answered,
     and a paired bootstrap against the strongest trivial rule there (the same resampled groups)."""
     matrix, answered = draft
-    entry: dict = {"instances": len(rows), "answered": int(answered[rows].sum()) if rows else 0, "groups": len(set(groups))}
+    entry: dict = {
+        "instances": len(rows),
+        "answered": int(answered[rows].sum()) if rows else 0,
+        "groups": len(set(groups)),
+    }
     if not rows:
         return {**entry, "scores": None, "interval": None, "against_best_rule": None}
     entry["scores"] = _rounded(scorer.values(matrix[rows]))
@@ -310,14 +328,22 @@ def _draft_scores(scorer, draft: tuple[np.ndarray, np.ndarray], matrices: dict, 
     weights = bootstrap.resample_weights(len(sums), BASELINE_RESAMPLES, BASELINE_SEED)
     entry["interval"] = _interval_entry(bootstrap.metric_intervals(scorer, sums, weights)[scorer.headline])
     best = cell["best_rule"]
-    test = bootstrap.paired_test(scorer, sums, bootstrap.cluster_sums(matrices[best][rows], groups), weights)[scorer.headline]
+    test = bootstrap.paired_test(scorer, sums, bootstrap.cluster_sums(matrices[best][rows], groups), weights)[
+        scorer.headline
+    ]
     entry["against_best_rule"] = {
         "rule": best,
         "difference": _round(test["difference"]),
-        **({"unreliable": test["unreliable"]} if test.get("unreliable") else {
-            "ci_low": _round(test["ci_low"]), "ci_high": _round(test["ci_high"]), "p": test["p"],
-        }),
-    }  # fmt: skip
+        **(
+            {"unreliable": test["unreliable"]}
+            if test.get("unreliable")
+            else {
+                "ci_low": _round(test["ci_low"]),
+                "ci_high": _round(test["ci_high"]),
+                "p": test["p"],
+            }
+        ),
+    }
     return entry
 
 
@@ -344,7 +370,12 @@ def compute_stats(
     clips_by_id = {c["sample_id"]: c for c in clips}
     ordered = {t: instances[t] for t in ALL_TASKS if t in instances}
     baselines, drafting = baseline_table(
-        ordered, clips_by_id, groups, taxonomy_version, drafting_model["predictions"] if drafting_model else None, task_profile
+        ordered,
+        clips_by_id,
+        groups,
+        taxonomy_version,
+        drafting_model["predictions"] if drafting_model else None,
+        task_profile,
     )
     out = {
         "corpus": corpus_table(clips, splits, groups),
@@ -367,4 +398,3 @@ DRAFTING_METHOD = (
     "wrong. Same metrics, group-bootstrap intervals and paired tests as the trivial rules; the predictions are in "
     "predictions/drafting_model/."
 )
-

@@ -3,6 +3,7 @@
 ``diff``, ``preview``, ``freeze`` and ``jobs`` come before ``<version>`` and cannot be version names
 (``freeze.RESERVED_VERSIONS``).
 """
+
 from django.urls import path
 
 from . import api, views
@@ -22,5 +23,9 @@ api_urlpatterns: list = [  # endpoints, mounted at /api/v1/
     path("projects/<slug:slug>/releases/preview/", api.FreezePreviewView.as_view(), name="api-release-preview"),
     path("projects/<slug:slug>/releases/jobs/<int:job_id>/", api.FreezeJobStatus.as_view(), name="api-release-job"),
     path("projects/<slug:slug>/releases/<str:version>/", api.ReleaseDetail.as_view(), name="api-release"),
-    path("projects/<slug:slug>/releases/<str:version>/download/", api.ReleaseDownload.as_view(), name="api-release-download"),
+    path(
+        "projects/<slug:slug>/releases/<str:version>/download/",
+        api.ReleaseDownload.as_view(),
+        name="api-release-download",
+    ),
 ]

@@ -10,6 +10,7 @@ release has no edit or delete action anywhere; its pages answer GET only
 (anything else is 405). Annotators get 403 on a project they can see, 404 on
 one they cannot.
 """
+
 from __future__ import annotations
 
 import tempfile
@@ -63,7 +64,13 @@ def release_list(request, slug: str):
         "project": project,
         "releases": releases,
         "jobs": jobs,
-        "form": {"version": request.GET.get("version", ""), "seed": 0, "splits": ",".join(str(r) for r in DEFAULT_RATIOS), "group_map": "", "task_profile": DEFAULT_PROFILE},
+        "form": {
+            "version": request.GET.get("version", ""),
+            "seed": 0,
+            "splits": ",".join(str(r) for r in DEFAULT_RATIOS),
+            "group_map": "",
+            "task_profile": DEFAULT_PROFILE,
+        },
         "versions": [s["release"].version for s in releases],
         "task_profiles": PROFILES,
     }
@@ -83,7 +90,10 @@ def _freeze_form(request) -> dict:
     data = request.POST if request.method == "POST" else request.GET
     upload = request.FILES.get("group_map_file")
     if upload is not None and upload.size > GROUP_MAP_MAX_BYTES:
-        raise GroupMapError(f"the group map file is {upload.size:,} bytes; a map of clips to groups is far smaller (limit {GROUP_MAP_MAX_BYTES:,})")
+        raise GroupMapError(
+            f"the group map file is {upload.size:,} bytes; a map of clips to groups is far smaller (limit "
+            f"{GROUP_MAP_MAX_BYTES:,})"
+        )
     return {
         "version": data.get("version", "").strip(),
         "seed": data.get("seed", "0").strip(),
@@ -101,20 +111,40 @@ def freeze_preview(request, slug: str):
     """What freezing with the form's inputs would release; nothing is written."""
     project = _lead_project(request, slug)
     preview, error = None, ""
-    form = {"version": "", "seed": "0", "splits": "", "group_map": "", "accept_incomplete": [], "task_profile": DEFAULT_PROFILE}
+    form = {
+        "version": "",
+        "seed": "0",
+        "splits": "",
+        "group_map": "",
+        "accept_incomplete": [],
+        "task_profile": DEFAULT_PROFILE,
+    }
     try:
         form = _freeze_form(request)
         check_version(form["version"])
         if selectors.visible_releases(request.user, project).filter(version=form["version"]).exists():
             raise FreezeError(f"release {form['version']} already exists; a new version is a new release")
         group_map = read_group_map(form["group_map"])
-        preview = preview_freeze(project, seed=services.parse_seed(form["seed"]), ratios=form["splits"], group_map=group_map, accept_incomplete=form["accept_incomplete"],
+        preview = preview_freeze(
+            project,
+            seed=services.parse_seed(form["seed"]),
+            ratios=form["splits"],
+            group_map=group_map,
+            accept_incomplete=form["accept_incomplete"],
             task_profile=form["task_profile"],
         )
         form["group_map"] = dump_group_map(group_map)
     except (FreezeError, SplitError, GroupMapError) as exc:
         error = str(exc)
-    context = {"project": project, "form": form, "preview": preview, "error": error, "splits": SPLITS, "tasks": ALL_TASKS, "task_profiles": PROFILES}
+    context = {
+        "project": project,
+        "form": form,
+        "preview": preview,
+        "error": error,
+        "splits": SPLITS,
+        "tasks": ALL_TASKS,
+        "task_profiles": PROFILES,
+    }
     return render(request, "releases/preview.html", context, status=200 if preview is not None else 400)
 
 
@@ -123,7 +153,10 @@ def freeze_preview(request, slug: str):
 def start_freeze(request, slug: str):
     project = _lead_project(request, slug)
     if not request.POST.get("confirmed"):
-        messages.error(request, "Release not started: freeze from the preview, which shows what will be released and asks you to confirm.")
+        messages.error(
+            request,
+            "Release not started: freeze from the preview, which shows what will be released and asks you to confirm.",
+        )
         return redirect("releases-list", slug=project.slug)
     try:
         form = _freeze_form(request)
@@ -158,7 +191,11 @@ def release_detail(request, slug: str, version: str):
         cell["clips"] += 1
         cell["rows"] += clip["rows"]
     recorded_tasks = manifest.get("tasks", {})
-    tasks = [{"name": name, "title": TITLES[name], "counts": recorded_tasks[name].get("all", {})} for name in ALL_TASKS if name in recorded_tasks]
+    tasks = [
+        {"name": name, "title": TITLES[name], "counts": recorded_tasks[name].get("all", {})}
+        for name in ALL_TASKS
+        if name in recorded_tasks
+    ]
     readme = Path(release.path) / "README.md"
     files_url = reverse("releases-file", args=[project.slug, release.version, "_"])[:-1]
     card = readme.read_text(encoding="utf-8") if readme.is_file() else ""
@@ -182,7 +219,13 @@ def release_detail(request, slug: str, version: str):
 
 
 # Shown in the browser; any other file of the release is downloaded.
-VIEWABLE = {".md": "text/markdown; charset=utf-8", ".json": "application/json", ".png": "image/png", ".svg": "image/svg+xml", ".txt": "text/plain; charset=utf-8"}
+VIEWABLE = {
+    ".md": "text/markdown; charset=utf-8",
+    ".json": "application/json",
+    ".png": "image/png",
+    ".svg": "image/svg+xml",
+    ".txt": "text/plain; charset=utf-8",
+}
 
 
 @login_required
@@ -223,7 +266,12 @@ def release_download(request, slug: str, version: str):
     release = selectors.release_or_404(request.user, project, version)
     check = verify(release.path, expected_manifest=release.manifest)
     if not check.ok:
-        return render(request, "releases/damaged.html", {"project": project, "release": release, "verification": check}, status=409)
+        return render(
+            request,
+            "releases/damaged.html",
+            {"project": project, "release": release, "verification": check},
+            status=409,
+        )
     return zip_response(release)
 
 
@@ -241,7 +289,9 @@ def release_diff(request, slug: str):
             context["error"] = "Choose two existing releases."
         else:
             try:
-                context["diff"] = diff_releases(Snapshot.open(by_version[a_version].path), Snapshot.open(by_version[b_version].path))
+                context["diff"] = diff_releases(
+                    Snapshot.open(by_version[a_version].path), Snapshot.open(by_version[b_version].path)
+                )
             except (OSError, ValueError) as exc:
                 context["error"] = f"A release folder cannot be read: {exc}"
     return render(request, "releases/diff.html", context)

@@ -3,11 +3,13 @@
 A clip is written from one source (gold, the LLM draft, or one annotator's
 revisions) and only when that source covers every one of its rows.
 """
+
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import IO, Iterator
+from typing import IO
 
 from django.contrib.auth import get_user_model
 from django.db.models import Count
@@ -27,7 +29,7 @@ class ExportSource:
     annotator: object = None
 
     @classmethod
-    def parse(cls, text: str) -> "ExportSource":
+    def parse(cls, text: str) -> ExportSource:
         """``gold``, ``draft`` or ``revision:USERNAME``."""
         kind, _, username = text.partition(":")
         if kind in ("gold", "draft") and not username:
@@ -71,11 +73,22 @@ def release_clip(clip: Clip, rows: list[dict]) -> dict:
 
 def iter_release_clips(project: Project, source: ExportSource, result: ExportResult, clips=None) -> Iterator[dict]:
     """Clips of ``project`` as release dicts, sorted by sample id, in two queries."""
-    clips = list((clips if clips is not None else project.clips.all()).annotate(row_count=Count("rows")).order_by("sample_id"))
+    clips = list(
+        (clips if clips is not None else project.clips.all()).annotate(row_count=Count("rows")).order_by("sample_id")
+    )
     docs = (
         source.documents(clips)
         .select_related("row")
-        .only("content", "layout", "row__clip_id", "row__row_index", "row__start_time", "row__end_time", "row__primary_speaker", "row__dialogue_cleaned")
+        .only(
+            "content",
+            "layout",
+            "row__clip_id",
+            "row__row_index",
+            "row__start_time",
+            "row__end_time",
+            "row__primary_speaker",
+            "row__dialogue_cleaned",
+        )
         .order_by("row__clip_id", "row__row_index")
     )
     by_clip: dict[int, list] = {}

@@ -10,6 +10,7 @@ a clip that is already in a release: that is refused unless the caller says it
 is a correction (``correct_released``, a lead), and a correction records which
 rows and fields it changed, for the next release's card and diff.
 """
+
 from __future__ import annotations
 
 from collections import Counter, defaultdict
@@ -89,7 +90,11 @@ def _problem(src: SourceClip, issue: Issue, rows: list) -> Problem:
     row_no = None
     if pos is not None:
         raw_row = rows[pos] if pos < len(rows) else None
-        row_no = raw_row.get("row_index") if isinstance(raw_row, dict) and isinstance(raw_row.get("row_index"), int) else pos + 1
+        row_no = (
+            raw_row.get("row_index")
+            if isinstance(raw_row, dict) and isinstance(raw_row.get("row_index"), int)
+            else pos + 1
+        )
     sample_id = data.get("sample_id") if isinstance(data.get("sample_id"), str) else None
     return Problem(src.file, issue.message, line=src.line, sample_id=sample_id, row=row_no, field=issue.path or None)
 
@@ -113,7 +118,13 @@ def _check_all(sources: list[SourceClip], taxonomy_version: str) -> list[_Checke
         if clip.sample_id in first_seen:
             other = first_seen[clip.sample_id]
             problems.append(
-                Problem(src.file, f"duplicate sample id (first seen in {other.file}, line {other.line})", line=src.line, sample_id=clip.sample_id, field="sample_id")
+                Problem(
+                    src.file,
+                    f"duplicate sample id (first seen in {other.file}, line {other.line})",
+                    line=src.line,
+                    sample_id=clip.sample_id,
+                    field="sample_id",
+                )
             )
             continue
         first_seen[clip.sample_id] = src
@@ -135,14 +146,22 @@ def _skeleton_matches(existing: list[Row], rows: list[dict]) -> bool:
 def released_versions(project: Project) -> dict[str, list[str]]:
     """{sample id: the versions of the project's releases that hold the clip}, oldest first."""
     out: dict[str, list[str]] = defaultdict(list)
-    for version, clips in Release.objects.filter(project=project).order_by("created_at", "id").values_list("version", "manifest__clips"):
+    for version, clips in (
+        Release.objects.filter(project=project).order_by("created_at", "id").values_list("version", "manifest__clips")
+    ):
         for clip in clips or []:
             out[clip["sample_id"]].append(version)
     return dict(out)
 
 
 def import_rescue(
-    path: str | Path, project: Project, *, as_source: str = "gold", annotator=None, actor=None, correct_released: bool = False
+    path: str | Path,
+    project: Project,
+    *,
+    as_source: str = "gold",
+    annotator=None,
+    actor=None,
+    correct_released: bool = False,
 ) -> ImportResult:
     """Import every clip under ``path``. Raises ImportFailed (nothing written) on any error.
 
@@ -171,7 +190,14 @@ def import_rescue(
     for item in checked:
         clip = existing.get(item.clip.sample_id)
         if clip is not None and not _skeleton_matches(list(clip.rows.all()), item.rows):
-            problems.append(Problem(item.source.file, "a clip with this sample id already exists with different rows (times, speakers or words)", line=item.source.line, sample_id=item.clip.sample_id))
+            problems.append(
+                Problem(
+                    item.source.file,
+                    "a clip with this sample id already exists with different rows (times, speakers or words)",
+                    line=item.source.line,
+                    sample_id=item.clip.sample_id,
+                )
+            )
     released = released_versions(project)
     if not correct_released:
         for item in checked:
@@ -182,9 +208,19 @@ def import_rescue(
                     "is recorded and listed by the next release"
                     if as_source == "gold"
                     # A release's agreement figures are computed from its clips' drafts and revisions.
-                    else f"a released clip takes no more {as_source}s: the release's agreement figures come from the ones it has"
+                    else (
+                        f"a released clip takes no more {as_source}s: the release's agreement figures come from the "
+                        "ones it has"
+                    )
                 )
-                problems.append(Problem(item.source.file, f"this clip is in release {versions}; {why}", line=item.source.line, sample_id=item.clip.sample_id))
+                problems.append(
+                    Problem(
+                        item.source.file,
+                        f"this clip is in release {versions}; {why}",
+                        line=item.source.line,
+                        sample_id=item.clip.sample_id,
+                    )
+                )
     if problems:
         raise ImportFailed(problems)
 
@@ -192,7 +228,11 @@ def import_rescue(
         documents: list = []
         had_assignment = set()
         if as_source == "revision":
-            had_assignment = set(Assignment.objects.filter(clip__in=list(existing.values()), annotator=annotator).values_list("clip__sample_id", flat=True))
+            had_assignment = set(
+                Assignment.objects.filter(clip__in=list(existing.values()), annotator=annotator).values_list(
+                    "clip__sample_id", flat=True
+                )
+            )
         corrections: dict[str, dict] = {}
         for item in checked:
             clip = existing.get(item.clip.sample_id)
@@ -205,12 +245,18 @@ def import_rescue(
                 result.attached.append(clip.sample_id)
                 if clip.sample_id in released:
                     changes = _gold_changes(rows, item.rows)
-                    corrections[clip.sample_id] = {"sample_id": clip.sample_id, "releases": released[clip.sample_id], "rows": changes}
+                    corrections[clip.sample_id] = {
+                        "sample_id": clip.sample_id,
+                        "releases": released[clip.sample_id],
+                        "rows": changes,
+                    }
                     # A correction touches only the rows it changes: the others keep their gold and its
                     # adjudication record (replacing them would make decided gold look imported).
                     changed = {c["row_index"] for c in changes}
                     replaced = {pos for pos, row in enumerate(rows) if row.row_index in changed}
-                _replace_existing([r for pos, r in enumerate(rows) if replaced is None or pos in replaced], as_source, annotator)
+                _replace_existing(
+                    [r for pos, r in enumerate(rows) if replaced is None or pos in replaced], as_source, annotator
+                )
             if as_source == "revision":
                 # Imported revisions are finished work from elsewhere: a submitted assignment, so they count
                 # as coded work in agreement (and the annotator cannot edit them without a lead reopening it).
@@ -228,7 +274,9 @@ def import_rescue(
             result.warnings.extend((clip.sample_id, issue) for issue in item.warnings)
         model = {"gold": Gold, "draft": Draft, "revision": Revision}[as_source]
         bulk_create_with_history(documents, model, batch_size=1000, default_user=actor)
-        result.records = _record_files(project, checked, as_source, annotator, actor, result, had_assignment, corrections)
+        result.records = _record_files(
+            project, checked, as_source, annotator, actor, result, had_assignment, corrections
+        )
     return result
 
 
@@ -238,7 +286,12 @@ def _review_when_every_coder_is_done(clip: Clip, actor) -> None:
     if clip.state in (ClipState.IMPORTED, ClipState.PREANNOTATED):
         transition(clip, ClipState.IN_REVIEW, actor=actor, reason="revisions imported")
     if clip.state == ClipState.IN_REVIEW and not clip.assignments.exclude(state=AssignmentState.SUBMITTED).exists():
-        transition(clip, ClipState.REVIEWED, actor=actor, reason="revisions imported as finished work; every assignment submitted")
+        transition(
+            clip,
+            ClipState.REVIEWED,
+            actor=actor,
+            reason="revisions imported as finished work; every assignment submitted",
+        )
 
 
 def _gold_changes(rows: list[Row], incoming: list[dict]) -> list[dict]:
@@ -261,7 +314,9 @@ def _gold_changes(rows: list[Row], incoming: list[dict]) -> list[dict]:
     return changed
 
 
-def _record_files(project, checked, as_source, annotator, actor, result: ImportResult, had_assignment: set, corrections: dict) -> list[ImportRecord]:
+def _record_files(
+    project, checked, as_source, annotator, actor, result: ImportResult, had_assignment: set, corrections: dict
+) -> list[ImportRecord]:
     """One ImportRecord per file read, in the order the files were read."""
     by_file: dict[str, list[_Checked]] = {}
     for item in checked:
@@ -284,7 +339,9 @@ def _record_files(project, checked, as_source, annotator, actor, result: ImportR
                 created_sample_ids=[s for s in ids if s in created],
                 assignments_created=[s for s in ids if s not in had_assignment] if as_source == "revision" else [],
                 row_count=sum(len(i.rows) for i in items),
-                correction={"clips": corrected, "rows_changed": sum(len(c["rows"]) for c in corrected)} if corrected else {},
+                correction={"clips": corrected, "rows_changed": sum(len(c["rows"]) for c in corrected)}
+                if corrected
+                else {},
             )
         )
     return records
@@ -312,7 +369,17 @@ def _create_clip(project: Project, item: _Checked, as_source: str) -> tuple[Clip
         rows = list(clip.rows.order_by("row_index"))
     # The release carries no raw transcript: the rows' own times and words are the cues.
     Cue.objects.bulk_create(
-        [Cue(clip=clip, position=i, start_time=r.start_time, end_time=r.end_time, speaker=r.primary_speaker, text=r.dialogue_cleaned) for i, r in enumerate(rows, start=1)]
+        [
+            Cue(
+                clip=clip,
+                position=i,
+                start_time=r.start_time,
+                end_time=r.end_time,
+                speaker=r.primary_speaker,
+                text=r.dialogue_cleaned,
+            )
+            for i, r in enumerate(rows, start=1)
+        ]
     )
     return clip, rows
 

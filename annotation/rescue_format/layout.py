@@ -8,6 +8,7 @@ top-level key order, plus the key order of any nested record that differs
 from the schema's field order. Export applies it; a document without a
 layout follows the platform's regular convention.
 """
+
 from __future__ import annotations
 
 from ..schema import CONVENTION_ROW_KEYS, Row
@@ -16,8 +17,7 @@ from ..schema import CONVENTION_ROW_KEYS, Row
 _CANONICAL_NESTED = {
     name: tuple(field.annotation.__args__[0].model_fields)
     for name, field in Row.model_fields.items()
-    if getattr(field.annotation, "__origin__", None) is list
-    and hasattr(field.annotation.__args__[0], "model_fields")
+    if getattr(field.annotation, "__origin__", None) is list and hasattr(field.annotation.__args__[0], "model_fields")
 }
 
 

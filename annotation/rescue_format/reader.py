@@ -1,5 +1,6 @@
 """Read release-format files: a ``.json`` clip (or a JSON list of clips), a
 ``.jsonl`` of clips (one per line), or a folder of them."""
+
 from __future__ import annotations
 
 import hashlib
@@ -70,7 +71,13 @@ def _decode(path: Path, raw: bytes) -> str:
     except UnicodeDecodeError as exc:
         line = raw[: exc.start].count(b"\n") + 1
         raise ReadError(
-            [Problem(str(path), f"not valid UTF-8 (byte 0x{raw[exc.start]:02x} at offset {exc.start}); the release format is UTF-8", line=line)]
+            [
+                Problem(
+                    str(path),
+                    f"not valid UTF-8 (byte 0x{raw[exc.start]:02x} at offset {exc.start}); the release format is UTF-8",
+                    line=line,
+                )
+            ]
         ) from None
 
 
@@ -92,7 +99,9 @@ def read_file(path: Path) -> list[SourceClip]:
             try:
                 data = json.loads(line)
             except json.JSONDecodeError as exc:
-                raise ReadError([Problem(str(path), f"invalid JSON at column {exc.colno}: {exc.msg}", line=lineno)]) from None
+                raise ReadError(
+                    [Problem(str(path), f"invalid JSON at column {exc.colno}: {exc.msg}", line=lineno)]
+                ) from None
             except RecursionError:
                 raise ReadError([Problem(str(path), _TOO_DEEP, line=lineno)]) from None
             clips.append(SourceClip(str(path), lineno, data, _hash(line), file_sha256))
@@ -100,7 +109,9 @@ def read_file(path: Path) -> list[SourceClip]:
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise ReadError([Problem(str(path), f"invalid JSON at column {exc.colno}: {exc.msg}", line=exc.lineno)]) from None
+        raise ReadError(
+            [Problem(str(path), f"invalid JSON at column {exc.colno}: {exc.msg}", line=exc.lineno)]
+        ) from None
     except RecursionError:
         raise ReadError([Problem(str(path), _TOO_DEEP, line=1)]) from None
     items = data if isinstance(data, list) else [data]

@@ -3,6 +3,7 @@
 ``GET`` returns the settings; ``PATCH`` changes the ones it names and answers
 with all of them, or 400 with a message naming the setting that is wrong.
 """
+
 from __future__ import annotations
 
 from django.shortcuts import get_object_or_404
@@ -25,13 +26,24 @@ class IsStudyLead(IsLead):
 
 class DesignSerializer(serializers.Serializer):
     work_scope = serializers.ChoiceField(choices=WorkScope.values, required=False)
-    adjudication_min_coders = serializers.IntegerField(required=False, allow_null=True, min_value=1, max_value=services.MAX_MIN_CODERS, help_text="null: every assigned coder")
-    from_empty_share = serializers.FloatField(required=False, min_value=0, max_value=1, help_text="0.2 reserves 20% of clips")
+    adjudication_min_coders = serializers.IntegerField(
+        required=False,
+        allow_null=True,
+        min_value=1,
+        max_value=services.MAX_MIN_CODERS,
+        help_text="null: every assigned coder",
+    )
+    from_empty_share = serializers.FloatField(
+        required=False, min_value=0, max_value=1, help_text="0.2 reserves 20% of clips"
+    )
     quick_confirm_seconds = serializers.IntegerField(required=False, min_value=1, max_value=services.MAX_QUICK_SECONDS)
     reason = serializers.CharField(required=False, allow_blank=True, max_length=200)
 
 
-DESIGN_RESPONSE = OpenApiResponse(OpenApiTypes.OBJECT, description="the settings: work_scope, adjudication_min_coders, from_empty_share, quick_confirm_seconds")
+DESIGN_RESPONSE = OpenApiResponse(
+    OpenApiTypes.OBJECT,
+    description="the settings: work_scope, adjudication_min_coders, from_empty_share, quick_confirm_seconds",
+)
 
 
 class ProjectDesign(APIView):
@@ -44,7 +56,11 @@ class ProjectDesign(APIView):
     def get(self, request, slug):
         return Response(selectors.design_of(self._project(request, slug)))
 
-    @extend_schema(summary="Change the project's study design", request=DesignSerializer, responses={200: DESIGN_RESPONSE, 400: OpenApiResponse(description="which setting is wrong")})
+    @extend_schema(
+        summary="Change the project's study design",
+        request=DesignSerializer,
+        responses={200: DESIGN_RESPONSE, 400: OpenApiResponse(description="which setting is wrong")},
+    )
     def patch(self, request, slug):
         project = self._project(request, slug)
         body = DesignSerializer(data=request.data)

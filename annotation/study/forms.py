@@ -1,4 +1,5 @@
 """The study-design form of the lead's page."""
+
 from __future__ import annotations
 
 from django import forms
@@ -9,21 +10,29 @@ from .services import MAX_MIN_CODERS, MAX_QUICK_SECONDS
 
 class StudyDesignForm(forms.Form):
     work_scope = forms.ChoiceField(
-        choices=WorkScope.choices, label="Coded work",
+        choices=WorkScope.choices,
+        label="Coded work",
         help_text="Which coders' values count in adjudication, agreement, edit rates and the card.",
-    )  # fmt: skip
+    )
     adjudication_min_coders = forms.IntegerField(
-        required=False, min_value=1, max_value=MAX_MIN_CODERS, label="Coders who must submit before adjudication",
+        required=False,
+        min_value=1,
+        max_value=MAX_MIN_CODERS,
+        label="Coders who must submit before adjudication",
         help_text="Empty: every coder assigned to the clip.",
-    )  # fmt: skip
+    )
     from_empty_share = forms.IntegerField(
-        min_value=0, max_value=100, label="Clips coded from empty (%)",
+        min_value=0,
+        max_value=100,
+        label="Clips coded from empty (%)",
         help_text="Reserved at assignment by the seed, spread over scenarios; measures the draft's pull on the coders.",
-    )  # fmt: skip
+    )
     quick_confirm_seconds = forms.IntegerField(
-        min_value=1, max_value=MAX_QUICK_SECONDS, label="Quick confirmation (seconds)",
+        min_value=1,
+        max_value=MAX_QUICK_SECONDS,
+        label="Quick confirmation (seconds)",
         help_text="A draft row confirmed unchanged faster than this counts as a quick confirmation.",
-    )  # fmt: skip
+    )
     reason = forms.CharField(required=False, max_length=200, label="Why (kept in the project's history)")
 
     @classmethod

@@ -1,4 +1,5 @@
 """Writes of the study design: one function, every setting checked, the change audited."""
+
 from __future__ import annotations
 
 from decimal import Decimal, InvalidOperation
@@ -49,7 +50,11 @@ def update_design(
         project.work_scope = work_scope
     if adjudication_min_coders is not UNSET:
         if adjudication_min_coders is not None:
-            if isinstance(adjudication_min_coders, bool) or not isinstance(adjudication_min_coders, int) or not 1 <= adjudication_min_coders <= MAX_MIN_CODERS:
+            if (
+                isinstance(adjudication_min_coders, bool)
+                or not isinstance(adjudication_min_coders, int)
+                or not 1 <= adjudication_min_coders <= MAX_MIN_CODERS
+            ):
                 raise ServiceError(
                     f"the coders who must submit before adjudication must be a whole number from 1 to {MAX_MIN_CODERS} "
                     f"(or empty: every coder), got {adjudication_min_coders!r}"
@@ -61,12 +66,21 @@ def update_design(
         changed += ["from-empty share"] if Decimal(project.from_empty_share) != share else []
         project.from_empty_share = share
     if quick_confirm_seconds is not UNSET:
-        if isinstance(quick_confirm_seconds, bool) or not isinstance(quick_confirm_seconds, int) or not 1 <= quick_confirm_seconds <= MAX_QUICK_SECONDS:
-            raise ServiceError(f"a quick confirmation must be a whole number of seconds from 1 to {MAX_QUICK_SECONDS}, got {quick_confirm_seconds!r}")
+        if (
+            isinstance(quick_confirm_seconds, bool)
+            or not isinstance(quick_confirm_seconds, int)
+            or not 1 <= quick_confirm_seconds <= MAX_QUICK_SECONDS
+        ):
+            raise ServiceError(
+                f"a quick confirmation must be a whole number of seconds from 1 to {MAX_QUICK_SECONDS}, got "
+                f"{quick_confirm_seconds!r}"
+            )
         changed += ["quick confirmation"] if project.quick_confirm_seconds != quick_confirm_seconds else []
         project.quick_confirm_seconds = quick_confirm_seconds
     if changed:
         project._history_user = user if getattr(user, "is_authenticated", False) else None
-        project._change_reason = (f"study design: {', '.join(changed)}" + (f" ({reason.strip()})" if reason.strip() else ""))[:100]
+        project._change_reason = (
+            f"study design: {', '.join(changed)}" + (f" ({reason.strip()})" if reason.strip() else "")
+        )[:100]
         project.save()
     return project

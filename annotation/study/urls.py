@@ -1,4 +1,5 @@
 """URL patterns of the study design, included by rescue_annot/urls.py."""
+
 from django.urls import path
 
 from . import api, views

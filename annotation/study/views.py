@@ -1,4 +1,5 @@
 """The study-design page: leads read and change the project's study design."""
+
 from __future__ import annotations
 
 from django.contrib import messages
@@ -23,11 +24,14 @@ def design(request, slug):
         d = form.cleaned_data
         try:
             services.update_design(
-                project, request.user,
-                work_scope=d["work_scope"], adjudication_min_coders=d["adjudication_min_coders"],
-                from_empty_share=d["from_empty_share"] / 100, quick_confirm_seconds=d["quick_confirm_seconds"],
+                project,
+                request.user,
+                work_scope=d["work_scope"],
+                adjudication_min_coders=d["adjudication_min_coders"],
+                from_empty_share=d["from_empty_share"] / 100,
+                quick_confirm_seconds=d["quick_confirm_seconds"],
                 reason=d["reason"],
-            )  # fmt: skip
+            )
         except ServiceError as exc:
             form.add_error(None, str(exc))
         else:

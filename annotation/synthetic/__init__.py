@@ -22,6 +22,7 @@ Every generated document follows the platform's regular convention
 (ROW_SCHEMA.md, last section) and passes ``schema.check_clip`` with no errors
 and no warnings; ``generate`` checks that before it writes anything.
 """
+
 from .clips import (
     SyntheticClip,
     SyntheticError,

@@ -250,7 +250,9 @@ def _plan(clips: int, seed: int) -> list[_Plan]:
     family_names = _Names(rng)
     size_weights = (list(FAMILY_SIZE_WEIGHTS), list(FAMILY_SIZE_WEIGHTS.values()))
     for g in range(1, n_family + 1):  # one merged clip per family, as in the release
-        plans.append(_Plan(f"family_therapy/{g:03d}/merged", "family", family_names.take(_weighted(rng, size_weights)), 0))
+        plans.append(
+            _Plan(f"family_therapy/{g:03d}/merged", "family", family_names.take(_weighted(rng, size_weights)), 0)
+        )
     for p, n in zip(plans, _row_counts(rng, [p.scenario for p in plans])):
         p.rows = n
     return plans
@@ -436,7 +438,7 @@ class _ClipWriter:
 
     def relation(self, label: str, row_index: int) -> tuple:
         rng = self.rng
-        a, b = (rng.sample(self.people, 2) if len(self.people) > 1 else (self.people[0], THERAPIST))
+        a, b = rng.sample(self.people, 2) if len(self.people) > 1 else (self.people[0], THERAPIST)
         obj = rng.choice(OBJECTS)
         reason = rng.choice(REASONS if label else NO_PATTERN_REASONS).format(a=a, b=b, obj=obj)
         # Evidence: the row itself and a few rows before it (never past it).
@@ -579,7 +581,7 @@ def _majority(rows: list[dict]) -> dict:
     """
     out = {}
     for u in UNITS:
-        vote = (lambda r: _key(r[u][0])) if u == "relation" else (lambda r: _key(r[u]))
+        vote = (lambda r, u=u: _key(r[u][0])) if u == "relation" else (lambda r, u=u: _key(r[u]))
         top, n = Counter(vote(r) for r in rows).most_common(1)[0]
         out[u] = next(r[u] for r in rows if vote(r) == top) if n * 2 > len(rows) else rows[0][u]
     return out
@@ -595,8 +597,15 @@ def check_generated(clips: list[SyntheticClip], taxonomy_version: str = "1") -> 
     return problems
 
 
-def drafted_clip(sample_id: str, scenario: str, participants: list[str], rows: int, *, rng: random.Random,
-                 taxonomy_version: str = "1") -> SyntheticClip:
+def drafted_clip(
+    sample_id: str,
+    scenario: str,
+    participants: list[str],
+    rows: int,
+    *,
+    rng: random.Random,
+    taxonomy_version: str = "1",
+) -> SyntheticClip:
     """One clip of exactly ``rows`` rows with an LLM-like draft and no coders' work (its gold is the draft, for the
     documents' checks only): what the benchmarks open in the workspace."""
     taxonomy = load_taxonomy(scenario, taxonomy_version)

@@ -126,7 +126,9 @@ def store_clips(
     ]
     # bulk_create_with_history returns the objects with their ids, in order, on every backend.
     clip_objs = bulk_create_with_history(clip_objs, Clip, batch_size=BATCH)
-    row_objs = [Row(clip=obj, **{k: s[k] for k in SKELETON_KEYS}) for obj, c in zip(clip_objs, built) for s in c.skeletons]
+    row_objs = [
+        Row(clip=obj, **{k: s[k] for k in SKELETON_KEYS}) for obj, c in zip(clip_objs, built) for s in c.skeletons
+    ]
     row_objs = bulk_create_with_history(row_objs, Row, batch_size=BATCH)
     Cue.objects.bulk_create(
         [
@@ -160,11 +162,17 @@ def store_clips(
         for r, content in paired(lambda c, k=k: c.revisions[k])
     ]
     bulk_create_with_history(revisions, Revision, batch_size=BATCH)
-    golds = [] if gold_note is None else [Gold(row=r, content=content, note=gold_note) for r, content in paired(lambda c: c.gold)]
+    golds = (
+        []
+        if gold_note is None
+        else [Gold(row=r, content=content, note=gold_note) for r, content in paired(lambda c: c.gold)]
+    )
     bulk_create_with_history(golds, Gold, batch_size=BATCH)
     now = timezone.now()
     assignments = [
-        Assignment(clip=obj, annotator=user, mode=AssignmentMode.FROM_DRAFT, state=AssignmentState.SUBMITTED, submitted_at=now)
+        Assignment(
+            clip=obj, annotator=user, mode=AssignmentMode.FROM_DRAFT, state=AssignmentState.SUBMITTED, submitted_at=now
+        )
         for obj in clip_objs
         for user in annotators
     ]

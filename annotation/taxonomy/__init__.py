@@ -20,6 +20,7 @@ counterweight to empty strategy lists, the "not enough" boundaries, no
 fallback labels, "no clear pattern" vs "not annotated"). New projects use
 DEFAULT_VERSION.
 """
+
 from __future__ import annotations
 
 import json
@@ -128,7 +129,5 @@ def boundary_rules_markdown(version: str) -> str:
 
 def available_versions() -> list[str]:
     """Versions for which every scenario has a file."""
-    per_scenario = [
-        {p.stem.split("-", 1)[1] for p in DATA_DIR.glob(f"{s}-*.json")} for s in SCENARIOS
-    ]
+    per_scenario = [{p.stem.split("-", 1)[1] for p in DATA_DIR.glob(f"{s}-*.json")} for s in SCENARIOS]
     return sorted(set.intersection(*per_scenario)) if per_scenario else []

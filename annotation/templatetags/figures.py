@@ -4,6 +4,7 @@
 - ``{{ alpha|figure }}``: a figure to three decimals (``–`` when not computed);
 - ``{{ ci|interval }}``: a ``[low, high]`` pair as ``[0.412, 0.655]`` (``no interval`` when absent).
 """
+
 from __future__ import annotations
 
 from django import template

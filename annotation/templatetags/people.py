@@ -9,6 +9,7 @@
 
 The mappings live in ``annotation.labels``.
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -68,8 +69,8 @@ def local_time(value, style: str = "datetime"):
     if not isinstance(value, dt.datetime):
         return value if value not in (None, "") else ""
     if timezone.is_naive(value):
-        value = timezone.make_aware(value, dt.timezone.utc)
-    utc = value.astimezone(dt.timezone.utc)
+        value = timezone.make_aware(value, dt.UTC)
+    utc = value.astimezone(dt.UTC)
     style = style if style in _STYLES else "datetime"
     return format_html(
         '<time datetime="{}" data-local-time="{}" title="{}">{}</time>',

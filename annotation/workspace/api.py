@@ -4,6 +4,7 @@ Same operations as the browser pages (which call these endpoints), for scripts
 with token auth. An annotator can only reach their own revisions: anything
 else is a 404, never a 403 that would confirm it exists.
 """
+
 from __future__ import annotations
 
 from django.http import Http404
@@ -49,7 +50,9 @@ class RevisionSerializer(serializers.Serializer):
 class SaveRevisionSerializer(serializers.Serializer):
     content = serializers.JSONField()
     version = serializers.IntegerField(min_value=1, help_text="the version the edit was based on")
-    reviewed = serializers.BooleanField(required=False, allow_null=True, default=None, help_text="also mark reviewed (true) or reopen (false)")
+    reviewed = serializers.BooleanField(
+        required=False, allow_null=True, default=None, help_text="also mark reviewed (true) or reopen (false)"
+    )
 
 
 class ReviewSerializer(serializers.Serializer):
@@ -77,7 +80,22 @@ class AssignmentSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Assignment
-        fields = ["id", "clip", "sample_id", "project", "mode", "state", "rows_total", "rows_reviewed", "rows_edited", "rows_with_warnings", "rows_commented", "last_activity", "clip_state", "clip_state_label"]
+        fields = [
+            "id",
+            "clip",
+            "sample_id",
+            "project",
+            "mode",
+            "state",
+            "rows_total",
+            "rows_reviewed",
+            "rows_edited",
+            "rows_with_warnings",
+            "rows_commented",
+            "last_activity",
+            "clip_state",
+            "clip_state_label",
+        ]
 
 
 class CommentSerializer(serializers.Serializer):
@@ -86,7 +104,11 @@ class CommentSerializer(serializers.Serializer):
     kind = serializers.ChoiceField(choices=CommentKind.choices, default=CommentKind.COMMENT)
     body = serializers.CharField(max_length=10_000)
     author = serializers.CharField(read_only=True)
-    to = serializers.CharField(read_only=True, allow_null=True, help_text="the one coder a lead's message is for (only they and the leads read it), or null")
+    to = serializers.CharField(
+        read_only=True,
+        allow_null=True,
+        help_text="the one coder a lead's message is for (only they and the leads read it), or null",
+    )
     created_at = serializers.DateTimeField(read_only=True)
 
 
@@ -109,7 +131,12 @@ class MyAssignments(APIView):
 
 
 class ClipWorkspace(APIView):
-    @extend_schema(responses=OpenApiResponse(description="clip, cues, rows with my revision and the draft, my comments, editor config"), summary="A clip as the workspace shows it")
+    @extend_schema(
+        responses=OpenApiResponse(
+            description="clip, cues, rows with my revision and the draft, my comments, editor config"
+        ),
+        summary="A clip as the workspace shows it",
+    )
     def get(self, request, clip_id: int):
         clip = selectors.workspace_clip(request.user, clip_id)
         return Response(selectors.workspace_payload(request.user, clip))
@@ -119,7 +146,12 @@ class MyRevisionMixin:
     """Only the caller's own revisions exist for these views: another annotator's id is a 404."""
 
     def _get(self, request, revision_id):
-        return get_object_or_404(scoped.visible_revisions(request.user).filter(annotator=request.user).select_related("row", "guidance_version"), pk=revision_id)
+        return get_object_or_404(
+            scoped.visible_revisions(request.user)
+            .filter(annotator=request.user)
+            .select_related("row", "guidance_version"),
+            pk=revision_id,
+        )
 
     def _write(self, request, revision_id, body_serializer, write):
         """Read my revision, validate the body, run ``write(target, data)`` -> Revision, and map the outcomes.
@@ -159,7 +191,12 @@ class RevisionDetail(MyRevisionMixin, APIView):
         request=SaveRevisionSerializer,
         responses={
             200: RevisionSerializer,
-            409: OpenApiResponse(description="stale version: the body holds the current revision to merge with; or the clip is discarded or released (clip_state, no current)"),
+            409: OpenApiResponse(
+                description=(
+                    "stale version: the body holds the current revision to merge with; or the clip is "
+                    "discarded or released (clip_state, no current)"
+                )
+            ),
             422: OpenApiResponse(description="validation issues, each with a field path"),
         },
         summary="Save my revision of a row (optimistic locking on version)",
@@ -169,9 +206,11 @@ class RevisionDetail(MyRevisionMixin, APIView):
             request,
             revision_id,
             SaveRevisionSerializer,
-            lambda target, d: services.save_revision(
-                revision_id, request.user, d["content"], d["version"], reviewed=d["reviewed"], target=target
-            ).revision,
+            lambda target, d: (
+                services.save_revision(
+                    revision_id, request.user, d["content"], d["version"], reviewed=d["reviewed"], target=target
+                ).revision
+            ),
         )
 
 
@@ -185,21 +224,49 @@ class RevisionValidate(MyRevisionMixin, APIView):
         revision = self._get(request, revision_id)
         content = request.data.get("content")
         if not isinstance(content, dict):
-            return Response({"issues": [{"path": "", "message": "the document must be a JSON object", "code": "model_type", "severity": "error"}]})
+            return Response(
+                {
+                    "issues": [
+                        {
+                            "path": "",
+                            "message": "the document must be a JSON object",
+                            "code": "model_type",
+                            "severity": "error",
+                        }
+                    ]
+                }
+            )
         content = services.mirror_relation(content, revision.row.primary_speaker, revision.layout or {})
         return Response({"issues": [i.as_dict() for i in services.validate_content(revision.row, content)]})
 
 
 class RevisionReview(MyRevisionMixin, APIView):
-    @extend_schema(request=ReviewSerializer, responses={200: RevisionSerializer, 409: OpenApiResponse(description="stale version"), 422: OpenApiResponse(description="the row does not validate")}, summary="Mark a row reviewed, or reopen it")
+    @extend_schema(
+        request=ReviewSerializer,
+        responses={
+            200: RevisionSerializer,
+            409: OpenApiResponse(description="stale version"),
+            422: OpenApiResponse(description="the row does not validate"),
+        },
+        summary="Mark a row reviewed, or reopen it",
+    )
     def post(self, request, revision_id: int):
         return self._write(
-            request, revision_id, ReviewSerializer, lambda target, d: services.set_reviewed(revision_id, request.user, d["version"], d["reviewed"], target=target)
+            request,
+            revision_id,
+            ReviewSerializer,
+            lambda target, d: services.set_reviewed(
+                revision_id, request.user, d["version"], d["reviewed"], target=target
+            ),
         )
 
 
 class AssignmentSubmit(APIView):
-    @extend_schema(request=None, responses={200: AssignmentSerializer, 422: OpenApiResponse(description="rows not reviewed yet")}, summary="Submit a clip when every row is reviewed")
+    @extend_schema(
+        request=None,
+        responses={200: AssignmentSerializer, 422: OpenApiResponse(description="rows not reviewed yet")},
+        summary="Submit a clip when every row is reviewed",
+    )
     def post(self, request, assignment_id: int):
         assignment = get_object_or_404(Assignment, pk=assignment_id, annotator=request.user)
         try:
@@ -213,7 +280,9 @@ class AssignmentSubmit(APIView):
 
 class SettingsSerializer(serializers.Serializer):
     replay_speed = serializers.FloatField(required=False, help_text="0.75, 1 or 1.25")
-    preroll = serializers.FloatField(required=False, help_text=f"seconds played before a row when it is replayed (0 to {services.PREROLL_MAX:g})")
+    preroll = serializers.FloatField(
+        required=False, help_text=f"seconds played before a row when it is replayed (0 to {services.PREROLL_MAX:g})"
+    )
 
 
 class MySettings(APIView):
@@ -221,7 +290,11 @@ class MySettings(APIView):
     def get(self, request):
         return Response(selectors.annotator_settings(request.user))
 
-    @extend_schema(request=SettingsSerializer, responses={200: SettingsSerializer, 422: OpenApiResponse(description="a value out of range")}, summary="Change how my media replays")
+    @extend_schema(
+        request=SettingsSerializer,
+        responses={200: SettingsSerializer, 422: OpenApiResponse(description="a value out of range")},
+        summary="Change how my media replays",
+    )
     def put(self, request):
         data = SettingsSerializer(data=request.data)
         data.is_valid(raise_exception=True)
@@ -238,7 +311,11 @@ class ClipComments(APIView):
         clip = selectors.workspace_clip(request.user, clip_id)
         return Response(selectors.workspace_payload(request.user, clip)["comments"])
 
-    @extend_schema(request=CommentSerializer, responses={201: CommentSerializer, 422: OpenApiResponse(description="invalid comment")}, summary="Comment on a clip or row, flag a row, or propose discarding the clip")
+    @extend_schema(
+        request=CommentSerializer,
+        responses={201: CommentSerializer, 422: OpenApiResponse(description="invalid comment")},
+        summary="Comment on a clip or row, flag a row, or propose discarding the clip",
+    )
     def post(self, request, clip_id: int):
         clip = selectors.workspace_clip(request.user, clip_id)
         data = CommentSerializer(data=request.data)
@@ -247,14 +324,27 @@ class ClipComments(APIView):
         if data.validated_data.get("row") is not None:
             row = Row.objects.filter(clip=clip, row_index=data.validated_data["row"]).first()
             if row is None:
-                return Response({"detail": f"clip has no row {data.validated_data['row']}"}, status=status.HTTP_422_UNPROCESSABLE_ENTITY)
+                return Response(
+                    {"detail": f"clip has no row {data.validated_data['row']}"},
+                    status=status.HTTP_422_UNPROCESSABLE_ENTITY,
+                )
         try:
-            comment = services.add_comment(clip, request.user, data.validated_data["body"], row=row, kind=data.validated_data["kind"])
+            comment = services.add_comment(
+                clip, request.user, data.validated_data["body"], row=row, kind=data.validated_data["kind"]
+            )
         except ClipClosed as exc:
             return clip_closed(exc)
         except ServiceError as exc:
             return Response({"detail": str(exc)}, status=status.HTTP_422_UNPROCESSABLE_ENTITY)
         return Response(
-            {"id": comment.pk, "row": row.row_index if row else None, "kind": comment.kind, "body": comment.body, "author": request.user.username, "to": comment.addressee.username if comment.addressee_id else None, "created_at": comment.created_at.isoformat()},
+            {
+                "id": comment.pk,
+                "row": row.row_index if row else None,
+                "kind": comment.kind,
+                "body": comment.body,
+                "author": request.user.username,
+                "to": comment.addressee.username if comment.addressee_id else None,
+                "created_at": comment.created_at.isoformat(),
+            },
             status=status.HTTP_201_CREATED,
         )

@@ -10,6 +10,7 @@ fails at import; no audit column is ever silently left out.
 The historical record written here is the one simple-history would write for a
 model save (``history_type`` ``~``, the user, the time, ``history_source``).
 """
+
 from __future__ import annotations
 
 from functools import cache
@@ -98,11 +99,15 @@ def write_and_audit_postgresql() -> str:
     """One statement: the UPDATE's new row feeds the history INSERT, which gives back the version and the
     number of the guidance version recorded; no row written means a lost race."""
     columns, values = _history_columns("upd")
-    update = _UPDATE.format(revision=_table(Revision), assignment=_table(Assignment), clip=_table(Clip), guidance=_table(GuidanceVersion))
+    update = _UPDATE.format(
+        revision=_table(Revision), assignment=_table(Assignment), clip=_table(Clip), guidance=_table(GuidanceVersion)
+    )
     return (
         f"WITH upd AS ({update} RETURNING *), "
-        f"audit AS (INSERT INTO {_table(Revision.history.model)} ({columns}) SELECT {values} FROM upd RETURNING version, guidance_version_id) "
-        f"SELECT audit.version, g.number FROM audit LEFT JOIN {_table(GuidanceVersion)} g ON g.id = audit.guidance_version_id"
+        f"audit AS (INSERT INTO {_table(Revision.history.model)} ({columns}) SELECT {values} FROM upd RETURNING "
+        "version, guidance_version_id) "
+        f"SELECT audit.version, g.number FROM audit LEFT JOIN {_table(GuidanceVersion)} g ON g.id = "
+        "audit.guidance_version_id"
     )
 
 
@@ -110,8 +115,13 @@ def write_and_audit_postgresql() -> str:
 def write_statements_portable() -> tuple[str, str]:
     """The same as two statements, for databases without data-modifying CTEs (SQLite); run in a transaction."""
     columns, values = _history_columns("v")
-    update = _UPDATE.format(revision=_table(Revision), assignment=_table(Assignment), clip=_table(Clip), guidance=_table(GuidanceVersion))
-    audit = f"INSERT INTO {_table(Revision.history.model)} ({columns}) SELECT {values} FROM {_table(Revision)} v WHERE v.id = %(id)s"
+    update = _UPDATE.format(
+        revision=_table(Revision), assignment=_table(Assignment), clip=_table(Clip), guidance=_table(GuidanceVersion)
+    )
+    audit = (
+        f"INSERT INTO {_table(Revision.history.model)} ({columns}) SELECT {values} FROM {_table(Revision)} v WHERE "
+        "v.id = %(id)s"
+    )
     return update, audit
 
 

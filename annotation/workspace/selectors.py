@@ -3,6 +3,7 @@
 An annotator reads their own assignments, their own revisions, the LLM draft
 of their clips and their own comments; never another annotator's work.
 """
+
 from __future__ import annotations
 
 from django.db.models import Count, Max, Q
@@ -36,12 +37,22 @@ def my_assignments(user):
     """The caller's assignments with progress counters, most recently active first."""
     mine = Q(clip__rows__revisions__annotator=user)
     return (
-        Assignment.every.filter(annotator=user)  # known-answer checks and qualification rounds too: the workspace is theirs
+        Assignment.every.filter(
+            annotator=user
+        )  # known-answer checks and qualification rounds too: the workspace is theirs
         .select_related("clip__project")
         .annotate(
             rows_total=Count("clip__rows__revisions", filter=mine, distinct=True),
-            rows_reviewed=Count("clip__rows__revisions", filter=mine & Q(clip__rows__revisions__status=RevisionStatus.REVIEWED), distinct=True),
-            rows_edited=Count("clip__rows__revisions", filter=mine & Q(clip__rows__revisions__status=RevisionStatus.EDITED), distinct=True),
+            rows_reviewed=Count(
+                "clip__rows__revisions",
+                filter=mine & Q(clip__rows__revisions__status=RevisionStatus.REVIEWED),
+                distinct=True,
+            ),
+            rows_edited=Count(
+                "clip__rows__revisions",
+                filter=mine & Q(clip__rows__revisions__status=RevisionStatus.EDITED),
+                distinct=True,
+            ),
             rows_with_warnings=Count("clip__rows", filter=~Q(clip__rows__draft__warnings=[]), distinct=True),
             rows_commented=Count("clip__comments__row", filter=Q(clip__comments__author=user), distinct=True),
             last_activity=Max("clip__rows__revisions__updated_at", filter=mine),
@@ -103,7 +114,10 @@ def editor_config(clip: Clip) -> dict:
         "relation_patterns": labels(tax.relation_patterns),
         "support_strategies": labels(tax.support_strategies),
         "utterance_types": labels(tax.utterance_types),
-        "rules": [{"id": r.id, "field": r.field, "labels": list(r.labels), "title": r.title, "text": r.text} for r in tax.rules],
+        "rules": [
+            {"id": r.id, "field": r.field, "labels": list(r.labels), "title": r.title, "text": r.text}
+            for r in tax.rules
+        ],
         "guidance": editor_guidance(clip.project, clip.scenario),
         "guide_url": reverse("codebook-guide", args=[clip.project.slug]) + f"?scenario={clip.scenario}",
     }
@@ -123,15 +137,29 @@ def read_only_reason(user, clip: Clip, assignment: Assignment | None) -> dict | 
     """
     if clip.state == ClipState.DISCARDED:
         # Never the discard reason: it may quote a coder's proposal, and coders are blind to each other.
-        return {"reason": "discarded", "message": "A lead discarded this clip: it left the benchmark and nothing in it can be edited."}
-    if clip.state == ClipState.RELEASED and closed_to(clip.state, assignment.purpose if assignment else AssignmentPurpose.PRODUCTION):
-        return {"reason": "released", "message": "This clip is part of a frozen release: its annotations can be read here but no longer edited."}
+        return {
+            "reason": "discarded",
+            "message": "A lead discarded this clip: it left the benchmark and nothing in it can be edited.",
+        }
+    if clip.state == ClipState.RELEASED and closed_to(
+        clip.state, assignment.purpose if assignment else AssignmentPurpose.PRODUCTION
+    ):
+        return {
+            "reason": "released",
+            "message": "This clip is part of a frozen release: its annotations can be read here but no longer edited.",
+        }
     if assignment is None:
-        return {"reason": "not_assigned", "message": "You are viewing this clip without an assignment: nothing here can be edited."}
+        return {
+            "reason": "not_assigned",
+            "message": "You are viewing this clip without an assignment: nothing here can be edited.",
+        }
     if assignment.state == AssignmentState.SUBMITTED:
         return {
             "reason": "submitted",
-            "message": "You submitted this clip, so it is read-only. A lead can reopen it for you (a re-review request); ask one if something needs changing.",
+            "message": (
+                "You submitted this clip, so it is read-only. A lead can reopen it for you (a re-review "
+                "request); ask one if something needs changing."
+            ),
             "since": assignment.submitted_at.isoformat() if assignment.submitted_at else None,
         }
     return None
@@ -149,14 +177,33 @@ def workspace_payload(user, clip: Clip) -> dict:
     # Only what the payload shows: decoding the unused JSON columns (the key layouts) was a third of the decoding.
     revisions = {
         r.row_id: r
-        for r in Revision.objects.filter(row__clip=clip, annotator=user).only("row_id", "version", "status", "content", "warnings", "updated_at")
+        for r in Revision.objects.filter(row__clip=clip, annotator=user).only(
+            "row_id", "version", "status", "content", "warnings", "updated_at"
+        )
     }
-    drafts = {d.row_id: d for d in Draft.objects.filter(row__clip=clip).only("row_id", "content", "warnings", "source", "modality")} if show_draft else {}
+    drafts = (
+        {
+            d.row_id: d
+            for d in Draft.objects.filter(row__clip=clip).only("row_id", "content", "warnings", "source", "modality")
+        }
+        if show_draft
+        else {}
+    )
     # Their own notes, and what leads wrote to every coder or to them alone — never another annotator's.
-    comments = selectors.visible_comments(user, clip).select_related("author", "row", "addressee").order_by("created_at")
+    comments = (
+        selectors.visible_comments(user, clip).select_related("author", "row", "addressee").order_by("created_at")
+    )
     comment_list = [
-        {"id": c.pk, "row": c.row.row_index if c.row_id else None, "kind": c.kind, "body": c.body, "author": c.author.username,
-         "to": c.addressee.username if c.addressee_id else None, "created_at": c.created_at.isoformat(), "resolved": c.resolved}
+        {
+            "id": c.pk,
+            "row": c.row.row_index if c.row_id else None,
+            "kind": c.kind,
+            "body": c.body,
+            "author": c.author.username,
+            "to": c.addressee.username if c.addressee_id else None,
+            "created_at": c.created_at.isoformat(),
+            "resolved": c.resolved,
+        }
         for c in comments
     ]
     commented_rows = {c["row"] for c in comment_list if c["row"] is not None}
@@ -174,13 +221,26 @@ def workspace_payload(user, clip: Clip) -> dict:
                 "dialogue_cleaned": row.dialogue_cleaned,
                 "relation_keys": [label_key, reason_key, evidence_key],
                 "revision": (
-                    {"id": revision.pk, "version": revision.version, "status": revision.status, "content": revision.content, "warnings": revision.warnings, "updated_at": revision.updated_at.isoformat()}
+                    {
+                        "id": revision.pk,
+                        "version": revision.version,
+                        "status": revision.status,
+                        "content": revision.content,
+                        "warnings": revision.warnings,
+                        "updated_at": revision.updated_at.isoformat(),
+                    }
                     if revision
                     else None
                 ),
                 "draft": (
                     # What the model could perceive when it drafted the row ("drafted from the transcript only").
-                    {"content": draft.content, "warnings": draft.warnings, "source": draft.source, "modality": draft.modality, "modality_note": modality_note(draft.modality)}
+                    {
+                        "content": draft.content,
+                        "warnings": draft.warnings,
+                        "source": draft.source,
+                        "modality": draft.modality,
+                        "modality_note": modality_note(draft.modality),
+                    }
                     if draft
                     else None
                 ),
@@ -192,7 +252,10 @@ def workspace_payload(user, clip: Clip) -> dict:
         "assignment": {"id": assignment.pk, "mode": assignment.mode, "state": assignment.state} if assignment else None,
         "read_only": read_only_reason(user, clip, assignment),
         "settings": annotator_settings(user),
-        "cues": [{"position": c.position, "start": c.start_time, "end": c.end_time, "speaker": c.speaker, "text": c.text} for c in clip.cues.order_by("position")],
+        "cues": [
+            {"position": c.position, "start": c.start_time, "end": c.end_time, "speaker": c.speaker, "text": c.text}
+            for c in clip.cues.order_by("position")
+        ],
         "rows": payload_rows,
         "comments": comment_list,
         "annotation_keys": list(ANNOTATION_KEYS),

@@ -5,6 +5,7 @@ Saves are optimistic: each carries the revision ``version`` it was based on;
 a save based on an older version is refused with the current state, so no
 edit is ever silently overwritten.
 """
+
 from __future__ import annotations
 
 import json
@@ -80,7 +81,11 @@ def mirror_relation(content: dict, speaker: str, layout: dict) -> dict:
 
 def clip_context(clip: Clip, row_count: int | None = None) -> ClipContext:
     return ClipContext.for_clip(
-        clip.scenario, clip.participants, row_count if row_count is not None else clip.rows.count(), clip.project.taxonomy_version, clip.duration
+        clip.scenario,
+        clip.participants,
+        row_count if row_count is not None else clip.rows.count(),
+        clip.project.taxonomy_version,
+        clip.duration,
     )
 
 
@@ -133,17 +138,46 @@ def load_for_save(revision_id: int, user) -> SaveTarget:
         found = cursor.fetchone()
     if found is None:
         raise Revision.DoesNotExist("no such revision")
-    (row_id, index, start, end, speaker, dialogue, clip_id, scenario, participants, duration, taxonomy_version,
-     row_count, assignment_state, version, status, layout, content, clip_state, purpose) = found  # fmt: skip
+    (
+        row_id,
+        index,
+        start,
+        end,
+        speaker,
+        dialogue,
+        clip_id,
+        scenario,
+        participants,
+        duration,
+        taxonomy_version,
+        row_count,
+        assignment_state,
+        version,
+        status,
+        layout,
+        content,
+        clip_state,
+        purpose,
+    ) = found
     if assignment_state is None:
         raise ServiceError("this clip is not assigned to you")
     if closed_to(clip_state, purpose):
         raise ClipClosed(Clip.objects.get(pk=clip_id), "edits or reviews")
     if assignment_state == AssignmentState.SUBMITTED:
         raise ServiceError("this clip was submitted; ask a lead to reopen it before editing")
-    row = Row(id=row_id, clip_id=clip_id, row_index=index, start_time=start, end_time=end, primary_speaker=speaker, dialogue_cleaned=dialogue)
+    row = Row(
+        id=row_id,
+        clip_id=clip_id,
+        row_index=index,
+        start_time=start,
+        end_time=end,
+        primary_speaker=speaker,
+        dialogue_cleaned=dialogue,
+    )
     ctx = ClipContext.for_clip(scenario, _json(participants), row_count, taxonomy_version, duration)
-    return SaveTarget(revision_id, row, ctx, assignment_state, purpose, version, status, _json(layout) or {}, _json(content))
+    return SaveTarget(
+        revision_id, row, ctx, assignment_state, purpose, version, status, _json(layout) or {}, _json(content)
+    )
 
 
 def _at_version(target: SaveTarget, expected_version: int) -> SaveTarget:
@@ -197,17 +231,32 @@ def _write(target: SaveTarget, user, content: dict, status: str, expected_versio
             raise VersionConflict(current)
         raise ServiceError("this clip was submitted; ask a lead to reopen it before editing")
     if target.assignment_state == AssignmentState.ASSIGNED:  # the first save starts the assignment
-        Assignment.every.filter(clip_id=target.row.clip_id, annotator=user, state=AssignmentState.ASSIGNED).update(state=AssignmentState.IN_PROGRESS)
+        Assignment.every.filter(clip_id=target.row.clip_id, annotator=user, state=AssignmentState.ASSIGNED).update(
+            state=AssignmentState.IN_PROGRESS
+        )
     saved = Revision(
-        id=target.revision_id, row=target.row, annotator=user, version=expected_version + 1, status=status,
-        content=content, warnings=[], layout=target.layout, updated_at=now,
-    )  # fmt: skip
+        id=target.revision_id,
+        row=target.row,
+        annotator=user,
+        version=expected_version + 1,
+        status=status,
+        content=content,
+        warnings=[],
+        layout=target.layout,
+        updated_at=now,
+    )
     saved.guidance_number = guidance  # the number of the guidance version the save recorded (None: none yet)
     return saved
 
 
 def save_revision(
-    revision_id: int, user, content: dict, expected_version: int, *, reviewed: bool | None = None, target: SaveTarget | None = None
+    revision_id: int,
+    user,
+    content: dict,
+    expected_version: int,
+    *,
+    reviewed: bool | None = None,
+    target: SaveTarget | None = None,
 ) -> SaveResult:
     """Validate and store an annotator's edit of one row (``target`` when the caller has read it already)."""
     target = _at_version(target or load_for_save(revision_id, user), expected_version)
@@ -226,14 +275,18 @@ def save_revision(
     return SaveResult(_write(target, user, content, status, expected_version), changed)
 
 
-def set_reviewed(revision_id: int, user, expected_version: int, reviewed: bool = True, *, target: SaveTarget | None = None) -> Revision:
+def set_reviewed(
+    revision_id: int, user, expected_version: int, reviewed: bool = True, *, target: SaveTarget | None = None
+) -> Revision:
     """Mark a row reviewed (its current content must pass validation) or reopen it."""
     target = _at_version(target or load_for_save(revision_id, user), expected_version)
     if reviewed:
         issues = validate_content(target.row, target.content, target.ctx)
         if issues:
             raise InvalidDocument(issues)
-    return _write(target, user, target.content, RevisionStatus.REVIEWED if reviewed else RevisionStatus.EDITED, expected_version)
+    return _write(
+        target, user, target.content, RevisionStatus.REVIEWED if reviewed else RevisionStatus.EDITED, expected_version
+    )
 
 
 @transaction.atomic
@@ -243,10 +296,15 @@ def submit_assignment(assignment: Assignment, user) -> Assignment:
     ensure_clip_open(assignment.clip, "submissions", assignment.purpose)
     if assignment.state == AssignmentState.SUBMITTED:
         return assignment
-    open_rows = Revision.objects.filter(row__clip=assignment.clip, annotator=user).exclude(status=RevisionStatus.REVIEWED)
+    open_rows = Revision.objects.filter(row__clip=assignment.clip, annotator=user).exclude(
+        status=RevisionStatus.REVIEWED
+    )
     if open_rows.exists():
         indices = sorted(open_rows.values_list("row__row_index", flat=True))
-        raise ServiceError(f"{len(indices)} rows are not reviewed yet (rows {', '.join(map(str, indices[:15]))}{'…' if len(indices) > 15 else ''})")
+        raise ServiceError(
+            f"{len(indices)} rows are not reviewed yet (rows "
+            f"{', '.join(map(str, indices[:15]))}{'…' if len(indices) > 15 else ''})"
+        )
     assignment.state = AssignmentState.SUBMITTED
     assignment.submitted_at = timezone.now()
     assignment._history_user = user
@@ -257,11 +315,15 @@ def submit_assignment(assignment: Assignment, user) -> Assignment:
     return assignment
 
 
-def add_comment(clip: Clip, user, body: str, *, row: Row | None = None, kind: str = CommentKind.COMMENT, addressee=None) -> Comment:
+def add_comment(
+    clip: Clip, user, body: str, *, row: Row | None = None, kind: str = CommentKind.COMMENT, addressee=None
+) -> Comment:
     """A comment, flag or discard proposal; ``addressee`` (or a coder the text names) limits who reads it."""
     body = (body or "").strip()
     if not body:
-        raise ServiceError("a comment needs some text" if kind == CommentKind.COMMENT else "say why (a reason is required)")
+        raise ServiceError(
+            "a comment needs some text" if kind == CommentKind.COMMENT else "say why (a reason is required)"
+        )
     if len(body) > 10_000:
         raise ServiceError("comments are limited to 10,000 characters")
     if kind not in CommentKind.values:
@@ -284,7 +346,9 @@ PREROLL_MAX = 2.0
 
 
 @transaction.atomic
-def save_annotator_settings(user, *, replay_speed: float | None = None, preroll: float | None = None) -> AnnotatorSettings:
+def save_annotator_settings(
+    user, *, replay_speed: float | None = None, preroll: float | None = None
+) -> AnnotatorSettings:
     """Store how the caller's media replays; only the settings given change.
 
     Two changes sent at once (speed, then pre-roll) both land: the row is

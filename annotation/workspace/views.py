@@ -4,6 +4,7 @@ The clip page is rendered on the server with its data embedded as JSON
 (``json_script``, inert); the page's module (static/workspace/workspace.js,
 Preact) draws the rows and the editor and saves through the workspace API.
 """
+
 from __future__ import annotations
 
 import mimetypes
@@ -27,7 +28,12 @@ def queue(request):
     return render(
         request,
         "workspace/queue.html",
-        {"assignments": assignments, "totals": selectors.queue_counters(assignments), "resume": resume, "resume_row": resume_row},
+        {
+            "assignments": assignments,
+            "totals": selectors.queue_counters(assignments),
+            "resume": resume,
+            "resume_row": resume_row,
+        },
     )
 
 
@@ -75,7 +81,8 @@ def clip_media(request, clip_id: int):
 
 
 def _file_range(fh, start: int, length: int):
-    """``length`` bytes of ``fh`` from ``start``, in chunks of MEDIA_CHUNK_BYTES; closes the file when done or abandoned."""
+    """``length`` bytes of ``fh`` from ``start``, in chunks of MEDIA_CHUNK_BYTES; closes the file when done or
+    abandoned."""
     try:
         fh.seek(start)
         while length > 0:

@@ -15,6 +15,7 @@ A release records its profile (``manifest.json``: ``task_profile``, and
 ``inputs.task_profile``) and ``reproduce`` rebuilds it with the same one;
 releases frozen before profiles existed were built by ``platform-v1``.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -41,7 +42,9 @@ class TaskProfile:
     parameters_type: type
     context_keys: tuple[str, ...]
     context_span: Callable[[str, int, Any], tuple[int, int]]
-    uncap: Callable[[Any], Any]  # the parameters with every sampling lifted (the drafting model is asked about every row)
+    uncap: Callable[
+        [Any], Any
+    ]  # the parameters with every sampling lifted (the drafting model is asked about every row)
     # Scoring details (tasks.metrics): RPP rankings padded with taxonomy labels, macro-F1 over the whole taxonomy,
     # rankings de-duplicated and kept to the candidates, intensities rounded to whole numbers.
     rescue_scoring: bool
@@ -51,7 +54,12 @@ class TaskProfile:
 
     def manifest_entry(self) -> dict:
         """The manifest's ``task_profile`` (contract C1 of the dataset card)."""
-        return {"name": self.name, "title": self.title, "comparable_with_paper": self.comparable_with_paper, "notes": list(self.notes)}
+        return {
+            "name": self.name,
+            "title": self.title,
+            "comparable_with_paper": self.comparable_with_paper,
+            "notes": list(self.notes),
+        }
 
 
 def _platform_span(task: str, index: int, params) -> tuple[int, int]:

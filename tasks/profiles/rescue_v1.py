@@ -9,6 +9,7 @@ Row positions: the public scripts number rows by their position in the clip
 (``enumerate(rows, start=1)``); release rows carry the same number as
 ``row_index``, which is what instances are keyed by.
 """
+
 from __future__ import annotations
 
 import math
@@ -119,7 +120,8 @@ def target_label(target: tuple[str, ...], group_label: str) -> str:
 
 
 def infer_participants(rows: Sequence[dict]) -> list[str]:
-    """``eval_common.infer_participants``: speakers and targets in order of first mention, therapist and group labels left out."""
+    """``eval_common.infer_participants``: speakers and targets in order of first mention, therapist and group labels
+    left out."""
     out: list[str] = []
 
     def add(label) -> None:
@@ -168,7 +170,9 @@ def first_strategy(row: dict) -> tuple[str, tuple[str, ...]]:
     if not items:
         return "", ()
     first = items[0] if isinstance(items[0], dict) else {}
-    return clean(first.get("strategy_type")), canonical_target(first.get("target") or []) or canonical_target(row.get("target") or [])
+    return clean(first.get("strategy_type")), canonical_target(first.get("target") or []) or canonical_target(
+        row.get("target") or []
+    )
 
 
 def build_itp(clip, rng: random.Random, params: RescueParameters):
@@ -182,11 +186,16 @@ def build_itp(clip, rng: random.Random, params: RescueParameters):
             continue
         (positives if is_therapist(following.get("primary_speaker")) else negatives).append(current["row_index"])
     if params.itp_max_per_class > 0:
-        positives, negatives = even_sample(positives, params.itp_max_per_class), even_sample(negatives, params.itp_max_per_class)
+        positives, negatives = (
+            even_sample(positives, params.itp_max_per_class),
+            even_sample(negatives, params.itp_max_per_class),
+        )
     k = min(len(positives), len(negatives))
     if k <= 0:
         return
-    chosen = {index: "yes" for index in even_sample(positives, k)} | {index: "no" for index in even_sample(negatives, k)}
+    chosen = {index: "yes" for index in even_sample(positives, k)} | {
+        index: "no" for index in even_sample(negatives, k)
+    }
     for index in sorted(chosen):
         yield index, {}, chosen[index]
 
@@ -290,7 +299,8 @@ def viewpoints(row: dict, speaker: str) -> list[dict]:
 
 
 def build_vp(clip, rng: random.Random, params: RescueParameters):
-    """``evaluate_user_viewpoints.select_checkpoints``: client rows with a viewpoint of the speaker's, ``vp_max_per_clip`` picked evenly."""
+    """``evaluate_user_viewpoints.select_checkpoints``: client rows with a viewpoint of the speaker's,
+    ``vp_max_per_clip`` picked evenly."""
     found = []
     for row in clip.rows:
         speaker = clean(row.get("primary_speaker"))
@@ -365,5 +375,8 @@ RULES_TEXT = {
         "client rows with a viewpoint of the speaker's with a target and a text (the gold keeps each viewpoint's "
         "attitude); at most {vp_max_per_clip} per clip, picked evenly. Context as ER."
     ),
-    "rpp_any_speaker": "every row with a non-empty `relation_cycle_state` (the public code's `--target-speaker-filter any`). Context as RPP.",
+    "rpp_any_speaker": (
+        "every row with a non-empty `relation_cycle_state` (the public code's `--target-speaker-filter "
+        "any`). Context as RPP."
+    ),
 }

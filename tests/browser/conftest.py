@@ -2,6 +2,7 @@
 
 Locally the browser tests skip when Chromium is missing; under CI=true that is a failure.
 """
+
 import os
 import shutil
 from pathlib import Path
@@ -11,7 +12,13 @@ import pytest
 from ..conftest import require
 
 CHROMIUM = os.environ.get("CHROMIUM_PATH") or shutil.which("chromium") or "/usr/bin/chromium"
-LAUNCH_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+LAUNCH_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "var" / "screenshots"
 
 # Playwright's sync API runs an event loop in this thread; the ORM calls the

@@ -1,6 +1,7 @@
 """A lead adjudicates a clip in a real browser: filter to the disagreements, take
 one coder's value, edit another field, accept the unanimous rows, mark the clip
 adjudicated."""
+
 import pytest
 
 from annotation.adjudication import selectors
@@ -48,18 +49,25 @@ def test_lead_adjudicates_a_clip_from_filter_to_adjudicated(login, live_server, 
     disputed = page.locator('#compare tr.disputed[data-field="utterance_type"]')
     assert disputed.locator("th .chip").inner_text() == "open"
     gold_cell = disputed.locator("td.gold")
-    assert gold_cell.locator(".decision").count() == 0 and "the coders split" in gold_cell.inner_text(), "two coders split: no suggestion"
+    assert gold_cell.locator(".decision").count() == 0 and "the coders split" in gold_cell.inner_text(), (
+        "two coders split: no suggestion"
+    )
     # Type a note, then one click on take: the take lands and the note goes with it.
     disputed.locator("input.decision-note").click()
     page.keyboard.type("a direct ask, not a disclosure")
     disputed.locator('button.take[data-source="ann1"]').click()
     page.wait_for_selector('#compare tr[data-field="utterance_type"] .chip-decided')
     page.wait_for_selector("#row-1 .chip-decided")
-    assert page.inner_text('#dim-verbal .picker-value') == "request", "the editor below shows the taken value"
+    assert page.inner_text("#dim-verbal .picker-value") == "request", "the editor below shows the taken value"
     screenshot(page, "adjudication-clip")
     decided = gold(clip, 1)
     assert decided.content["utterance_type"] == "request"
-    assert decided.decisions["utterance_type"] == {**decided.decisions["utterance_type"], "source": "ann1", "by": "lead1", "note": "a direct ask, not a disclosure"}
+    assert decided.decisions["utterance_type"] == {
+        **decided.decisions["utterance_type"],
+        "source": "ann1",
+        "by": "lead1",
+        "note": "a direct ask, not a disclosure",
+    }
 
     # Row 2: neither tone fits; edit it in the gold editor and save with one click.
     page.keyboard.press("Escape")
@@ -71,7 +79,9 @@ def test_lead_adjudicates_a_clip_from_filter_to_adjudicated(login, live_server, 
     page.wait_for_selector("#save-state:has-text('version 1')")
     page.wait_for_selector("#row-2 .chip-decided")
     edited = gold(clip, 2)
-    assert edited.content["tone_of_voice"] == "calm, then warm" and edited.decisions["tone_of_voice"]["source"] == "edit"
+    assert (
+        edited.content["tone_of_voice"] == "calm, then warm" and edited.decisions["tone_of_voice"]["source"] == "edit"
+    )
 
     # The unanimous row in bulk, asked first (with what will happen), then close the clip, asked first too.
     page.click("#accept-unanimous")
@@ -111,11 +121,15 @@ def test_take_keeps_unsaved_edits_of_other_fields(login, live_server, clip, lead
     page.wait_for_selector("#save-state:has-text('version 2')")
     stored = gold(clip, 1)
     assert stored.content["tone_of_voice"] == "flat" and stored.content["utterance_type"] == "disclosure"
-    assert stored.decisions["utterance_type"]["source"] == "ann2" and stored.decisions["tone_of_voice"]["source"] == "edit"
+    assert (
+        stored.decisions["utterance_type"]["source"] == "ann2" and stored.decisions["tone_of_voice"]["source"] == "edit"
+    )
     assert page.errors == []
 
 
-def test_a_suggestion_is_accepted_with_one_key_or_one_click(login, live_server, project, tmp_path, annotator, other_annotator, lead):
+def test_a_suggestion_is_accepted_with_one_key_or_one_click(
+    login, live_server, project, tmp_path, annotator, other_annotator, lead
+):
     third = create_user("ann3", "annotator", password="ann-pass-789")[0]
     # Row 1: ann1 and ann3 say "request", ann2 keeps "disclosure": the majority's value is the suggestion.
     edits = {"ann1": {1: {"utterance_type": "request"}}, "ann3": {1: {"utterance_type": "request"}}}
@@ -131,7 +145,7 @@ def test_a_suggestion_is_accepted_with_one_key_or_one_click(login, live_server, 
     first = gold(clip, 1)
     assert first.content["utterance_type"] == "request" and first.decisions["utterance_type"]["source"] == "ann1"
     assert first.decisions["utterance_type"]["same_as"] == ["ann1", "ann3"]
-    page.locator('#compare').wait_for()
+    page.locator("#compare").wait_for()
     page.click("#accept-next")  # one click: row 2 (everyone agrees) becomes gold too
     page.wait_for_selector("#editor h2:has-text('Row 3')")
     assert gold(clip, 2).decisions["target"]["source"] == "unanimous"
@@ -139,7 +153,8 @@ def test_a_suggestion_is_accepted_with_one_key_or_one_click(login, live_server, 
 
 
 def test_a_synthetic_three_coder_clip_reads_well(login, live_server, project, lead):
-    """Realistic data (synthetic: 3 coders with seeded disagreement, family clip when drawn): no script error, every row listed."""
+    """Realistic data (synthetic: 3 coders with seeded disagreement, family clip when drawn): no script error, every row
+    listed."""
     from annotation.models import Clip
     from annotation.synthetic import generate
 
@@ -156,13 +171,17 @@ def test_a_synthetic_three_coder_clip_reads_well(login, live_server, project, le
     assert page.locator("#row-list tbody tr[id] .words").count() == disputed, "every row shows its words"
     screenshot(page, "adjudication-synthetic")
     page.check("#show-all-fields")
-    assert page.locator("#compare tbody tr:not(.similarity-row)").count() == 12  # one per field (texts compared below some)
+    assert (
+        page.locator("#compare tbody tr:not(.similarity-row)").count() == 12
+    )  # one per field (texts compared below some)
     screenshot(page, "adjudication-synthetic-all-fields")
     page.uncheck("#show-all-fields")
     assert page.errors == []
 
 
-def test_lead_assigns_clips_in_bulk_from_the_page(login, live_server, project, lead, annotator, other_annotator, tmp_path):
+def test_lead_assigns_clips_in_bulk_from_the_page(
+    login, live_server, project, lead, annotator, other_annotator, tmp_path
+):
     import json
 
     from annotation.models import Assignment, AssignmentMode
@@ -191,7 +210,9 @@ def test_lead_assigns_clips_in_bulk_from_the_page(login, live_server, project, l
     assert page.errors == []
 
 
-def test_uncoded_work_is_greyed_no_split_field_is_suggested_and_the_draft_needs_a_reason(login, live_server, project, tmp_path, annotator, other_annotator, lead):
+def test_uncoded_work_is_greyed_no_split_field_is_suggested_and_the_draft_needs_a_reason(
+    login, live_server, project, tmp_path, annotator, other_annotator, lead
+):
     """Two coders submitted and split on row 1; a third never opened the clip. The lead sees the third as "not
     coded yet", no suggestion on the split field, and takes the draft's value only with a reason."""
     from annotation.assignment.starting import start_assignment
@@ -202,7 +223,10 @@ def test_uncoded_work_is_greyed_no_split_field_is_suggested_and_the_draft_needs_
     from .conftest import SCREENSHOTS
 
     third = create_user("ann3", "annotator", password="ann-pass-789")[0]
-    edits = {"ann1": {1: {"utterance_type": "request"}, 2: {"tone_of_voice": "calm"}}, "ann2": {2: {"tone_of_voice": "warm"}}}
+    edits = {
+        "ann1": {1: {"utterance_type": "request"}, 2: {"tone_of_voice": "calm"}},
+        "ann2": {2: {"tone_of_voice": "warm"}},
+    }
     clip = reviewed_clip(project, tmp_path, [annotator, other_annotator], edits)
     start_assignment(clip, third)  # assigned after the others submitted; never opened
     update_design(project, lead, adjudication_min_coders=2)
@@ -212,7 +236,9 @@ def test_uncoded_work_is_greyed_no_split_field_is_suggested_and_the_draft_needs_
     page.click(f"text={clip.sample_id}")
     page.wait_for_selector("#compare")
     assert "ann3" in page.inner_text(".uncoded-coder") and "not coded yet" in page.inner_text(".uncoded-coder")
-    assert "4 coded revisions" not in page.inner_text("#coded-count") and "6 coded revisions, 3 not coded yet" in page.inner_text("#coded-count")
+    assert "4 coded revisions" not in page.inner_text(
+        "#coded-count"
+    ) and "6 coded revisions, 3 not coded yet" in page.inner_text("#coded-count")
 
     page.locator("#row-2").click()  # with the mouse
     page.wait_for_selector("#editor h2:has-text('Row 2')")
@@ -239,7 +265,9 @@ def test_uncoded_work_is_greyed_no_split_field_is_suggested_and_the_draft_needs_
     page.wait_for_selector('#compare tr[data-field="tone_of_voice"] .chip-decided')
     decided = gold(clip, 2)
     assert decided.content["tone_of_voice"] == "quiet, tired"
-    assert decided.decisions["tone_of_voice"]["source"] == "draft" and decided.decisions["tone_of_voice"]["note"].startswith("both coders heard")
+    assert decided.decisions["tone_of_voice"]["source"] == "draft" and decided.decisions["tone_of_voice"][
+        "note"
+    ].startswith("both coders heard")
     assert "taken from the draft" in tone.locator("td.gold .decision").inner_text()
     assert page.errors == []
 

@@ -1,6 +1,7 @@
 """A lead reads agreement in a real browser while a real Celery worker computes it: the page
 answers at once with a progress bar, reloads itself with the report, and switching the
 scope of coded work with the mouse does the same for the other scope."""
+
 from __future__ import annotations
 
 import pytest

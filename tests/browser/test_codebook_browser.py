@@ -1,6 +1,7 @@
 """The living codebook in a real browser, driven by the mouse where it matters: a lead writes guidance
 from the agreement page's confused-pair link; an annotator sees it in the label picker marked as the
 project's, next to the draft's modality, and reaches the searchable guide with one key (and a link)."""
+
 from __future__ import annotations
 
 import io
@@ -24,7 +25,9 @@ GUIDANCE = "Blame for what the other does is an accusation, even with a feeling 
 
 def test_lead_writes_guidance_from_the_confused_pair_link_with_the_mouse(login, live_server, lead, project):
     build(project)  # three coders, two clips, drafts made from the transcript and from the video
-    call_command("agreement", "--project", project.slug, stdout=io.StringIO())  # the stored report the page shows at once
+    call_command(
+        "agreement", "--project", project.slug, stdout=io.StringIO()
+    )  # the stored report the page shows at once
     page = login("lead1", "lead-pass-123")
     page.goto(f"{live_server.url}/projects/{project.slug}/agreement/#section-confused")  # the address opens its fold
     page.click("#section-modality > summary")  # a fold opened with the mouse
@@ -42,17 +45,25 @@ def test_lead_writes_guidance_from_the_confused_pair_link_with_the_mouse(login, 
     checked = page.locator('fieldset[data-field="utterance_type"] input:checked')
     expect(checked).to_have_count(2)
     assert sorted(checked.evaluate_all("els => els.map(e => e.value)")) == ["accusation", "request"]
-    expect(page.locator("#guidance-why")).to_have_value("coders confused these labels in the agreement report (All assignments · all scenarios)")
+    expect(page.locator("#guidance-why")).to_have_value(
+        "coders confused these labels in the agreement report (All assignments · all scenarios)"
+    )
     page.click("#guidance-text")
     page.keyboard.type(GUIDANCE)
     screenshot(page, "codebook-guidance-form")
     page.click("#guidance-save")
-    expect(page.locator(".message-success")).to_have_text("Guidance version 1: wrote accusation vs request (utterance type, every scenario).")
+    expect(page.locator(".message-success")).to_have_text(
+        "Guidance version 1: wrote accusation vs request (utterance type, every scenario)."
+    )
     expect(page.locator("#guidance-entries")).to_contain_text(GUIDANCE)
     expect(page.locator("#guidance-history tbody tr")).to_have_count(1)
     screenshot(page, "codebook-guidance-saved")
     version = GuidanceVersion.objects.get()
-    assert (version.entries[0]["labels"], version.entries[0]["text"], version.created_by) == (["accusation", "request"], GUIDANCE, lead)
+    assert (version.entries[0]["labels"], version.entries[0]["text"], version.created_by) == (
+        ["accusation", "request"],
+        GUIDANCE,
+        lead,
+    )
     assert version.source == "web"
 
     # Back on the agreement page the pair now links to its guidance.
@@ -68,7 +79,9 @@ def test_lead_writes_guidance_from_the_confused_pair_link_with_the_mouse(login, 
 def test_annotator_sees_guidance_in_the_picker_the_modality_note_and_the_guide_one_key_away(
     login, live_server, lead, annotator, project, draft_clip
 ):
-    write_guidance(project, lead, field="utterance_type", labels=["accusation", "disclosure"], text=GUIDANCE, why="coders split")
+    write_guidance(
+        project, lead, field="utterance_type", labels=["accusation", "disclosure"], text=GUIDANCE, why="coders split"
+    )
     start_assignment(draft_clip, annotator)
     Draft.objects.filter(row__clip=draft_clip).update(modality="transcript")
     page = login("ann1", "ann-pass-123")
@@ -93,13 +106,19 @@ def test_annotator_sees_guidance_in_the_picker_the_modality_note_and_the_guide_o
     expect(page.locator("#dim-verbal .picker-value")).to_have_text("accusation")
     page.click("#save")
     page.wait_for_selector("#save-state:has-text('version 2')")
-    assert Revision.objects.get(row__clip=draft_clip, row__row_index=1, annotator=annotator).guidance_version.number == 1
+    assert (
+        Revision.objects.get(row__clip=draft_clip, row__row_index=1, annotator=annotator).guidance_version.number == 1
+    )
     expect(page.locator("#guidance-changed")).to_have_count(0)
     # A lead changes the guidance while the page is open: the next save records the new version and says so.
-    write_guidance(project, lead, field="utterance_type", labels=["request"], text="A direct ask for a change.", why="later")
+    write_guidance(
+        project, lead, field="utterance_type", labels=["request"], text="A direct ask for a change.", why="later"
+    )
     page.click("#mark-reviewed")
     expect(page.locator("#guidance-changed")).to_contain_text("now version 2")
-    assert Revision.objects.get(row__clip=draft_clip, row__row_index=1, annotator=annotator).guidance_version.number == 2
+    assert (
+        Revision.objects.get(row__clip=draft_clip, row__row_index=1, annotator=annotator).guidance_version.number == 2
+    )
 
     # One key from the editor: g opens the guide in its own tab, at the label of the focused picker.
     page.focus("#dim-verbal button.picker-button")
@@ -115,8 +134,14 @@ def test_annotator_sees_guidance_in_the_picker_the_modality_note_and_the_guide_o
     expect(card.locator(".guidance-mark")).to_have_text("Project guidance")
     # Each guidance is written out once per field (point 7): its other label links to it.
     assert guide.locator("#couple-utterance_type-disclosure .guidance").count() == 0
-    assert guide.get_attribute("#couple-utterance_type-disclosure .guidance-see a", "href") == "#couple-utterance_type-accusation"
-    texts = guide.eval_on_selector_all(".guide-field .guidance[data-guidance]", "els => els.map(e => e.closest('.guide-field').id + '|' + e.dataset.guidance)")
+    assert (
+        guide.get_attribute("#couple-utterance_type-disclosure .guidance-see a", "href")
+        == "#couple-utterance_type-accusation"
+    )
+    texts = guide.eval_on_selector_all(
+        ".guide-field .guidance[data-guidance]",
+        "els => els.map(e => e.closest('.guide-field').id + '|' + e.dataset.guidance)",
+    )
     assert len(texts) == len(set(texts)), "a guidance written out twice in one field"
     # The guide is searchable: "/" goes to the search box; words typed narrow the items.
     guide.keyboard.press("/")
@@ -124,7 +149,14 @@ def test_annotator_sees_guidance_in_the_picker_the_modality_note_and_the_guide_o
     guide.keyboard.type("so many words")
     # Every couple label (and the empty choices that rules name) and every couple rule is one item.
     couple = load_taxonomy("couple")
-    items = len(couple.utterance_types) + len(couple.support_strategies) + 1 + len(couple.relation_patterns) + 1 + len(couple.rules)
+    items = (
+        len(couple.utterance_types)
+        + len(couple.support_strategies)
+        + 1
+        + len(couple.relation_patterns)
+        + 1
+        + len(couple.rules)
+    )
     expect(guide.locator("#guide-count")).to_have_text(f"2 of {items} match")  # the two labels the guidance names
     expect(guide.locator("[data-guide-item]:visible")).to_have_count(2)
     screenshot(guide, "codebook-guide-search")
@@ -144,7 +176,9 @@ def test_annotator_sees_guidance_in_the_picker_the_modality_note_and_the_guide_o
     assert not page.errors, page.errors
 
 
-def test_lead_sees_guidance_in_the_adjudication_editor_and_the_release_card(login, live_server, lead, annotator, other_annotator, project, tmp_path, settings):
+def test_lead_sees_guidance_in_the_adjudication_editor_and_the_release_card(
+    login, live_server, lead, annotator, other_annotator, project, tmp_path, settings
+):
     from annotation.adjudication.services import accept_unanimous, decide, mark_adjudicated
     from annotation.releases.freeze import freeze
     from annotation.releases.services import release_dir
@@ -152,8 +186,17 @@ def test_lead_sees_guidance_in_the_adjudication_editor_and_the_release_card(logi
     from ..builders.adjudication import reviewed_clip
 
     settings.RELEASES_ROOT = tmp_path / "releases"
-    write_guidance(project, lead, field="utterance_type", labels=["disclosure", "request"], text="A wish said as a feeling is a disclosure.", why="row 1 split")
-    clip = reviewed_clip(project, tmp_path, [annotator, other_annotator], edits={"ann1": {1: {"utterance_type": "request"}}})
+    write_guidance(
+        project,
+        lead,
+        field="utterance_type",
+        labels=["disclosure", "request"],
+        text="A wish said as a feeling is a disclosure.",
+        why="row 1 split",
+    )
+    clip = reviewed_clip(
+        project, tmp_path, [annotator, other_annotator], edits={"ann1": {1: {"utterance_type": "request"}}}
+    )
     page = login("lead1", "lead-pass-123")
     page.goto(f"{live_server.url}/adjudication/clips/{clip.pk}/")
     page.wait_for_selector("#editor h2")
@@ -177,14 +220,17 @@ def test_lead_sees_guidance_in_the_adjudication_editor_and_the_release_card(logi
     card.evaluate(
         """pre => { const node = pre.firstChild, at = node.textContent.indexOf("### Project guidance");
                    const range = document.createRange(); range.setStart(node, at); range.setEnd(node, at + 1);
-                   pre.scrollIntoView(); pre.scrollTop += range.getBoundingClientRect().top - pre.getBoundingClientRect().top - 8; }"""
+                   pre.scrollIntoView();
+                   pre.scrollTop += range.getBoundingClientRect().top - pre.getBoundingClientRect().top - 8; }"""
     )
     screenshot(page, "codebook-release-card")
     assert not page.errors, page.errors
 
 
 @pytest.mark.parametrize("viewport", [(1440, 900), (1280, 800)])
-def test_guidance_that_names_a_coder_is_refused_on_the_page_with_the_text_kept(login, live_server, lead, annotator, project, draft_clip, viewport):
+def test_guidance_that_names_a_coder_is_refused_on_the_page_with_the_text_kept(
+    login, live_server, lead, annotator, project, draft_clip, viewport
+):
     start_assignment(draft_clip, annotator)
     page = login("lead1", "lead-pass-123", viewport=viewport)
     page.goto(f"{live_server.url}/projects/{project.slug}/guidance/")
@@ -201,6 +247,8 @@ def test_guidance_that_names_a_coder_is_refused_on_the_page_with_the_text_kept(l
     expect(error).to_contain_text("write the rule without coders' names")
     error.scroll_into_view_if_needed()
     screenshot(page, f"codebook-guidance-names-a-coder-{viewport[0]}")
-    expect(page.locator("#guidance-text")).to_have_value("@ANN1 chose request on row 2; a request asks for a change in so many words.")
+    expect(page.locator("#guidance-text")).to_have_value(
+        "@ANN1 chose request on row 2; a request asks for a change in so many words."
+    )
     assert GuidanceVersion.objects.count() == 0
     assert not page.errors, page.errors

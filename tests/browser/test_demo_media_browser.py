@@ -1,6 +1,7 @@
 """The demo shows every feature (issue 25, point 8): after ``load_demo`` one clip has a media file the project
 made itself (a test pattern with its lines spoken, annotation/demo/media, committed), so a new team can try the
 player, the replay keys, the speed and the pre-roll. Uses the committed file: neither espeak-ng nor ffmpeg."""
+
 from __future__ import annotations
 
 import io

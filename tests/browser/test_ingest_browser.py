@@ -1,5 +1,6 @@
 """A lead goes from a folder of transcripts to clips with confirmed speakers in
 a real browser (headless Chromium): the folder picker sends each file's path."""
+
 from __future__ import annotations
 
 import shutil
@@ -20,7 +21,9 @@ def page(login, lead):
 
 
 @pytest.mark.django_db(transaction=True)
-def test_lead_ingests_a_folder_in_the_browser_and_accepts_the_suggested_speakers(page, live_server, project, tmp_path, eager_celery):
+def test_lead_ingests_a_folder_in_the_browser_and_accepts_the_suggested_speakers(
+    page, live_server, project, tmp_path, eager_celery
+):
     folder = tmp_path / "incoming"
     (folder / "maya_and_tobias").mkdir(parents=True)
     for name in ("001_clean.srt", "008_voices.vtt", "012_diarised.json"):
@@ -36,19 +39,36 @@ def test_lead_ingests_a_folder_in_the_browser_and_accepts_the_suggested_speakers
     page.screenshot(path=str(REPO / "var" / "screenshots" / "ingest-results.png"), full_page=True)
     assert page.locator(".ingest-results .ingest-status-created").count() == 3
     assert sorted(Clip.objects.values_list("sample_id", flat=True)) == [
-        "maya_and_tobias/001_clean", "maya_and_tobias/008_voices", "maya_and_tobias/012_diarised"
+        "maya_and_tobias/001_clean",
+        "maya_and_tobias/008_voices",
+        "maya_and_tobias/012_diarised",
     ]
-    assert Clip.objects.get(sample_id="maya_and_tobias/001_clean").source_file == "incoming/maya_and_tobias/001_clean.srt"
+    assert (
+        Clip.objects.get(sample_id="maya_and_tobias/001_clean").source_file == "incoming/maya_and_tobias/001_clean.srt"
+    )
 
     page.click("text=Accept the suggested speakers of 2 clips")
     page.wait_for_selector("text=Speakers of 2 clip(s) confirmed as suggested.")
     page.click(".ingest-waiting-list a")  # the diarised clip is left for a hand mapping
     # "Maps to" offers the clip's people, and follows the participants as they are typed.
     choice = page.locator("select[name=speaker_1]")
-    assert choice.locator("option").all_inner_texts() == ["— nobody can tell yet", "SPEAKER_00", "SPEAKER_01", "SPEAKER_02", "Therapist", "Couple"]
+    assert choice.locator("option").all_inner_texts() == [
+        "— nobody can tell yet",
+        "SPEAKER_00",
+        "SPEAKER_01",
+        "SPEAKER_02",
+        "Therapist",
+        "Couple",
+    ]
     page.click("input[name=participants]", click_count=3)
     page.keyboard.type("Maya, Tobias")
-    assert choice.locator("option").all_inner_texts() == ["— nobody can tell yet", "Maya", "Tobias", "Therapist", "Couple"]
+    assert choice.locator("option").all_inner_texts() == [
+        "— nobody can tell yet",
+        "Maya",
+        "Tobias",
+        "Therapist",
+        "Couple",
+    ]
     for field, entity in (("speaker_0", "Therapist"), ("speaker_1", "Maya"), ("speaker_3", "Tobias")):
         page.select_option(f"select[name={field}]", entity)
     page.screenshot(path=str(REPO / "var" / "screenshots" / "ingest-speakers.png"), full_page=True)
@@ -65,7 +85,10 @@ def test_lead_ingests_a_folder_in_the_browser_and_accepts_the_suggested_speakers
     page.wait_for_load_state()
     clips = Clip.objects.filter(project=project)
     assert sorted(clips.values_list("state", flat=True)) == ["preannotated"] * 3
-    assert all(c.rows.count() == c.cues.count() and c.rows.filter(draft__source="offline").count() == c.rows.count() for c in clips)
+    assert all(
+        c.rows.count() == c.cues.count() and c.rows.filter(draft__source="offline").count() == c.rows.count()
+        for c in clips
+    )
     page.goto(f"{live_server.url}/projects/{project.slug}/preannotation/")
     assert "Offline skeleton" in page.inner_text("body")
     assert page.errors == []
@@ -83,15 +106,23 @@ def test_rolling_auto_captions_arrive_as_their_lines_and_the_page_says_so(page, 
     page.wait_for_selector(".ingest-results")
     row = page.locator(".ingest-results tbody tr")
     assert row.locator(".ingest-status").inner_text() == "created" and row.locator("td.num").inner_text() == "3"
-    assert "rolling auto-captions: 5 cues, each repeating the line before it, collapsed into 3 lines" in row.locator(".ingest-note").inner_text()
+    assert (
+        "rolling auto-captions: 5 cues, each repeating the line before it, collapsed into 3 lines"
+        in row.locator(".ingest-note").inner_text()
+    )
     page.screenshot(path=str(REPO / "var" / "screenshots" / "ingest-rolling-result.png"), full_page=True)
     page.click(".ingest-results a:has-text('confirm speakers')")
     page.wait_for_selector("#word-timings")
     assert page.locator(".ingest-words tbody tr").count() == 3
-    assert page.locator(".ingest-words tbody tr").nth(1).locator(".ingest-word").all_inner_texts()[:2] == ["the2.879", "money3.04"]
+    assert page.locator(".ingest-words tbody tr").nth(1).locator(".ingest-word").all_inner_texts()[:2] == [
+        "the2.879",
+        "money3.04",
+    ]
     page.screenshot(path=str(REPO / "var" / "screenshots" / "ingest-rolling-speakers.png"), full_page=True)
     clip = Clip.objects.get()
     assert list(clip.cues.values_list("text", flat=True)) == [
-        "so what would you like to start with today", "the money thing I guess it keeps coming back", "every time one of us ends up leaving the room"
+        "so what would you like to start with today",
+        "the money thing I guess it keeps coming back",
+        "every time one of us ends up leaving the room",
     ]
     assert page.errors == []

@@ -30,9 +30,17 @@ def test_a_lead_judges_pairs_with_the_mouse_and_the_keys_and_the_free_text_secti
     embeddings.embed_texts(texts + [t for r in rows for t in (r["text_a"], r["text_b"])], provider)
     # The team's earlier judgements of internal emotion (as from a file), three readings of each hard pair.
     emotion = [r for r in rows if r["field"] == "internal_emotion"]
-    emotion = emotion + [dict(r, text_a=r["text_a"] + ".") for r in emotion] + [dict(r, text_a=r["text_a"] + "!") for r in emotion]
+    emotion = (
+        emotion
+        + [dict(r, text_a=r["text_a"] + ".") for r in emotion]
+        + [dict(r, text_a=r["text_a"] + "!") for r in emotion]
+    )
     embeddings.embed_texts([r["text_a"] for r in emotion], provider)
-    services.import_judgements(project, services.read_judgements("\n".join(json.dumps(r) for r in emotion), "team.jsonl"), source="file:team.jsonl")
+    services.import_judgements(
+        project,
+        services.read_judgements("\n".join(json.dumps(r) for r in emotion), "team.jsonl"),
+        source="file:team.jsonl",
+    )
     agreement.compute_and_store(project, agreement.Params.from_query({}, project.work_scope), kind=agreement.TEXTS)
 
     page = login("lead1", "lead-pass-123")

@@ -2,6 +2,7 @@
 a click on a row seeks while the media plays, and the replay speed and pre-roll
 follow the annotator from browser to browser. Measured in Chromium on a small
 WebM clip written for the test with PyAV (VP8, 25 frames per second)."""
+
 import io
 import json
 import re
@@ -90,7 +91,9 @@ def test_a_click_on_a_row_seeks_while_the_media_plays(login, live_server, clip):
     page.keyboard.press("p")
     page.wait_for_function("() => document.getElementById('player').currentTime > 0.2")
     page.click("#row-3")
-    position = page.evaluate("[document.getElementById('player').currentTime, document.getElementById('player').paused]")
+    position = page.evaluate(
+        "[document.getElementById('player').currentTime, document.getElementById('player').paused]"
+    )
     assert SPANS[2][0] <= position[0] < SPANS[2][0] + 0.5 and position[1] is False, position
     page.keyboard.press("p")
     page.click("#row-1")  # and while paused

@@ -1,6 +1,7 @@
 """The four pages a team lives in (an annotator's clip, a lead's adjudication, agreement and release pages)
 fit the two laptop screens they are used on, 1440×900 and 1280×800: no table wider than its column, no
 cell whose words are cut, no page wider than the window. Screenshots of each page at both sizes."""
+
 from __future__ import annotations
 
 import pytest
@@ -19,20 +20,27 @@ SIZES = ((1440, 900), (1280, 800))
 # Everything in <main> that sticks out of the page or of its scroll box, and every table cell whose
 # text is cut (text wider than the cell and hidden). Returns human-readable descriptions.
 OVERFLOW = """() => {
-  for (const d of document.querySelectorAll('main details')) if (d.querySelector('table')) d.open = true;  // the folded tables must fit too
+  // The folded tables must fit too.
+  for (const d of document.querySelectorAll('main details')) if (d.querySelector('table')) d.open = true;
   const out = [], width = document.documentElement.clientWidth;
-  if (document.documentElement.scrollWidth > width + 1) out.push('page ' + document.documentElement.scrollWidth + ' > ' + width);
-  const name = (el) => el.tagName.toLowerCase() + (el.id ? '#' + el.id : '') + (el.className && typeof el.className === 'string' ? '.' + el.className.split(' ').join('.') : '');
+  const page = document.documentElement.scrollWidth;
+  if (page > width + 1) out.push('page ' + page + ' > ' + width);
+  const classes = (el) =>
+    el.className && typeof el.className === 'string' ? '.' + el.className.split(' ').join('.') : '';
+  const name = (el) => el.tagName.toLowerCase() + (el.id ? '#' + el.id : '') + classes(el);
   for (const t of document.querySelectorAll('main table')) {
     if (!t.offsetParent) continue;
     // A table wider than the box it sits in: cut, or scrolled sideways.
     const box = t.parentElement, r = t.getBoundingClientRect(), b = box.getBoundingClientRect();
-    if (r.right > b.right + 1 || box.scrollWidth > box.clientWidth + 1) out.push(name(t) + ' wider than ' + name(box) + ': ' + Math.round(r.width) + ' > ' + Math.round(b.width));
+    if (r.right > b.right + 1 || box.scrollWidth > box.clientWidth + 1)
+      out.push(name(t) + ' wider than ' + name(box) + ': ' + Math.round(r.width) + ' > ' + Math.round(b.width));
     if (r.right > width + 1) out.push(name(t) + ' beyond the window');
     for (const c of t.querySelectorAll('td, th')) {
       if (!c.offsetParent) continue;
       // Content wider than its cell: it spills over the next column or is cut.
-      if (c.scrollWidth > c.clientWidth + 1) out.push('cell of ' + name(t) + ' ' + JSON.stringify(c.innerText.slice(0, 40)) + ' ' + c.scrollWidth + ' > ' + c.clientWidth);
+      if (c.scrollWidth > c.clientWidth + 1)
+        out.push('cell of ' + name(t) + ' ' + JSON.stringify(c.innerText.slice(0, 40)) + ' '
+                 + c.scrollWidth + ' > ' + c.clientWidth);
     }
   }
   return out;
@@ -46,7 +54,14 @@ def team(project, lead, annotator, tmp_path):
     from annotation.releases.freeze import freeze
 
     generate(project, clips=3, annotators=3, seed=4)
-    freeze(project, version="1.0.0", seed=0, out_dir=tmp_path / "release", user=lead, accept_incomplete=["couple", "family"])
+    freeze(
+        project,
+        version="1.0.0",
+        seed=0,
+        out_dir=tmp_path / "release",
+        user=lead,
+        accept_incomplete=["couple", "family"],
+    )
     params = agreement.Params.from_query({}, project.work_scope)
     agreement.report_state(project, params, user=lead, sync=True)
     clip = max(project.clips.all(), key=lambda c: (len(c.participants), c.rows.count()))
@@ -96,7 +111,8 @@ def test_the_four_pages_fit_both_laptop_screens(login, live_server, project, tea
         except PlaywrightError as exc:
             if "ERR_ABORTED" not in str(exc) or attempt == 2:
                 raise
-    # The release page opens with its card rendered (point 7), links to the card and Croissant files, the checksums folded.
+    # The release page opens with its card rendered (point 7), links to the card and Croissant files, the checksums
+    # folded.
     card = page.locator("#release-card")
     assert card.locator("h1").first.is_visible() and card.bounding_box()["y"] < 400
     assert page.locator("#release-card script").count() == 0

@@ -14,7 +14,13 @@ from .conftest import screenshot
 
 @pytest.mark.django_db(transaction=True)
 def test_lead_drafts_an_audio_clip_and_sees_what_each_draft_was_made_from_and_how_good_drafts_are(
-    drafted_sample, fake, login, lead, live_server, project, eager_celery  # noqa: F811
+    drafted_sample,
+    fake,
+    login,
+    lead,
+    live_server,
+    project,
+    eager_celery,  # noqa: F811
 ):
     fake.responder = g.one_row_per_cue  # the sample's faulty model knows only the sample's cues
     clip = make_clip(project, "maya_and_tobias/009_voice_memo", media=SimpleUploadedFile("memo.m4a", b"\0" * 512))
@@ -34,7 +40,9 @@ def test_lead_drafts_an_audio_clip_and_sees_what_each_draft_was_made_from_and_ho
     section = page.locator("#draft-quality")
     headings = [h.split(" ")[0] for h in section.locator("h3").all_inner_texts()]
     assert headings == ["Video", "Audio", "Transcript", "All"]  # the new audio clip has no human reference yet
-    invented = section.locator('table[data-modality="transcript"] tr[data-field="facial_expressions"] [data-figure="deleted"]')
+    invented = section.locator(
+        'table[data-modality="transcript"] tr[data-field="facial_expressions"] [data-figure="deleted"]'
+    )
     assert not invented.inner_text().startswith("0 ")
     screenshot(page, "preannotation-page")
     section.scroll_into_view_if_needed()

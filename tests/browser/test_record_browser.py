@@ -1,5 +1,6 @@
 """The annotator's record in a real browser, with the mouse: an annotator takes a qualification round and
 reads the feedback; a lead reads the per-annotator dashboard and sends a coder back to qualification."""
+
 from __future__ import annotations
 
 from datetime import timedelta
@@ -23,9 +24,19 @@ pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.browser]
 
 def test_an_annotator_takes_a_round_and_reads_the_feedback(login, live_server, project, lead, tmp_path):
     trainee = create_user("newbie", "annotator", password="newbie-pass-123")[0]
-    clip = import_gold_clip(project, tmp_path, "train_group/001_training", note="Blame for what he does is an accusation.")
+    clip = import_gold_clip(
+        project, tmp_path, "train_group/001_training", note="Blame for what he does is an accusation."
+    )
     services.mark_training(project, clip, actor=lead)
-    services.set_rule(project, "couple", fields=["utterance_type", "relation_pattern"], min_score=0.8, min_rows=10, max_attempts=3, actor=lead)
+    services.set_rule(
+        project,
+        "couple",
+        fields=["utterance_type", "relation_pattern"],
+        min_score=0.8,
+        min_rows=10,
+        max_attempts=3,
+        actor=lead,
+    )
     services.start_round(project, "couple", trainee, actor=lead)  # the lead sent the new annotator to qualification
     code_like_gold(clip, trainee)  # most rows coded like the gold; row 1 the annotator codes with the mouse below
 
@@ -39,7 +50,10 @@ def test_an_annotator_takes_a_round_and_reads_the_feedback(login, live_server, p
     page.click('#dim-verbal .picker-pop li:has-text("accusation")')
     page.click("#save")
     page.wait_for_selector("#save-state:has-text('version 3')")
-    assert Revision.objects.get(row__clip=clip, row__row_index=1, annotator=trainee).content["utterance_type"] == "accusation"
+    assert (
+        Revision.objects.get(row__clip=clip, row__row_index=1, annotator=trainee).content["utterance_type"]
+        == "accusation"
+    )
 
     page.goto(f"{live_server.url}/projects/{project.slug}/qualification/")
     page.click("#submit-round-couple")
@@ -55,7 +69,11 @@ def test_an_annotator_takes_a_round_and_reads_the_feedback(login, live_server, p
     first.scroll_into_view_if_needed()
     screenshot(page, "record-feedback-row")
     attempt = QualificationAttempt.objects.get(annotator=trainee)
-    assert attempt.state == "scored" and attempt.scores["utterance_type"]["matching"]["same"] == attempt.scores["utterance_type"]["matching"]["rows"] - 1
+    assert (
+        attempt.state == "scored"
+        and attempt.scores["utterance_type"]["matching"]["same"]
+        == attempt.scores["utterance_type"]["matching"]["rows"] - 1
+    )
     page.locator("#scores").scroll_into_view_if_needed()
     # The free-text scores: being computed until the worker has stored them (with a broker and no worker here,
     # the job waits; without a broker it ran eagerly), then shown beside the label scores.
@@ -76,11 +94,28 @@ def test_a_lead_reads_the_dashboard_and_sends_a_coder_back(login, live_server, p
     # Four weeks of a study: the coders' work spread over them, so that the drift plots have weeks.
     now = timezone.now()
     Assignment.objects.filter(clip__project=project).update(created_at=now - timedelta(days=28))
-    for week, clips in enumerate([list(project.clips.filter(scenario="couple").order_by("sample_id")[i::4]) for i in range(4)]):
+    for week, clips in enumerate(
+        [list(project.clips.filter(scenario="couple").order_by("sample_id")[i::4]) for i in range(4)]
+    ):
         Revision.objects.filter(row__clip__in=clips).update(updated_at=now - timedelta(days=27 - 7 * week))
-    services.set_rule(project, "couple", fields=["utterance_type", "relation_pattern"], min_score=0.8, min_rows=40, max_attempts=3, actor=lead)
+    services.set_rule(
+        project,
+        "couple",
+        fields=["utterance_type", "relation_pattern"],
+        min_score=0.8,
+        min_rows=40,
+        max_attempts=3,
+        actor=lead,
+    )
     for name in names:  # the pilot coders were let in by the lead
-        services.decide(project, "couple", get_user_model().objects.get(username=name), "waived", "coded the pilot with the lead", actor=lead)
+        services.decide(
+            project,
+            "couple",
+            get_user_model().objects.get(username=name),
+            "waived",
+            "coded the pilot with the lead",
+            actor=lead,
+        )
     dashboard.compute_and_store(project, "couple")  # the worker has stored it
 
     page = login("lead1", "lead-pass-123")
@@ -99,7 +134,9 @@ def test_a_lead_reads_the_dashboard_and_sends_a_coder_back(login, live_server, p
     card.locator("textarea[name=reason]").first.click()
     page.keyboard.type("reads the attack/pursue boundary differently since week 2")
     card.locator("button.send-back-button").click()
-    expect(page.locator(".message-success")).to_contain_text(f"{names[1]} is sent back to qualification for couple clips")
+    expect(page.locator(".message-success")).to_contain_text(
+        f"{names[1]} is sent back to qualification for couple clips"
+    )
     decision = QualificationDecision.objects.get(kind="sent_back")
     assert (decision.annotator.username, decision.kind, decision.decided_by) == (names[1], "sent_back", lead)
     assert QualificationAttempt.objects.get(annotator__username=names[1]).state == "open"

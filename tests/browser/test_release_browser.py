@@ -1,5 +1,6 @@
 """A lead previews a freeze in a real browser, sees a scenario refused, accepts it, and freezes
 only after a dialog that states the counts (driven with the mouse)."""
+
 import pytest
 
 from annotation.models import ClipState, Job, Release
@@ -19,7 +20,9 @@ def project_with_two_families(project):
     return project
 
 
-def test_lead_previews_accepts_an_incomplete_scenario_and_confirms_the_freeze(login, live_server, project_with_two_families, lead, eager_celery):
+def test_lead_previews_accepts_an_incomplete_scenario_and_confirms_the_freeze(
+    login, live_server, project_with_two_families, lead, eager_celery
+):
     project = project_with_two_families
     page = login("lead1", "lead-pass-123")
     page.goto(f"{live_server.url}/projects/{project.slug}/releases/")
@@ -31,7 +34,9 @@ def test_lead_previews_accepts_an_incomplete_scenario_and_confirms_the_freeze(lo
     page.wait_for_selector("#refusal")
     refusal = page.inner_text("#refusal")
     assert "scenario family has 2 relationship groups (family_therapy/001, family_therapy/002) for 3 splits" in refusal
-    assert "tick “Freeze anyway … for family”" in refusal and "--" not in refusal  # the page's checkbox, no command flag
+    assert (
+        "tick “Freeze anyway … for family”" in refusal and "--" not in refusal
+    )  # the page's checkbox, no command flag
     assert page.locator("#freeze-open").count() == 0, "no way to freeze a refused plan"
     left_out = page.inner_text("#left-out")
     assert "in review: still in review" in left_out and "family_therapy/003/merged" in left_out
@@ -56,7 +61,9 @@ def test_lead_previews_accepts_an_incomplete_scenario_and_confirms_the_freeze(lo
     dialog.wait_for(state="visible")
     text = dialog.inner_text()
     assert "Freeze release 1.0.0 of Test benchmark?" in text
-    assert "11 clips and" in text and "11 clips move from adjudicated to released" in text and "cannot be undone" in text
+    assert (
+        "11 clips and" in text and "11 clips move from adjudicated to released" in text and "cannot be undone" in text
+    )
     screenshot(page, "release-freeze-confirm")
     page.click("#freeze-cancel")
     dialog.wait_for(state="hidden")

@@ -1,6 +1,7 @@
 """Errors after the person acts, all at once (issue 25, point 2): an untouched row, from the draft or from empty,
 is never shown in error; a refused save lists every problem of the row above it (and marks each field), and
 focuses the first; leaving a changed field shows that field's problems; the banner follows the row's state."""
+
 from __future__ import annotations
 
 import json
@@ -20,8 +21,12 @@ pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.browser]
 @pytest.fixture
 def clips(project, annotator, other_annotator, tmp_path):
     out = {}
-    for n, (sample_id, user, mode) in enumerate((("maya_and_tobias/001_opening", annotator, AssignmentMode.FROM_DRAFT),
-                                                  ("maya_and_tobias/002_later", annotator, AssignmentMode.FROM_EMPTY))):
+    for n, (sample_id, user, mode) in enumerate(
+        (
+            ("maya_and_tobias/001_opening", annotator, AssignmentMode.FROM_DRAFT),
+            ("maya_and_tobias/002_later", annotator, AssignmentMode.FROM_EMPTY),
+        )
+    ):
         path = tmp_path / f"{n}.jsonl"
         path.write_text(json.dumps(couple_clip(sample_id=sample_id)) + "\n", encoding="utf-8")
         import_rescue(path, project, as_source="draft")
@@ -59,7 +64,9 @@ def test_problems_appear_when_the_person_acts_all_at_once(login, live_server, cl
     assert items.count() == 3, page.inner_text("#issue-list")
     for path in ("person", "emotion_description", "intensity"):
         assert page.locator(f'.field[data-path="internal_emotion[1].{path}"] .field-error').count() == 1
-    assert page.evaluate("() => document.activeElement.closest('[data-path]').dataset.path").startswith("internal_emotion[1].")
+    assert page.evaluate("() => document.activeElement.closest('[data-path]').dataset.path").startswith(
+        "internal_emotion[1]."
+    )
     assert "not saved" in page.inner_text(".banner.error")
     screenshot(page, f"row-errors-all-at-once-{viewport[0]}")
 

@@ -3,6 +3,7 @@ right after the clip opens, after j/k, after a save and at the end of the list, 
 at 1440×900 and 1280×800. The clicks are real mouse presses at the coordinates the row had before the press (a row
 list that moved on mouse-down would land the mouse-up on another row and open nothing). The whole turn of the row
 under the pointer is read in the strip below the list, never in a box over the neighbouring rows (point 3)."""
+
 from __future__ import annotations
 
 import pytest
@@ -17,7 +18,8 @@ ROWS = """() => [...document.querySelectorAll('#row-list tbody tr[id]')].map(tr 
 # Is the row wholly in the list's box, below its sticky header?
 IN_VIEW = """(id) => {
   const tr = document.getElementById(id), box = tr.closest('.row-list-wrap');
-  const head = box.querySelector('thead').getBoundingClientRect(), b = box.getBoundingClientRect(), r = tr.getBoundingClientRect();
+  const head = box.querySelector('thead').getBoundingClientRect();
+  const b = box.getBoundingClientRect(), r = tr.getBoundingClientRect();
   return r.top >= head.bottom - 0.5 && r.bottom <= b.top + box.clientHeight + 0.5;
 }"""
 
@@ -41,8 +43,11 @@ def heights(page):
 def click_row(page, index):
     """Scroll row ``index`` into the list's view (if needed), then press and release the mouse at its centre."""
     row = page.locator(f"#row-{index}")
-    row.evaluate("tr => { const box = tr.closest('.row-list-wrap'); const r = tr.getBoundingClientRect(), b = box.getBoundingClientRect();"
-                 " if (r.top < b.top + 40 || r.bottom > b.bottom) box.scrollTop += r.top - b.top - b.height / 2; }")
+    row.evaluate(
+        "tr => { const box = tr.closest('.row-list-wrap'); const r = tr.getBoundingClientRect(), b = "
+        "box.getBoundingClientRect();"
+        " if (r.top < b.top + 40 || r.bottom > b.bottom) box.scrollTop += r.top - b.top - b.height / 2; }"
+    )
     box = row.bounding_box()
     before = page.evaluate(ROWS)
     page.mouse.move(box["x"] + box["width"] * 0.6, box["y"] + box["height"] / 2)
@@ -67,8 +72,11 @@ def test_one_click_opens_the_clicked_row_whatever_happened_before(login, live_se
         assert page.locator("#row-list .words-full").count() == 0
         words = page.evaluate("() => document.querySelector('#row-2 .words').textContent")
         assert words in page.inner_text("#row-words")
-        hidden = page.evaluate("() => { const r = document.querySelector('#row-3').getBoundingClientRect();"
-                               " const el = document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2); return !!el.closest('#row-3'); }")
+        hidden = page.evaluate(
+            "() => { const r = document.querySelector('#row-3').getBoundingClientRect();"
+            " const el = document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2); return "
+            "!!el.closest('#row-3'); }"
+        )
         assert hidden, "something covers row 3"
 
         page.keyboard.press("j")

@@ -1,5 +1,6 @@
 """The vendored ES modules (Preact, hooks, htm) load through the import map
 under the page's Content Security Policy, with no build step and no CDN."""
+
 from __future__ import annotations
 
 import pytest

@@ -1,4 +1,5 @@
 """A real annotator in a real browser: from login to a submitted clip, by mouse and by keyboard."""
+
 import json
 import re
 
@@ -16,7 +17,10 @@ from .conftest import screenshot
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.browser]
 
 XSS = '<script>window.__xss = 1</script><img src=x onerror="window.__xss = 2"> {{ 7*7 }}'
-EDITABLE = "#editor input:not([disabled]), #editor textarea:not([disabled]), #editor select:not([disabled]), #editor button.picker-button:not([disabled])"
+EDITABLE = (
+    "#editor input:not([disabled]), #editor textarea:not([disabled]), #editor select:not([disabled]), #editor "
+    "button.picker-button:not([disabled])"
+)
 
 
 @pytest.fixture
@@ -121,7 +125,7 @@ def test_new_entries_start_empty_and_a_phantom_is_refused_at_the_field(login, li
     page.click('[data-path="internal_emotion"] button.add')
     entry = page.locator('.entry[data-path="internal_emotion[1]"]')
     assert entry.locator("select").input_value() == "", "no person is chosen for the annotator"
-    assert entry.locator('input[type=text]').input_value() == ""
+    assert entry.locator("input[type=text]").input_value() == ""
     assert entry.locator("input[type=radio]:checked").count() == 0, "no default intensity"
     page.keyboard.press("Control+s")
     page.wait_for_selector(".banner.error")
@@ -129,7 +133,7 @@ def test_new_entries_start_empty_and_a_phantom_is_refused_at_the_field(login, li
     assert "choose an intensity" in page.inner_text('.field[data-path="internal_emotion[1].intensity"]')
     assert revision(clip, annotator, 1).version == 1, "nothing phantom reached the server"
     entry.locator("select").select_option("Maya")
-    entry.locator('input[type=text]').fill("hopeful")
+    entry.locator("input[type=text]").fill("hopeful")
     page.keyboard.press("Control+s")
     page.wait_for_selector('.field[data-path="internal_emotion[1].intensity"] .field-error')
     entry.locator('label.seg:has-text("4")').click()
@@ -251,7 +255,11 @@ def test_the_conversation_is_in_view(login, live_server, clip, annotator):
     assert cues_box["x"] >= list_box["x"] + list_box["width"] - 1, "beside, not under"
     # Row 3's evidence: its cited rows are marked in the list, and picked there by clicking.
     page.click("#row-3")
-    assert {el.get_attribute("id") for el in page.query_selector_all("#row-list tr.cited")} == {"row-1", "row-2", "row-3"}
+    assert {el.get_attribute("id") for el in page.query_selector_all("#row-list tr.cited")} == {
+        "row-1",
+        "row-2",
+        "row-3",
+    }
     page.click("#pick-evidence")
     page.click("#row-1")
     expect(page.locator('[data-path="relation_pattern_evidence_rows"] input')).to_have_value("2, 3")
@@ -280,7 +288,9 @@ def test_two_tabs_saving_the_same_row_get_a_merge_view_not_a_lost_edit(login, li
     second.click("#save")
     second.wait_for_selector("#merge-box")
     merge = second.inner_text("#merge-box")
-    assert "changed elsewhere" in merge and "Utterance type" in merge and "utterance_type" not in merge, "fields named as the editor names them"
+    assert "changed elsewhere" in merge and "Utterance type" in merge and "utterance_type" not in merge, (
+        "fields named as the editor names them"
+    )
     screenshot(second, "merge-view")
     second.click("#merge-save")
     second.wait_for_selector("#save-state:has-text('version 3')")
@@ -338,7 +348,9 @@ def test_invalid_edit_shows_a_message_at_the_field_before_saving(login, live_ser
     assert revision(clip, annotator, 1).version == 1
 
 
-def test_annotator_cannot_reach_other_work_by_url(login, live_server, clip, annotator, other_annotator, project, tmp_path):
+def test_annotator_cannot_reach_other_work_by_url(
+    login, live_server, clip, annotator, other_annotator, project, tmp_path
+):
     start_assignment(clip, other_annotator)
     theirs = revision(clip, other_annotator, 1)
     path = tmp_path / "f.jsonl"
@@ -400,7 +412,9 @@ def test_a_submitted_or_discarded_clip_opens_read_only_with_who_can_reopen_it(lo
     page.reload()
     page.wait_for_selector("#editor h2")
     banner = page.inner_text("#state-banner")
-    assert "A lead discarded this clip" in banner and "subtitles drift" not in banner, "the discard reason is not shown to coders"
+    assert "A lead discarded this clip" in banner and "subtitles drift" not in banner, (
+        "the discard reason is not shown to coders"
+    )
     assert page.locator(EDITABLE).count() == 0
     assert page.errors == []
 

@@ -29,7 +29,9 @@ def reviewed_clip(project, tmp_path, coders, edits=EDITS, *, doc=None, submit=Tr
     for user in coders:
         start_assignment(clip, user)
     for user in coders:
-        for revision in Revision.objects.filter(row__clip=clip, annotator=user).select_related("row").order_by("row__row_index"):
+        for revision in (
+            Revision.objects.filter(row__clip=clip, annotator=user).select_related("row").order_by("row__row_index")
+        ):
             content = {**revision.content, **edits.get(user.username, {}).get(revision.row.row_index, {})}
             save_revision(revision.pk, user, content, revision.version, reviewed=True)
         if submit:

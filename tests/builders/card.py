@@ -1,14 +1,24 @@
 """Reading a dataset card back: its tables and counted nouns, for tests that recompute what it states."""
+
 from __future__ import annotations
 
 import re
 
 # Every "<number> <noun>" the card may state, singular and plural: the number decides which.
 NOUNS = {
-    "clip": "clips", "row": "rows", "couple or family": "couples or families", "relationship group": "relationship groups",
-    "group": "groups", "instance": "instances", "coded revision": "coded revisions", "annotator": "annotators",
-    "gold value": "gold values", "coder": "coders", "unit": "units", "assignment": "assignments",
-}  # fmt: skip
+    "clip": "clips",
+    "row": "rows",
+    "couple or family": "couples or families",
+    "relationship group": "relationship groups",
+    "group": "groups",
+    "instance": "instances",
+    "coded revision": "coded revisions",
+    "annotator": "annotators",
+    "gold value": "gold values",
+    "coder": "coders",
+    "unit": "units",
+    "assignment": "assignments",
+}
 
 
 def section(card: str, heading: str) -> str:
@@ -22,9 +32,9 @@ def section(card: str, heading: str) -> str:
 
 def table(text: str) -> list[dict[str, str]]:
     """The first Markdown table of ``text`` as dicts keyed by its header."""
-    lines = [l for l in text.splitlines() if l.startswith("|")]
+    lines = [line for line in text.splitlines() if line.startswith("|")]
     header = [c.strip() for c in lines[0].strip("|").split(" | ")]
-    return [dict(zip(header, [c.strip() for c in re.split(r"(?<!\\) \| ", l.strip()[2:-2])])) for l in lines[2:]]
+    return [dict(zip(header, [c.strip() for c in re.split(r"(?<!\\) \| ", line.strip()[2:-2])])) for line in lines[2:]]
 
 
 def wrong_plurals(card: str) -> list[str]:

@@ -29,6 +29,12 @@ def build(project):
     users = annotators("cb", 3)
     for sample_id, spec, modality in (("grp/001_t", TRANSCRIPT_CLIP, "transcript"), ("grp/002_v", VIDEO_CLIP, "video")):
         contents = {u: [client_content(utterance_type=v) for v in values] for u, values in zip(users, spec["coders"])}
-        clip = make_clip(project, sample_id, contents, state=SUBMITTED, draft=[client_content(utterance_type=v) for v in spec["draft"]])
+        clip = make_clip(
+            project,
+            sample_id,
+            contents,
+            state=SUBMITTED,
+            draft=[client_content(utterance_type=v) for v in spec["draft"]],
+        )
         Draft.objects.filter(row__clip=clip).update(modality=modality)
     return users

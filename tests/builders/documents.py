@@ -1,10 +1,13 @@
 """Builders for valid release-format documents; tests change one thing at a time."""
+
 from __future__ import annotations
 
 import copy
 
 
-def client_row(index: int, speaker: str = "Maya", target=("Therapist",), start: float | None = None, **overrides) -> dict:
+def client_row(
+    index: int, speaker: str = "Maya", target=("Therapist",), start: float | None = None, **overrides
+) -> dict:
     start = float(index * 5) if start is None else start
     row = {
         "start_time": start,
@@ -31,7 +34,9 @@ def client_row(index: int, speaker: str = "Maya", target=("Therapist",), start: 
     return row
 
 
-def therapist_row(index: int, target=("Maya",), strategy: str | None = "track", start: float | None = None, **overrides) -> dict:
+def therapist_row(
+    index: int, target=("Maya",), strategy: str | None = "track", start: float | None = None, **overrides
+) -> dict:
     row = client_row(index, speaker="Therapist", target=target, start=start)
     row.update(
         dialogue_cleaned="So when he goes quiet, you push harder?",
@@ -39,7 +44,14 @@ def therapist_row(index: int, target=("Maya",), strategy: str | None = "track", 
         body_posture=[],
         internal_emotion=[],
         support_strategy=(
-            [{"provider": "Therapist", "target": list(target), "strategy_type": strategy, "strategy_content": "names the cycle"}]
+            [
+                {
+                    "provider": "Therapist",
+                    "target": list(target),
+                    "strategy_type": strategy,
+                    "strategy_content": "names the cycle",
+                }
+            ]
             if strategy
             else []
         ),
@@ -55,7 +67,14 @@ def couple_clip(sample_id: str = "maya_and_tobias/001_opening", rows=None) -> di
         rows = [
             client_row(1),
             therapist_row(2),
-            client_row(3, speaker="Tobias", target=("Maya",), relation_pattern="pursue_withdraw", relation_pattern_reason="she presses, he retreats", relation_pattern_evidence_rows=[1, 2, 3]),
+            client_row(
+                3,
+                speaker="Tobias",
+                target=("Maya",),
+                relation_pattern="pursue_withdraw",
+                relation_pattern_reason="she presses, he retreats",
+                relation_pattern_evidence_rows=[1, 2, 3],
+            ),
         ]
     return {
         "sample_id": sample_id,
@@ -69,7 +88,9 @@ def couple_clip(sample_id: str = "maya_and_tobias/001_opening", rows=None) -> di
 def family_clip(sample_id: str = "okafor_family/001_dinner") -> dict:
     people = ["Ada", "Ben", "Chidi", "Dora"]
     rows = [client_row(i + 1, speaker=p, target=("Therapist",)) for i, p in enumerate(people)]
-    rows.append(therapist_row(5, target=("Family",), strategy="boundary", relation_cycle_state="boundary_hierarchy_strain"))
+    rows.append(
+        therapist_row(5, target=("Family",), strategy="boundary", relation_cycle_state="boundary_hierarchy_strain")
+    )
     return {"sample_id": sample_id, "scenario": "family", "participants": people, "source_file": "", "rows": rows}
 
 

@@ -51,7 +51,10 @@ def faulty_model(clips: list[dict]):
             gold = by_cue[(cue.start, cue.end, cue.speaker)]
             answer = wire_row(gold, lambda n: f"c{n}")  # one cue per row: row n is cue n
             if invents_face(gold, modality):
-                answer["facial_expressions"] = [*answer["facial_expressions"], {"person": gold["primary_speaker"], **INVENTED}]
+                answer["facial_expressions"] = [
+                    *answer["facial_expressions"],
+                    {"person": gold["primary_speaker"], **INVENTED},
+                ]
             if drops_strategies(gold):
                 answer["support_strategy"] = []
             rows.append(answer)

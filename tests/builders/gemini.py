@@ -1,4 +1,5 @@
-"""The fake Gemini server as fixtures, and pre-annotation run the way a lead starts it (conftest registers the fixtures)."""
+"""The fake Gemini server as fixtures, and pre-annotation run the way a lead starts it (conftest registers the
+fixtures)."""
 
 from __future__ import annotations
 

@@ -8,7 +8,9 @@ from annotation.meaning.models import pair_sha256
 
 from . import meaning_hard_pairs as hard
 
-FIXTURE = {pair_sha256(f, a, b): "same" for f, a, b in hard.SAME} | {pair_sha256(f, a, b): "different" for f, a, b in hard.DIFFERENT}
+FIXTURE = {pair_sha256(f, a, b): "same" for f, a, b in hard.SAME} | {
+    pair_sha256(f, a, b): "different" for f, a, b in hard.DIFFERENT
+}
 _PROMPT = re.compile(r"Aspect: (?P<label>.*)\n\nAnnotation A: (?P<a>.*)\n\nAnnotation B: (?P<b>.*)$", re.DOTALL)
 
 

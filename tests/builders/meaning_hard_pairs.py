@@ -26,7 +26,11 @@ SAME = [
     ("interaction_behavior", "interrupts her to correct the story", "cuts in to give his own version of events"),
     ("relation_reason", "she pursues, he withdraws into silence", "her pushing is met by his shutting down"),
     ("strategy_content", "reflects her fear back to her", "names the fear she is expressing"),
-    ("strategy_content", "asks him to say it to her directly", "invites him to speak to his wife rather than to the therapist"),
+    (
+        "strategy_content",
+        "asks him to say it to her directly",
+        "invites him to speak to his wife rather than to the therapist",
+    ),
 ]
 DIFFERENT = [
     ("internal_emotion", "feels hopeful about the talk", "dreads the talk"),

@@ -1,4 +1,5 @@
 """Builders for the record's tests: a training clip with gold, a trainee's round coded through the workspace."""
+
 from __future__ import annotations
 
 import json
@@ -9,7 +10,18 @@ from annotation.workspace.services import save_revision
 
 from .documents import client_row, couple_clip, therapist_row
 
-UTTERANCES = ["accusation", "defense", "disclosure", "request", "recollection", "reflection", "repair", "withdrawal", "validation", "other"]
+UTTERANCES = [
+    "accusation",
+    "defense",
+    "disclosure",
+    "request",
+    "recollection",
+    "reflection",
+    "repair",
+    "withdrawal",
+    "validation",
+    "other",
+]
 PATTERNS = ["pursue_withdraw", "attack_attack", "withdraw_withdraw", "repair_softening", "constructive_alignment"]
 
 
@@ -21,8 +33,17 @@ def training_rows(n: int = 24) -> list[dict]:
             rows.append(therapist_row(i, strategy="track" if i % 8 else "reframe"))
         else:
             speaker = "Maya" if i % 2 else "Tobias"
-            rows.append(client_row(i, speaker=speaker, target=("Tobias",) if speaker == "Maya" else ("Maya",), utterance_type=UTTERANCES[i % len(UTTERANCES)],
-                                   relation_pattern=PATTERNS[i % len(PATTERNS)], relation_pattern_reason="why", relation_pattern_evidence_rows=[i]))  # fmt: skip
+            rows.append(
+                client_row(
+                    i,
+                    speaker=speaker,
+                    target=("Tobias",) if speaker == "Maya" else ("Maya",),
+                    utterance_type=UTTERANCES[i % len(UTTERANCES)],
+                    relation_pattern=PATTERNS[i % len(PATTERNS)],
+                    relation_pattern_reason="why",
+                    relation_pattern_evidence_rows=[i],
+                )
+            )
     return rows
 
 
@@ -38,14 +59,22 @@ def import_gold_clip(project, tmp_path, sample_id: str, rows=None, *, note: str 
 
 def annotation_of(gold_content: dict) -> dict:
     """The gold document as a coder's document (annotation keys only)."""
-    return {k: v for k, v in gold_content.items() if k not in ("row_index", "start_time", "end_time", "primary_speaker", "dialogue_cleaned")}
+    return {
+        k: v
+        for k, v in gold_content.items()
+        if k not in ("row_index", "start_time", "end_time", "primary_speaker", "dialogue_cleaned")
+    }
 
 
 def code_like_gold(clip, user, change=None) -> dict[int, dict]:
     """Save, as ``user`` in the workspace, the gold of every row of ``clip`` changed by ``change(row_index, doc)``,
     each marked reviewed; returns the saved documents by row index."""
     saved = {}
-    for revision in Revision.objects.filter(row__clip=clip, annotator=user).select_related("row", "row__gold").order_by("row__row_index"):
+    for revision in (
+        Revision.objects.filter(row__clip=clip, annotator=user)
+        .select_related("row", "row__gold")
+        .order_by("row__row_index")
+    ):
         doc = annotation_of(dict(revision.row.gold.content))
         if change:
             doc = change(revision.row.row_index, doc) or doc

@@ -85,7 +85,8 @@ class Workers:
 
 @pytest.fixture
 def worker_fake():
-    """A bare fake Gemini server (conftest's ``fake`` also points the settings at it; workers read their environment)."""
+    """A bare fake Gemini server (conftest's ``fake`` also points the settings at it; workers read their
+    environment)."""
     with g.FakeGemini() as server:
         yield server
 

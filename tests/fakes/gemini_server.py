@@ -72,6 +72,8 @@ def fake_embedding(text: str, dimensions: int) -> list[float]:
         bucket = int(hashlib.sha256(word.encode()).hexdigest(), 16)
         values[bucket % dimensions] += 1.0 if (bucket >> 8) % 2 else -1.0
     return values
+
+
 _FILE = re.compile(r"^/(?P<version>v\d\w*)/files/(?P<id>[\w-]+)$")
 _CUE = re.compile(r"^\[c(?P<n>\d+)\] (?P<start>[\d.]+)-(?P<end>[\d.]+) \| (?P<speaker>.*?) \| (?P<text>.*)$")
 _MODALITY = re.compile(r"^Modality: (?P<modality>[a-z ]+?)\.", re.MULTILINE)
@@ -451,7 +453,9 @@ class FakeGemini:
             def _embed(self, body: dict):
                 scripted = fake._next()
                 if isinstance(scripted, Error):
-                    payload = {"error": {"code": scripted.status, "message": scripted.message, "status": scripted.api_status}}
+                    payload = {
+                        "error": {"code": scripted.status, "message": scripted.message, "status": scripted.api_status}
+                    }
                     return self._send(scripted.status, payload)
                 out = []
                 for request in body.get("requests", []):

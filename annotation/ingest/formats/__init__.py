@@ -5,6 +5,7 @@ bytes, works out the format (from the content first, the file extension
 second), parses, and applies the checks every format shares. It returns a
 ``Transcript`` or raises ``IngestError``; nothing else escapes for any input.
 """
+
 from __future__ import annotations
 
 from pathlib import PurePosixPath
@@ -67,7 +68,9 @@ def read_transcript(name: str, raw: bytes) -> Transcript:
         try:
             cues = subrip.parse(name, text, notes)
         except IngestError:
-            raise IngestError(name, "not a WebVTT file: the first line must start with WEBVTT (nor is it SubRip)", 1) from None
+            raise IngestError(
+                name, "not a WebVTT file: the first line must start with WEBVTT (nor is it SubRip)", 1
+            ) from None
     elif kind == "srt":
         cues = subrip.parse(name, text, notes)
     elif kind == "vtt":

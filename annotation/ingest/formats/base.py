@@ -1,4 +1,5 @@
 """What every format parser produces, and the checks all formats share."""
+
 from __future__ import annotations
 
 import math
@@ -47,7 +48,14 @@ def seconds(name: str, value, what: str, line: int | None) -> float:
 
 
 def cues_from_lines(
-    name: str, start: float, end: float, lines: list[tuple[str | None, str]], line: int | None, notes: IngestNotes, *, detect_labels: bool = True
+    name: str,
+    start: float,
+    end: float,
+    lines: list[tuple[str | None, str]],
+    line: int | None,
+    notes: IngestNotes,
+    *,
+    detect_labels: bool = True,
 ) -> list[RawCue]:
     """Turn one timed block of text lines into cues, one per speaker turn inside it."""
     turns = by_speaker(lines, detect_labels=detect_labels)
@@ -95,11 +103,16 @@ def finish(name: str, fmt: str, cues: list[RawCue], notes: IngestNotes, metadata
         if step_back > clip_length:
             raise IngestError(
                 name,
-                f"time goes backwards from {before.start} s to {cue.start} s, by more than the clip's length ({clip_length} s)",
+                f"time goes backwards from {before.start} s to {cue.start} s, by more than the clip's length "
+                f"({clip_length} s)",
                 cue.line,
             )
         if step_back > 0:
-            notes.tolerated("out_of_order", f"cue starts {round(step_back, 3)} s before the cue above it; put in time order", cue.line)
+            notes.tolerated(
+                "out_of_order",
+                f"cue starts {round(step_back, 3)} s before the cue above it; put in time order",
+                cue.line,
+            )
 
     ordered = sorted(kept, key=lambda c: c.start)  # stable: same start keeps file order
     if any(a is not b for a, b in zip(ordered, kept)):
@@ -107,7 +120,9 @@ def finish(name: str, fmt: str, cues: list[RawCue], notes: IngestNotes, metadata
     latest_end = None
     for cue in ordered:
         if latest_end is not None and cue.start < latest_end:
-            notes.tolerated("overlap", f"cue overlaps the speech before it by {round(latest_end - cue.start, 3)} s", cue.line)
+            notes.tolerated(
+                "overlap", f"cue overlaps the speech before it by {round(latest_end - cue.start, 3)} s", cue.line
+            )
         latest_end = cue.end if latest_end is None else max(latest_end, cue.end)
     without_speaker = [c for c in ordered if not c.speaker]
     if len(without_speaker) == len(ordered):

@@ -3,6 +3,7 @@
 write it) and a RESCUE clip (``rows`` with ``start_time``, ``end_time``,
 ``primary_speaker``, ``dialogue_cleaned``; annotation fields are ignored).
 """
+
 from __future__ import annotations
 
 import json
@@ -32,7 +33,7 @@ def item_lines(text: str, key: str, count: int) -> list[int | None]:
     json gives no positions, so the list is walked again with ``raw_decode``.
     """
     decoder = json.JSONDecoder()
-    match = re.search(r'"%s"\s*:\s*\[' % re.escape(key), text) if key else re.match(r"\s*\[", text)
+    match = re.search(rf'"{re.escape(key)}"\s*:\s*\[', text) if key else re.match(r"\s*\[", text)
     if match is None:
         return [None] * count
     pos, lines, lines_of = match.end(), [], LineIndex(text)
@@ -80,7 +81,9 @@ def parse_diarisation(name: str, text: str, data, notes: IngestNotes) -> list[Ra
         words = segment.get("text", "")
         if not isinstance(words, str):
             raise IngestError(name, f"segment {k + 1} has text that is not a string", line)
-        cues.extend(cues_from_lines(name, start, end, [(speaker or None, part) for part in words.split("\n")], line, notes))
+        cues.extend(
+            cues_from_lines(name, start, end, [(speaker or None, part) for part in words.split("\n")], line, notes)
+        )
     return cues
 
 
@@ -103,9 +106,15 @@ def parse_rescue(name: str, text: str, data: dict, notes: IngestNotes) -> tuple[
         start = _time(name, row["start_time"], "start_time", line)
         end = _time(name, row["end_time"], "end_time", line)
         speaker = row["primary_speaker"].strip()
-        cues.extend(cues_from_lines(name, start, end, [(speaker or None, row["dialogue_cleaned"])], line, notes, detect_labels=False))
+        cues.extend(
+            cues_from_lines(
+                name, start, end, [(speaker or None, row["dialogue_cleaned"])], line, notes, detect_labels=False
+            )
+        )
     if annotated:
-        notes.normalised("annotations_ignored", "annotation fields ignored: only times, speakers and dialogue are ingested")
+        notes.normalised(
+            "annotations_ignored", "annotation fields ignored: only times, speakers and dialogue are ingested"
+        )
     metadata = {}
     for key in ("sample_id", "scenario", "source_file"):
         if isinstance(data.get(key), str) and data[key].strip():

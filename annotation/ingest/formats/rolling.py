@@ -21,6 +21,7 @@ ends when the last cue in which it is the newest line ends (through the hold
 cue, up to where the next line starts). The word timings go to the ingest
 report, since a cue holds only its times and words.
 """
+
 from __future__ import annotations
 
 import html

@@ -1,4 +1,5 @@
 """SubRip (.srt), read with the ``srt`` package. Speakers come from ``Name:`` labels, if any."""
+
 from __future__ import annotations
 
 import re
@@ -42,13 +43,19 @@ def parse(name: str, text: str, notes: IngestNotes) -> list[RawCue]:
             notes.tolerated("blank_line_in_cue", "blank line inside a cue; the text after it kept with the cue", line)
         content = strip_srt_styling(subtitle.content, notes)
         start, end = subtitle.start.total_seconds(), subtitle.end.total_seconds()
-        read.append(rolling.CaptionCue(round(start, 3), round(end, 3), line, [(None, part, part) for part in content.split("\n")]))
+        read.append(
+            rolling.CaptionCue(
+                round(start, 3), round(end, 3), line, [(None, part, part) for part in content.split("\n")]
+            )
+        )
     # Auto-captions converted to SubRip keep their rolling lines (without the word timings).
     read = rolling.collapse(read, notes) or read
 
     cues: list[RawCue] = []
     for cue in read:
-        cues.extend(cues_from_lines(name, cue.start, cue.end, [(voice, text) for voice, text, _ in cue.lines], cue.line, notes))
+        cues.extend(
+            cues_from_lines(name, cue.start, cue.end, [(voice, text) for voice, text, _ in cue.lines], cue.line, notes)
+        )
     return cues
 
 

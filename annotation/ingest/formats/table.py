@@ -5,6 +5,7 @@ speaker column is optional). Without a header the columns are positional:
 ``start,end,speaker,text`` or ``start,end,text``. Times are seconds
 (``12.5``) or clock times (``00:01:02,500``, ``01:02.5``).
 """
+
 from __future__ import annotations
 
 import csv
@@ -50,7 +51,9 @@ def _header_map(name: str, header: list[str]) -> dict[str, int]:
                 found[column] = position
     missing = [c for c in ("start", "end", "text") if c not in found]
     if missing:
-        raise IngestError(name, f"the header names no {', '.join(missing)} column (columns found: {', '.join(header)})", 1)
+        raise IngestError(
+            name, f"the header names no {', '.join(missing)} column (columns found: {', '.join(header)})", 1
+        )
     return found
 
 
@@ -83,8 +86,14 @@ def parse(name: str, text: str, notes: IngestNotes) -> list[RawCue]:
         body = rows[1:]
     else:
         if len(first) not in (3, 4):
-            raise IngestError(name, f"no header row, and {len(first)} columns; expected start,end,speaker,text or start,end,text", first_line)
-        columns = {"start": 0, "end": 1, "speaker": 2, "text": 3} if len(first) == 4 else {"start": 0, "end": 1, "text": 2}
+            raise IngestError(
+                name,
+                f"no header row, and {len(first)} columns; expected start,end,speaker,text or start,end,text",
+                first_line,
+            )
+        columns = (
+            {"start": 0, "end": 1, "speaker": 2, "text": 3} if len(first) == 4 else {"start": 0, "end": 1, "text": 2}
+        )
         notes.normalised("no_header", f"no header row; columns read as {','.join(columns)}")
         body = rows
 

@@ -1,4 +1,5 @@
 """Cue text helpers shared by every format: speaker labels, styling, whitespace."""
+
 from __future__ import annotations
 
 import re
@@ -40,7 +41,7 @@ def split_label(line: str) -> tuple[str | None, str]:
     match = _LABEL.match(line.strip())
     if not match or not _looks_like_name(match.group("label")):
         return None, line
-    return match.group("label").strip(), line.strip()[match.end():]
+    return match.group("label").strip(), line.strip()[match.end() :]
 
 
 def strip_srt_styling(text: str, notes: IngestNotes) -> str:

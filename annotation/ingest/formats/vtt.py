@@ -8,6 +8,7 @@ separated from its cue by a blank line is kept with the cue above it.
 Rolling auto-captions (each cue repeating the line before) are collapsed into
 their distinct lines by ``rolling``.
 """
+
 from __future__ import annotations
 
 import html
@@ -50,7 +51,8 @@ def _blocks(lines: list[str]) -> list[tuple[int, list[str]]]:
 
 
 def _voice_lines(raw_lines: list[str]) -> list[tuple[str | None, str, str]]:
-    """Each payload line as (voice named at its start or None, text with tags stripped and entities decoded, raw line)."""
+    """Each payload line as (voice named at its start or None, text with tags stripped and entities decoded, raw
+    line)."""
     out = []
     for raw in raw_lines:
         match = _VOICE.match(raw.strip())
@@ -85,7 +87,9 @@ def parse(name: str, text: str, notes: IngestNotes) -> list[RawCue]:
         cue_blocks.append((first + timing_at, block[timing_at + 1 :]))
 
     if len(cue_blocks) != len(captions):
-        raise IngestError(name, f"read {len(captions)} cues but found {len(cue_blocks)} timing lines; the file is malformed", None)
+        raise IngestError(
+            name, f"read {len(captions)} cues but found {len(cue_blocks)} timing lines; the file is malformed", None
+        )
 
     read: list[rolling.CaptionCue] = []
     for caption, (line, payload) in zip(captions, cue_blocks):
@@ -99,5 +103,7 @@ def parse(name: str, text: str, notes: IngestNotes) -> list[RawCue]:
 
     cues: list[RawCue] = []
     for cue in read:
-        cues.extend(cues_from_lines(name, cue.start, cue.end, [(voice, text) for voice, text, _ in cue.lines], cue.line, notes))
+        cues.extend(
+            cues_from_lines(name, cue.start, cue.end, [(voice, text) for voice, text, _ in cue.lines], cue.line, notes)
+        )
     return cues

@@ -1,4 +1,5 @@
 """Shared plumbing for the project's management commands."""
+
 from django.core.management.base import BaseCommand, CommandError
 
 from ...audit import audit_source

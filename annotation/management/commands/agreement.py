@@ -101,7 +101,9 @@ def confused_lines(report: dict, entry: dict) -> list[str]:
     for m in report["measures"]:
         pairs = entry["measures"][m["key"]].get("confused_pairs")
         if m["key"] in LABEL_MEASURES and pairs:
-            shown = ", ".join(f"{p['values'][0]} <-> {p['values'][1]} ({p['rows']} rows, {_pct(p['share'])})" for p in pairs)
+            shown = ", ".join(
+                f"{p['values'][0]} <-> {p['values'][1]} ({p['rows']} rows, {_pct(p['share'])})" for p in pairs
+            )
             lines.append(f"  {m['key']}: {shown}")
     return lines
 
@@ -118,7 +120,10 @@ def modality_table(report: dict, entry: dict) -> str | None:
         for g in groups:
             item = g["measures"][m["key"]]
             fig, changed = item["with_llm"], item["changed_from_draft"]
-            cells += [_num(fig["alpha"]) if fig and fig["defined"] else ("undefined" if fig else "–"), _pct(changed["share"]) if changed else "–"]
+            cells += [
+                _num(fig["alpha"]) if fig and fig["defined"] else ("undefined" if fig else "–"),
+                _pct(changed["share"]) if changed else "–",
+            ]
         rows.append((m["key"], *cells))
     head = "; ".join(f"{g['label']}: {g['rows']} rows" for g in groups)
     return f"LLM draft by modality ({head}):\n" + format_table(rows, columns)
@@ -162,7 +167,9 @@ class Command(AuditedCommand):
             clips = tuple(sorted({c.strip() for arg in options["clips"] for c in arg.split(",") if c.strip()}))
         if options["seed"] < 0:
             raise CommandError("--seed must be 0 or more")
-        params = services.Params(options["scenario"], clips, options["resamples"], options["seed"], options["scope"] or project.work_scope)
+        params = services.Params(
+            options["scenario"], clips, options["resamples"], options["seed"], options["scope"] or project.work_scope
+        )
         try:
             state = services.report_state(project, params, sync=True)
         except (ScopeError, ValueError) as exc:
@@ -227,7 +234,9 @@ class Command(AuditedCommand):
         if state.status != "ready":
             started = time.perf_counter()
             try:
-                stored = services.compute_and_store(project, params, kind=services.TEXTS, facts=facts, fp=state.fingerprint)
+                stored = services.compute_and_store(
+                    project, params, kind=services.TEXTS, facts=facts, fp=state.fingerprint
+                )
             except EmbeddingError as exc:
                 raise CommandError(f"the free-text figures cannot be computed: {exc}") from None
             if stored is None:
@@ -276,5 +285,3 @@ class Command(AuditedCommand):
 
 
 TEXT_COLUMNS = ("text field", "alpha", "95% interval", "units", "similarity", "shuffled", "one empty", "α+LLM")
-
-

@@ -8,7 +8,9 @@ from ._base import AuditedCommand
 
 
 class Command(AuditedCommand):
-    help = "Assign a project's clips to annotators: k per clip, balanced load, optional calibration subset starting empty."
+    help = (
+        "Assign a project's clips to annotators: k per clip, balanced load, optional calibration subset starting empty."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("--project", required=True)
@@ -17,10 +19,12 @@ class Command(AuditedCommand):
         parser.add_argument("--clips", nargs="*", help="sample ids (default: every assignable clip)")
         group = parser.add_mutually_exclusive_group()
         group.add_argument(
-            "--calibration", type=int,
-            help="number of clips whose assignments start empty (chosen with --seed); without this or --calibration-clips, "
+            "--calibration",
+            type=int,
+            help="number of clips whose assignments start empty (chosen with --seed); without this or "
+            "--calibration-clips, "
             "the study design's from-empty share decides (manage.py study_design)",
-        )  # fmt: skip
+        )
         group.add_argument("--calibration-clips", nargs="+", help="sample ids whose assignments start empty")
         parser.add_argument("--seed", type=int, default=0)
 
@@ -35,7 +39,14 @@ class Command(AuditedCommand):
                 raise CommandError(f"no such users: {', '.join(missing)}")
         clip_qs = project.clips.filter(sample_id__in=clips) if clips else None
         try:
-            plan = assign_clips(project, clips=clip_qs, users=users, per_clip=per_clip, calibration=calibration_clips or calibration, seed=seed)  # None: the design decides
+            plan = assign_clips(
+                project,
+                clips=clip_qs,
+                users=users,
+                per_clip=per_clip,
+                calibration=calibration_clips or calibration,
+                seed=seed,
+            )  # None: the design decides
         except ServiceError as exc:
             raise CommandError(str(exc)) from None
         self.stdout.write(plan.summary)

@@ -16,7 +16,12 @@ class Command(AuditedCommand):
 
     def handle(self, slug, name, annotators_per_clip, taxonomy_version, **options):
         try:
-            project = create_project(slug, name=name, annotators_per_clip=annotators_per_clip, taxonomy_version=taxonomy_version)
+            project = create_project(
+                slug, name=name, annotators_per_clip=annotators_per_clip, taxonomy_version=taxonomy_version
+            )
         except ServiceError as exc:
             raise CommandError(str(exc)) from None
-        self.stdout.write(f"created project {project.slug} ({project.name}), {project.annotators_per_clip} annotators per clip, taxonomy v{project.taxonomy_version}")
+        self.stdout.write(
+            f"created project {project.slug} ({project.name}), {project.annotators_per_clip} annotators per clip, "
+            f"taxonomy v{project.taxonomy_version}"
+        )

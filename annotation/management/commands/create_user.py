@@ -14,7 +14,9 @@ class Command(AuditedCommand):
         parser.add_argument("username")
         parser.add_argument("--role", required=True, choices=ROLES)
         parser.add_argument("--email", default="")
-        parser.add_argument("--password-stdin", action="store_true", help="read the password from the first line of stdin")
+        parser.add_argument(
+            "--password-stdin", action="store_true", help="read the password from the first line of stdin"
+        )
 
     def handle(self, username, role, email, password_stdin, **options):
         password = None

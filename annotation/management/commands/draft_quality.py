@@ -46,7 +46,9 @@ def table(report: dict) -> str:
         ]
         widths = [max(len(r[i]) for r in (header, *body)) for i in range(len(header))]
         for r in (header, *body):
-            lines.append("  ".join(cell.ljust(w) if i == 0 else cell.rjust(w) for i, (cell, w) in enumerate(zip(r, widths))))
+            lines.append(
+                "  ".join(cell.ljust(w) if i == 0 else cell.rjust(w) for i, (cell, w) in enumerate(zip(r, widths)))
+            )
     return "\n".join(lines).lstrip("\n")
 
 
@@ -70,7 +72,8 @@ class Command(AuditedCommand):
             return
         if not report["modalities"]:
             self.stdout.write(
-                f"project {project_obj.slug}: no LLM draft has a human reference yet (gold, or a revision marked reviewed)"
+                f"project {project_obj.slug}: no LLM draft has a human reference yet (gold, or a revision marked "
+                "reviewed)"
             )
             return
         c = report["compared_with"]

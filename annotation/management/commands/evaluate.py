@@ -19,7 +19,7 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser):
-        parser.add_argument("predictions", help="JSONL: one {\"id\": ..., <field>: ...} per instance")
+        parser.add_argument("predictions", help='JSONL: one {"id": ..., <field>: ...} per instance')
         parser.add_argument("--release", required=True, help="the release folder")
         parser.add_argument("--task", required=True, choices=ALL_TASKS)
         parser.add_argument("--split", default="test", choices=SPLITS)
@@ -33,7 +33,16 @@ class Command(BaseCommand):
         if resamples < 100:
             raise CommandError("use at least 100 bootstrap resamples")
         try:
-            report = evaluate(release, task=task, split=split, predictions=predictions, baseline=baseline, resamples=resamples, seed=seed, by_scenario=by == "scenario")
+            report = evaluate(
+                release,
+                task=task,
+                split=split,
+                predictions=predictions,
+                baseline=baseline,
+                resamples=resamples,
+                seed=seed,
+                by_scenario=by == "scenario",
+            )
         except (EvaluationError, PredictionFileError) as exc:
             raise CommandError(str(exc)) from None
         self.stdout.write(_dumps(report) if json else format_report(report))

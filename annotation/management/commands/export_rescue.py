@@ -33,4 +33,7 @@ class Command(AuditedCommand):
             tmp.replace(out)
         self.stderr.write(f"exported {result.clips} clips, {result.rows} rows from {source}")
         if result.skipped:
-            self.stderr.write(f"skipped {len(result.skipped)} clips that {source} does not cover completely: {', '.join(result.skipped[:10])}")
+            self.stderr.write(
+                f"skipped {len(result.skipped)} clips that {source} does not cover completely: "
+                f"{', '.join(result.skipped[:10])}"
+            )

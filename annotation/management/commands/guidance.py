@@ -5,12 +5,14 @@
     manage.py guidance --project demo --write --field utterance_type --labels accusation,disclosure \\
         --text "..." --why "coders split on complaints" --by lead [--scenario couple]
     manage.py guidance --project demo --write ... --text-file guidance.txt    # or --text-file - (standard input)
-    manage.py guidance --project demo --withdraw --field utterance_type --labels accusation,disclosure --why "..." --by lead
+    manage.py guidance --project demo --withdraw --field utterance_type --labels accusation,disclosure --why "..." --by
+    lead
 
 Labels are separated by commas; an empty name is the empty choice ("join," is
 join and no strategy). Every change makes a new guidance version (the same
 service as the guidance page and the API).
 """
+
 from __future__ import annotations
 
 import json
@@ -36,9 +38,13 @@ class Command(AuditedCommand):
         action.add_argument("--withdraw", action="store_true", help="withdraw the guidance of --labels")
         parser.add_argument("--field", choices=list(FIELDS), help="the label field")
         parser.add_argument("--labels", help="comma-separated labels (one, or the ones the guidance separates)")
-        parser.add_argument("--scenario", choices=SCENARIOS, default="", help="only clips of this scenario (default: every scenario)")
+        parser.add_argument(
+            "--scenario", choices=SCENARIOS, default="", help="only clips of this scenario (default: every scenario)"
+        )
         parser.add_argument("--text", help="the guidance text")
-        parser.add_argument("--text-file", type=Path, metavar="PATH", help="read the guidance text from a file (- for standard input)")
+        parser.add_argument(
+            "--text-file", type=Path, metavar="PATH", help="read the guidance text from a file (- for standard input)"
+        )
         parser.add_argument("--why", help="why the change is made (recorded with the version)")
         parser.add_argument("--by", metavar="USERNAME", help="the lead making the change")
         parser.add_argument("--json", action="store_true", help="print the guidance in force and its history as JSON")
@@ -57,20 +63,35 @@ class Command(AuditedCommand):
         if current["version"] is None:
             self.stdout.write(f"{project.slug} has no guidance yet.")
             return
-        self.stdout.write(f"{project.slug}: guidance version {current['version']} (taxonomy {current['taxonomy_version']}), {len(current['entries'])} entr{'y' if len(current['entries']) == 1 else 'ies'}")
+        self.stdout.write(
+            f"{project.slug}: guidance version {current['version']} (taxonomy {current['taxonomy_version']}), "
+            f"{len(current['entries'])} entr{'y' if len(current['entries']) == 1 else 'ies'}"
+        )
         for e in current["entries"]:
-            self.stdout.write(f"\n* {e['title']} ({e['field_title'].lower()}, {e['scenario_title']}; {e['written_by']}, {e['written_at'][:10]}, version {e['version']})")
+            self.stdout.write(
+                f"\n* {e['title']} ({e['field_title'].lower()}, {e['scenario_title']}; {e['written_by']}, "
+                f"{e['written_at'][:10]}, version {e['version']})"
+            )
             for line in e["text"].splitlines():
                 self.stdout.write(f"  {line}")
         self.stdout.write("\nHistory:")
         for v in history:
-            self.stdout.write(f"  v{v['version']}  {v['created_at']:%Y-%m-%d %H:%M}  {v['created_by'] or '-'}  {v['change']['title']}  — {v['reason']}")
+            self.stdout.write(
+                f"  v{v['version']}  {v['created_at']:%Y-%m-%d %H:%M}  {v['created_by'] or '-'}  "
+                f"{v['change']['title']}  — {v['reason']}"
+            )
 
     def _change(self, project, options) -> None:
         # --labels "" is the empty choice alone, so only a missing --labels is missing.
-        missing = [f"--{name}" for name in ("field", "labels", "why", "by") if (options[name] is None if name == "labels" else not options[name])]
+        missing = [
+            f"--{name}"
+            for name in ("field", "labels", "why", "by")
+            if (options[name] is None if name == "labels" else not options[name])
+        ]
         if missing:
-            raise CommandError(f"{' and '.join(missing)} {'is' if len(missing) == 1 else 'are'} required to change guidance")
+            raise CommandError(
+                f"{' and '.join(missing)} {'is' if len(missing) == 1 else 'are'} required to change guidance"
+            )
         user = get_user_model().objects.filter(username=options["by"]).first()
         if user is None:
             raise CommandError(f"no user {options['by']!r}")

@@ -18,7 +18,9 @@ class Command(AuditedCommand):
         parser.add_argument("--project", required=True)
         parser.add_argument("--as", dest="as_source", choices=["gold", "draft", "revision"], default="gold")
         parser.add_argument("--annotator", help="username whose revision this is (with --as revision)")
-        parser.add_argument("--by", dest="by", help="username of the person importing (recorded); a lead for --correct-released")
+        parser.add_argument(
+            "--by", dest="by", help="username of the person importing (recorded); a lead for --correct-released"
+        )
         parser.add_argument(
             "--correct-released",
             action="store_true",
@@ -46,9 +48,14 @@ class Command(AuditedCommand):
             if as_source != "gold":
                 raise CommandError("--correct-released corrects released gold: it goes with --as gold")
             if actor is None or not is_lead(actor):
-                raise CommandError("--correct-released needs --by USERNAME of a lead: a correction of released data records who made it")
+                raise CommandError(
+                    "--correct-released needs --by USERNAME of a lead: a correction of released data records who made "
+                    "it"
+                )
         try:
-            result = import_rescue(path, project, as_source=as_source, annotator=user, actor=actor, correct_released=correct_released)
+            result = import_rescue(
+                path, project, as_source=as_source, annotator=user, actor=actor, correct_released=correct_released
+            )
         except ImportFailed as exc:
             lines = [str(p) for p in exc.problems]
             shown = lines[:50] + ([f"... and {len(lines) - 50} more"] if len(lines) > 50 else [])
@@ -58,13 +65,20 @@ class Command(AuditedCommand):
             f"{len(result.attached)} existing) and {result.rows} rows as {as_source} into {project.slug}"
         )
         for record in result.records:
-            self.stdout.write(f"recorded: {record.file_path} (sha256 {record.sha256}), {len(record.sample_ids)} clips, {record.row_count} rows")
+            self.stdout.write(
+                f"recorded: {record.file_path} (sha256 {record.sha256}), {len(record.sample_ids)} clips, "
+                f"{record.row_count} rows"
+            )
         for clip in result.corrected:
             rows = ", ".join(f"{r['row_index']} ({', '.join(r['fields'])})" for r in clip["rows"][:10])
             more = f" and {len(clip['rows']) - 10} more" if len(clip["rows"]) > 10 else ""
             self.stdout.write(
                 f"corrected {clip['sample_id']} (in release {', '.join(clip['releases'])}): "
-                + (f"{len(clip['rows'])} row{'s' if len(clip['rows']) != 1 else ''} changed: {rows}{more}" if clip["rows"] else "no row changed")
+                + (
+                    f"{len(clip['rows'])} row{'s' if len(clip['rows']) != 1 else ''} changed: {rows}{more}"
+                    if clip["rows"]
+                    else "no row changed"
+                )
             )
         if result.warnings:
             counts = ", ".join(f"{n} {code}" for code, n in summarise_warnings(result).most_common())

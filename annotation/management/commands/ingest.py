@@ -1,4 +1,5 @@
 """manage.py ingest PATH... --project SLUG --scenario couple|family"""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -27,7 +28,9 @@ def _collect(paths: list[str]) -> list[tuple[str, Path]]:
     for given in paths:
         path = Path(given)
         if path.is_dir():
-            files = sorted(p for p in path.rglob("*") if p.is_file() and p.suffix.lower() in wanted and not p.name.startswith("."))
+            files = sorted(
+                p for p in path.rglob("*") if p.is_file() and p.suffix.lower() in wanted and not p.name.startswith(".")
+            )
             if not files:
                 raise CommandError(f"{path}: folder holds no transcripts ({', '.join(TRANSCRIPT_SUFFIXES)})")
             base = path.resolve().parent
@@ -40,15 +43,29 @@ def _collect(paths: list[str]) -> list[tuple[str, Path]]:
 
 
 class Command(AuditedCommand):
-    help = "Ingest transcript files (SubRip, WebVTT, CSV/TSV, diarisation or RESCUE JSON) into a project, one clip per file."
+    help = (
+        "Ingest transcript files (SubRip, WebVTT, CSV/TSV, diarisation or RESCUE JSON) into a project, one clip per "
+        "file."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("paths", nargs="+", metavar="PATH", help="transcript files or folders of them")
         parser.add_argument("--project", required=True, help="project slug")
         parser.add_argument("--scenario", required=True, choices=SCENARIOS)
-        parser.add_argument("--participants", help="comma-separated on-screen names (default: the speaker labels, without the therapist)")
-        parser.add_argument("--speaker-map", metavar="FILE", help='JSON file {"raw tag": "entity"}; confirms the speaker map of the clips it covers')
-        parser.add_argument("--replace", action="store_true", help="replace clips whose transcript changed, if nobody has worked on them")
+        parser.add_argument(
+            "--participants",
+            help="comma-separated on-screen names (default: the speaker labels, without the therapist)",
+        )
+        parser.add_argument(
+            "--speaker-map",
+            metavar="FILE",
+            help='JSON file {"raw tag": "entity"}; confirms the speaker map of the clips it covers',
+        )
+        parser.add_argument(
+            "--replace",
+            action="store_true",
+            help="replace clips whose transcript changed, if nobody has worked on them",
+        )
         parser.add_argument("--group", help="the sample id's folder part, instead of each file's folder")
         parser.add_argument("--sample-id", help="sample id <group>/<clip> (a single transcript only)")
         parser.add_argument("--media-url", default="", help="media URL (a single transcript only)")
@@ -96,7 +113,10 @@ class Command(AuditedCommand):
                 self.stdout.write(f"{r.status:<9} {r.sample_id}  ({r.cues} cues, {speakers})  <- {r.file}")
                 for note in r.notes:
                     self.stdout.write(f"{'':<9} {note}")
-        counts = {s: sum(r.status == s for r in results) for s in (services.CREATED, services.UNCHANGED, services.REPLACED, services.REFUSED)}
+        counts = {
+            s: sum(r.status == s for r in results)
+            for s in (services.CREATED, services.UNCHANGED, services.REPLACED, services.REFUSED)
+        }
         self.stdout.write(", ".join(f"{n} {s}" for s, n in counts.items()))
         if counts[services.REFUSED]:
             raise CommandError(f"{counts[services.REFUSED]} of {len(results)} files refused")

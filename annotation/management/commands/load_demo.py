@@ -28,11 +28,11 @@ DEMO_GUIDANCE_WHY = (
 DEMO_GUIDANCE = (
     "Ask what the turn mainly does to the listener, not which words it contains.\n"
     "Accusation: the turn holds the other person at fault for what they do or fail to do. A complaint stays an "
-    "accusation when it also mentions how the speaker feels or what they wait for (\"I sit on the couch and wait for "
+    'accusation when it also mentions how the speaker feels or what they wait for ("I sit on the couch and wait for '
     "him to be done, and he's never done\").\n"
     "Disclosure: the speaker's own feeling, fear or need is the point of the turn, and it is not used to fault the "
-    "other (\"I feel like I'm failing at both things\").\n"
-    "Request: the turn asks the listener for an answer, a change or reassurance, in so many words (\"Can you just put "
+    'other ("I feel like I\'m failing at both things").\n'
+    'Request: the turn asks the listener for an answer, a change or reassurance, in so many words ("Can you just put '
     "the phone down while we're talking about it?\"). A complaint that only implies a wish is not a request.\n"
     "When a turn does two of these, choose the one the rest of the turn serves; say which in a comment if unsure."
 )
@@ -43,7 +43,9 @@ class Command(AuditedCommand):
 
     def handle(self, **options):
         if settings.PRODUCTION:
-            raise CommandError("load_demo creates accounts with published passwords and is refused when DJANGO_ENV=production")
+            raise CommandError(
+                "load_demo creates accounts with published passwords and is refused when DJANGO_ENV=production"
+            )
         User = get_user_model()
         users = {}
         for username, role, password in DEMO_ACCOUNTS:
@@ -59,9 +61,17 @@ class Command(AuditedCommand):
             self.stdout.write(f"loaded {len(result.created)} demo clips ({result.rows} rows) with drafts")
         self._attach_media(project)
         demo_annotators = [users[name] for name, role, _ in DEMO_ACCOUNTS if role == "annotator"]
-        plan = assign_clips(project, users=demo_annotators, per_clip=len(demo_annotators), calibration=["demo_priya_and_jonah/001_whose_turn"])
+        plan = assign_clips(
+            project,
+            users=demo_annotators,
+            per_clip=len(demo_annotators),
+            calibration=["demo_priya_and_jonah/001_whose_turn"],
+        )
         if plan.created:
-            self.stdout.write(f"assigned every demo clip to {len(demo_annotators)} annotators (one clip in calibration mode, starting empty)")
+            self.stdout.write(
+                f"assigned every demo clip to {len(demo_annotators)} annotators (one clip in calibration mode, "
+                "starting empty)"
+            )
         self._load_demo_guidance(project, users["lead"])
         self._load_pipeline_demo(users["lead"])
         self.stdout.write("demo accounts (local demo only):")
@@ -87,8 +97,17 @@ class Command(AuditedCommand):
 
         if project.guidance_versions.exists():
             return
-        write_guidance(project, lead, field="utterance_type", labels=DEMO_GUIDANCE_LABELS, text=DEMO_GUIDANCE, why=DEMO_GUIDANCE_WHY)
-        self.stdout.write("wrote the demo project's guidance for accusation / disclosure / request (guidance version 1)")
+        write_guidance(
+            project,
+            lead,
+            field="utterance_type",
+            labels=DEMO_GUIDANCE_LABELS,
+            text=DEMO_GUIDANCE,
+            why=DEMO_GUIDANCE_WHY,
+        )
+        self.stdout.write(
+            "wrote the demo project's guidance for accusation / disclosure / request (guidance version 1)"
+        )
 
     def _load_pipeline_demo(self, lead) -> None:
         """A second project that shows the front of the pipeline: the demo transcripts
@@ -108,4 +127,6 @@ class Command(AuditedCommand):
             ingest.ingest_files(project, uploads, ingest.IngestOptions(scenario=scenario), actor=lead)
         ingest.accept_suggested_speakers(project.clips.all(), actor=lead)
         start_preannotation(project, user=lead, offline_provider=True)
-        self.stdout.write(f"ingested {project.clips.count()} demo transcripts into {PIPELINE_PROJECT} and pre-annotated them offline")
+        self.stdout.write(
+            f"ingested {project.clips.count()} demo transcripts into {PIPELINE_PROJECT} and pre-annotated them offline"
+        )

@@ -43,7 +43,8 @@ class Command(AuditedCommand):
         params = batch.params
         provider = "offline skeleton (no LLM)" if params["provider"] == "offline" else f"Gemini {params['model']}"
         self.stdout.write(
-            f"batch {selectors.batch_number(batch)} (id {batch.pk}, {provider}): {len(params['queued'])} clips queued, {len(params['reused'])} reused, {len(params['refused'])} refused"
+            f"batch {selectors.batch_number(batch)} (id {batch.pk}, {provider}): {len(params['queued'])} clips queued, "
+            f"{len(params['reused'])} reused, {len(params['refused'])} refused"
         )
         for item in params["reused"]:
             self.stdout.write(f"  reused {item['sample_id']}: identical input, prompt and model")
@@ -85,7 +86,8 @@ class Command(AuditedCommand):
                 return status
             if time.monotonic() > deadline:
                 raise CommandError(
-                    f"batch {status['number']} (id {batch_id}) still running after {timeout:.0f} s; is a worker running on the preannotate queue?"
+                    f"batch {status['number']} (id {batch_id}) still running after {timeout:.0f} s; is a worker "
+                    "running on the preannotate queue?"
                 )
             time.sleep(0.5)
 

@@ -1,13 +1,15 @@
 """Qualification and known-answer checks from the shell (``annotation.record``).
 
-    manage.py qualification PROJECT --status
-    manage.py qualification PROJECT --rule couple --fields utterance_type relation_pattern --min-score 0.8 --min-rows 40 --attempts 3
-    manage.py qualification PROJECT --train SAMPLE_ID [SAMPLE_ID ...] [--note "..."]
-    manage.py qualification PROJECT --start USER --scenario couple
-    manage.py qualification PROJECT --waive USER --scenario couple --reason "..."
-    manage.py qualification PROJECT --send-back USER --scenario couple --reason "..."
-    manage.py qualification PROJECT --known-answer 0.1
+manage.py qualification PROJECT --status
+manage.py qualification PROJECT --rule couple --fields utterance_type relation_pattern --min-score 0.8 --min-rows 40
+--attempts 3
+manage.py qualification PROJECT --train SAMPLE_ID [SAMPLE_ID ...] [--note "..."]
+manage.py qualification PROJECT --start USER --scenario couple
+manage.py qualification PROJECT --waive USER --scenario couple --reason "..."
+manage.py qualification PROJECT --send-back USER --scenario couple --reason "..."
+manage.py qualification PROJECT --known-answer 0.1
 """
+
 from django.contrib.auth import get_user_model
 from django.core.management.base import CommandError
 
@@ -26,14 +28,21 @@ class Command(AuditedCommand):
         parser.add_argument("project")
         parser.add_argument("--scenario", choices=SCENARIOS)
         what = parser.add_mutually_exclusive_group(required=True)
-        what.add_argument("--status", action="store_true", help="each annotator's qualification per scenario with a rule")
+        what.add_argument(
+            "--status", action="store_true", help="each annotator's qualification per scenario with a rule"
+        )
         what.add_argument("--rule", choices=SCENARIOS, help="set the pass rule of this scenario")
         what.add_argument("--remove-rule", choices=SCENARIOS)
         what.add_argument("--train", nargs="+", metavar="SAMPLE_ID", help="mark clips with gold as training material")
         what.add_argument("--start", metavar="USER", help="start a qualification round for USER (with --scenario)")
         what.add_argument("--waive", metavar="USER")
         what.add_argument("--send-back", metavar="USER")
-        what.add_argument("--known-answer", type=float, metavar="SHARE", help="share of new assignments added as known-answer checks (0 is off)")
+        what.add_argument(
+            "--known-answer",
+            type=float,
+            metavar="SHARE",
+            help="share of new assignments added as known-answer checks (0 is off)",
+        )
         parser.add_argument("--fields", nargs="+", default=["utterance_type", "relation_pattern"])
         parser.add_argument("--min-score", type=float, default=0.8)
         parser.add_argument("--min-rows", type=int, default=40)
@@ -55,9 +64,19 @@ class Command(AuditedCommand):
                     self.stdout.write(f"{rule.scenario}: {selectors.rule_text(rule)}")
                     for user in annotators(project):
                         s = selectors.status(project, rule.scenario, user, rule=rule)
-                        self.stdout.write(f"  {user.username}: {s['status']}, {s['rounds']} rounds, {s['attempts_left']} left")
+                        self.stdout.write(
+                            f"  {user.username}: {s['status']}, {s['rounds']} rounds, {s['attempts_left']} left"
+                        )
             elif o["rule"]:
-                rule = services.set_rule(project, o["rule"], fields=o["fields"], min_score=o["min_score"], min_rows=o["min_rows"], max_attempts=o["attempts"], reason=o["reason"])
+                rule = services.set_rule(
+                    project,
+                    o["rule"],
+                    fields=o["fields"],
+                    min_score=o["min_score"],
+                    min_rows=o["min_rows"],
+                    max_attempts=o["attempts"],
+                    reason=o["reason"],
+                )
                 self.stdout.write(f"{rule.scenario}: {selectors.rule_text(rule)}")
             elif o["remove_rule"]:
                 services.remove_rule(project, o["remove_rule"])
@@ -71,7 +90,10 @@ class Command(AuditedCommand):
                     self.stdout.write(f"{sample_id}: training material for {clip.scenario} clips")
             elif o["start"]:
                 attempt = services.start_round(project, self._scenario(o), self._user(o["start"]))
-                self.stdout.write(f"{attempt.annotator.username}: round {attempt.number} of {attempt.scenario}, {len(attempt.sample_ids)} clips")
+                self.stdout.write(
+                    f"{attempt.annotator.username}: round {attempt.number} of {attempt.scenario}, "
+                    f"{len(attempt.sample_ids)} clips"
+                )
             elif o["waive"] or o["send_back"]:
                 kind = DecisionKind.WAIVED if o["waive"] else DecisionKind.SENT_BACK
                 user = self._user(o["waive"] or o["send_back"])

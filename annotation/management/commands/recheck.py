@@ -31,6 +31,11 @@ class Command(AuditedCommand):
         if job.state == JobState.FAILED:
             raise CommandError(f"job {job.pk} failed: {job.error}")
         r = job.result
-        self.stdout.write(f"checked {r['documents']} documents in {r['clips']} clips; errors: {r['errors'] or 'none'}; warnings: {r['warnings'] or 'none'}")
+        self.stdout.write(
+            f"checked {r['documents']} documents in {r['clips']} clips; errors: {r['errors'] or 'none'}; warnings: "
+            f"{r['warnings'] or 'none'}"
+        )
         for item in r["invalid"][:20]:
-            self.stdout.write(f"  {item['sample_id']} row {item['row']} ({item['source']}): {'; '.join(item['errors'])}")
+            self.stdout.write(
+                f"  {item['sample_id']} row {item['row']} ({item['source']}): {'; '.join(item['errors'])}"
+            )

@@ -16,14 +16,24 @@ class Command(AuditedCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("project")
-        parser.add_argument("--work-scope", choices=WorkScope.values, help="which coders' values count (default: submitted)")
+        parser.add_argument(
+            "--work-scope", choices=WorkScope.values, help="which coders' values count (default: submitted)"
+        )
         parser.add_argument("--min-coders", help="coders who must submit before adjudication: a number, or 'all'")
-        parser.add_argument("--from-empty-share", type=float, help="share of clips coded from empty, 0 to 1 (0.2: 20%%)")
-        parser.add_argument("--quick-confirm-seconds", type=int, help="a draft row confirmed unchanged faster than this is a quick confirmation")
+        parser.add_argument(
+            "--from-empty-share", type=float, help="share of clips coded from empty, 0 to 1 (0.2: 20%%)"
+        )
+        parser.add_argument(
+            "--quick-confirm-seconds",
+            type=int,
+            help="a draft row confirmed unchanged faster than this is a quick confirmation",
+        )
         parser.add_argument("--reason", default="", help="why (kept in the project's history)")
         parser.add_argument("--json", action="store_true", dest="as_json", help="print the settings as JSON")
 
-    def handle(self, project, work_scope, min_coders, from_empty_share, quick_confirm_seconds, reason, as_json, **options):
+    def handle(
+        self, project, work_scope, min_coders, from_empty_share, quick_confirm_seconds, reason, as_json, **options
+    ):
         project = self.get_project(project)
         changes = {}
         if work_scope is not None:
@@ -49,7 +59,9 @@ class Command(AuditedCommand):
             self.stdout.write(json.dumps(design, indent=2))
             return
         self.stdout.write(
-            f"{project.slug}: coded work = {design['work_scope_label']}; before adjudication, {design['adjudication_min_coders_label']} "
-            f"must have submitted; {design['from_empty_share']:.0%} of clips coded from empty; a quick confirmation is under "
+            f"{project.slug}: coded work = {design['work_scope_label']}; before adjudication, "
+            f"{design['adjudication_min_coders_label']} "
+            f"must have submitted; {design['from_empty_share']:.0%} of clips coded from empty; a quick confirmation is "
+            "under "
             f"{design['quick_confirm_seconds']} s"
         )

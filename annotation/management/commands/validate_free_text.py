@@ -40,14 +40,19 @@ def file_validity(rows: list[services.FileRow], provider=None, *, seed: int = 0)
             elif not r.text_a or not r.text_b:
                 distance = 1.0
             else:
-                distance = float(1.0 - np.dot(vectors[r.text_a].astype(np.float64), vectors[r.text_b].astype(np.float64)))
+                distance = float(
+                    1.0 - np.dot(vectors[r.text_a].astype(np.float64), vectors[r.text_b].astype(np.float64))
+                )
             items.append(Judged(distance, r.judgement))
         out[field] = validity(items, seed=seed, name=f"{field}|embedding")
     return {"measure": "embedding", "model": provider.describe(), "fields": out}
 
 
 class Command(BaseCommand):
-    help = "Per free-text field, how well the embedding measure separates judged same-meaning from different-meaning pairs."
+    help = (
+        "Per free-text field, how well the embedding measure separates judged same-meaning from different-meaning "
+        "pairs."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("file", help="CSV (with header) or JSONL of field, text_a, text_b, judgement")

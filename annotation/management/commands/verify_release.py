@@ -24,13 +24,20 @@ class Command(BaseCommand):
         record = recorded_release_for(path)
         result = verify(path, expected_manifest=record.manifest if record else None)
         if not result.ok:
-            against = f" (checked against the database record of release {record.version} of {record.project.slug})" if record else ""
+            against = (
+                f" (checked against the database record of release {record.version} of {record.project.slug})"
+                if record
+                else ""
+            )
             raise CommandError(f"{folder} does not match its manifest{against}:\n" + "\n".join(result.lines()))
         if record is None:
             self.stdout.write(f"ok: {result.checked} files match manifest.json; {_unrecorded(path)}")
             return
         where = "" if Path(record.path) == path else f", frozen into {record.path}"
-        self.stdout.write(f"ok: {result.checked} files match manifest.json and the database record of release {record.version} of {record.project.slug}{where}")
+        self.stdout.write(
+            f"ok: {result.checked} files match manifest.json and the database record of release {record.version} of "
+            f"{record.project.slug}{where}"
+        )
 
 
 def _unrecorded(path: Path) -> str:

@@ -8,6 +8,7 @@ Hugging Face YAML front matter declares one config per task plus the
 benchmark rows, each with the split files it has, so that
 ``datasets.load_dataset(<folder>, <config>)`` works on the folder as is.
 """
+
 from .facts import card_facts, facts_of_folder
 from .render import render_card
 from .texts import CARD_TEMPLATE, LICENCE_TEXT

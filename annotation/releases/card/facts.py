@@ -12,6 +12,7 @@ Keys other capabilities produce (``CONTRACTS.md``: C1 the task profile and
 instance counts, C2 free-text validity, C3 the coders' record) are read when
 present; when absent their entry is None and the card says nothing of them.
 """
+
 from __future__ import annotations
 
 import json
@@ -66,7 +67,9 @@ def _configs(files: dict[str, bytes]) -> list[dict]:
     for config, splits in config_files(files).items():
         present = [(s, p) for s, p in splits.items() if files[p]]
         if present:
-            out.append({"name": config, "default": config == "rows", "files": [{"split": s, "path": p} for s, p in present]})
+            out.append(
+                {"name": config, "default": config == "rows", "files": [{"split": s, "path": p} for s, p in present]}
+            )
     return out
 
 
@@ -90,7 +93,9 @@ def _incomplete(inputs: dict, corpus: dict) -> list[dict]:
                 "scenario": scenario,
                 "groups": corpus[scenario][ALL]["groups"],
                 "missing": " and no ".join(missing),
-                "consequence": f"no result on the test split says anything about {scenario} therapy" if "test" in missing else "compare systems on it with care",
+                "consequence": f"no result on the test split says anything about {scenario} therapy"
+                if "test" in missing
+                else "compare systems on it with care",
             }
         )
     return out
@@ -108,7 +113,15 @@ def _corpus(stats: dict) -> dict:
     test_groups = corpus[ALL]["test"]["groups"]
     return {
         "total": {**total, "duration": duration_words(total["duration_seconds"])},
-        "scenarios": [{"name": s, **corpus[s][ALL], "share": _share(corpus[s][ALL]["clips"], total["clips"]), "test_groups": corpus[s]["test"]["groups"]} for s in scenarios],
+        "scenarios": [
+            {
+                "name": s,
+                **corpus[s][ALL],
+                "share": _share(corpus[s][ALL]["clips"], total["clips"]),
+                "test_groups": corpus[s]["test"]["groups"],
+            }
+            for s in scenarios
+        ],
         "missing_scenarios": [s for s in ("couple", "family") if s not in corpus],
         "glance": glance,
         "test_groups": test_groups,
@@ -137,7 +150,17 @@ def _task_rows(stats: dict) -> list[list]:
     for task in ALL_TASKS:
         group, question, gold, metric = TASK_TABLE[task]
         counts = stats["tasks"][task]["counts"][ALL]
-        rows.append([f"**{task}**" if task in TASKS else task, group, question, gold, metric, *(counts[s]["instances"] for s in SPLITS), counts[ALL]["clips"]])
+        rows.append(
+            [
+                f"**{task}**" if task in TASKS else task,
+                group,
+                question,
+                gold,
+                metric,
+                *(counts[s]["instances"] for s in SPLITS),
+                counts[ALL]["clips"],
+            ]
+        )
     return rows
 
 
@@ -146,11 +169,14 @@ def _rules(inputs: dict) -> list[dict]:
     platform-v1's)."""
     params = inputs["rule_parameters"]
     texts = RULES_TEXT if inputs.get("task_profile", PLATFORM_V1) == PLATFORM_V1 else RESCUE_RULES_TEXT
-    return [{"name": task.upper() if task in TASKS else task, "text": texts[task].format(**params)} for task in ALL_TASKS]
+    return [
+        {"name": task.upper() if task in TASKS else task, "text": texts[task].format(**params)} for task in ALL_TASKS
+    ]
 
 
 def _task_profile(manifest: dict, stats: dict) -> dict | None:
-    """Contract C1: the task profile the manifest records, with the paper's counts beside this release's under rescue-v1."""
+    """Contract C1: the task profile the manifest records, with the paper's counts beside this release's under
+    rescue-v1."""
     profile = manifest.get("task_profile")
     if not isinstance(profile, dict):
         return None
@@ -161,7 +187,13 @@ def _task_profile(manifest: dict, stats: dict) -> dict | None:
         "comparable_with_paper": bool(profile.get("comparable_with_paper")),
         "rescue_v1": comparable,
         "notes": [n for n in profile.get("notes") or [] if isinstance(n, str)],
-        "paper": [[t, PAPER_COUNTS[t], stats["tasks"][t]["counts"][ALL][ALL]["instances"]] for t in PAPER_COUNTS if t in stats["tasks"]] if comparable else [],
+        "paper": [
+            [t, PAPER_COUNTS[t], stats["tasks"][t]["counts"][ALL][ALL]["instances"]]
+            for t in PAPER_COUNTS
+            if t in stats["tasks"]
+        ]
+        if comparable
+        else [],
     }
 
 
@@ -181,8 +213,15 @@ def _saturation_note(entry: dict) -> str:
     value = cell["scores"][best][metric]
     if _share_of_range(metric, value) < SATURATED:
         return ""
-    verdict = "so it is reported, not primary" if entry["primary_metric"] is None else "so compare systems on it with the rule's score beside them"
-    return f" On this release's test split the trivial rule *{best}* already reaches {metric} {value:.3f}: the metric is saturated, {verdict}."
+    verdict = (
+        "so it is reported, not primary"
+        if entry["primary_metric"] is None
+        else "so compare systems on it with the rule's score beside them"
+    )
+    return (
+        f" On this release's test split the trivial rule *{best}* already reaches {metric} {value:.3f}: the metric "
+        f"is saturated, {verdict}."
+    )
 
 
 def _baselines(stats: dict) -> dict:
@@ -197,9 +236,24 @@ def _baselines(stats: dict) -> dict:
                 rows.append([task, primary, scope, 0, cell["groups"], "–", "no test instances", ""])
                 continue
             rows.append(
-                [task, primary, scope, cell["instances"], cell["groups"], cell["best_rule"], _score_with_interval(cell, metric), ", ".join(f"{name} {scores[metric]:.3f}" for name, scores in cell["scores"].items())]
+                [
+                    task,
+                    primary,
+                    scope,
+                    cell["instances"],
+                    cell["groups"],
+                    cell["best_rule"],
+                    _score_with_interval(cell, metric),
+                    ", ".join(f"{name} {scores[metric]:.3f}" for name, scores in cell["scores"].items()),
+                ]
             )
-        judged.append({"name": task.upper() if task in TASKS else task, "reason": entry["primary_metric_reason"], "saturation": _saturation_note(entry)})
+        judged.append(
+            {
+                "name": task.upper() if task in TASKS else task,
+                "reason": entry["primary_metric_reason"],
+                "saturation": _saturation_note(entry),
+            }
+        )
     return {"rows": rows, "judged": judged, "shortcut": _shortcut(baselines.get("itp")), "vp": _vp(baselines.get("vp"))}
 
 
@@ -213,8 +267,22 @@ def _shortcut(itp: dict | None) -> dict | None:
     shortcut = scores["shortcut"]["f1"]
     references = {name: values["f1"] for name, values in scores.items() if name != "shortcut"}
     best_name, best = max(references.items(), key=lambda kv: kv[1]) if references else ("random", 0.0)
-    verdict = "clearly_above" if shortcut >= best + SHORTCUT_CLOSE else "close" if shortcut >= best - SHORTCUT_CLOSE else "below"
-    return {"scored": True, "f1": shortcut, "precision": scores["shortcut"]["precision"], "recall": scores["shortcut"]["recall"], "best": best, "best_name": best_name, "verdict": verdict}
+    verdict = (
+        "clearly_above"
+        if shortcut >= best + SHORTCUT_CLOSE
+        else "close"
+        if shortcut >= best - SHORTCUT_CLOSE
+        else "below"
+    )
+    return {
+        "scored": True,
+        "f1": shortcut,
+        "precision": scores["shortcut"]["precision"],
+        "recall": scores["shortcut"]["recall"],
+        "best": best,
+        "best_name": best_name,
+        "verdict": verdict,
+    }
 
 
 def _vp(vp: dict | None) -> dict | None:
@@ -238,9 +306,18 @@ def _labels(stats: dict) -> list[dict]:
             row = [label]
             for s in scenarios:
                 counts = dist[field][s][ALL]
-                row.append(f"{counts[label]} ({_share(counts[label], sum(counts.values()))})" if label in counts else "n/a")
+                row.append(
+                    f"{counts[label]} ({_share(counts[label], sum(counts.values()))})" if label in counts else "n/a"
+                )
             rows.append(row)
-        out.append({"title": field.replace("_", " ").capitalize(), "over": fields[field], "header": ["label", *scenarios], "rows": rows})
+        out.append(
+            {
+                "title": field.replace("_", " ").capitalize(),
+                "over": fields[field],
+                "header": ["label", *scenarios],
+                "rows": rows,
+            }
+        )
     return out
 
 
@@ -258,7 +335,10 @@ def _long_tail(stats: dict) -> list[str]:
 
 
 def _versions_counted(counts: dict) -> str:
-    return ", ".join(f"{'none recorded' if key == 'none' else f'version {key}'}: {n}" for key, n in counts.items()) or "none"
+    return (
+        ", ".join(f"{'none recorded' if key == 'none' else f'version {key}'}: {n}" for key, n in counts.items())
+        or "none"
+    )
 
 
 def _guidelines(inputs: dict, provenance: dict, guidance: dict | None) -> dict:
@@ -270,13 +350,21 @@ def _guidelines(inputs: dict, provenance: dict, guidance: dict | None) -> dict:
         entries = []
         for e in guidance["entries"]:
             body = "\n  ".join(line.strip() for line in e["text"].splitlines() if line.strip())
-            entries.append({**e, "field_title": e["field_title"].lower(), "written_on": e["written_at"][:10], "body": body})
+            entries.append(
+                {**e, "field_title": e["field_title"].lower(), "written_on": e["written_at"][:10], "body": body}
+            )
         shipped = {**guidance, "entries": entries}
     return {
         "version": inputs["taxonomy_version"],
         "rules": boundary_rules_markdown(inputs["taxonomy_version"]) if inputs["taxonomy_version"] != "1" else "",
         "platform_coders": provenance["coders"][PLATFORM]["assignments"] > 0,
-        "guidance": None if record is None else {"shipped": shipped, "revisions": _versions_counted(record["revisions"]), "gold": _versions_counted(record["gold"])},
+        "guidance": None
+        if record is None
+        else {
+            "shipped": shipped,
+            "revisions": _versions_counted(record["revisions"]),
+            "gold": _versions_counted(record["gold"]),
+        },
     }
 
 
@@ -290,19 +378,44 @@ def _summary_table(agreement: dict) -> dict:
                 continue
             name = entry.get("label") or entry.get("field")
             if entry.get("defined") is False:
-                rows.append([name, "undefined", "–", "–", entry.get("units", "–"), entry.get("coders", "–"), "–", "–", "–", entry.get("undefined_reason") or ""])
+                rows.append(
+                    [
+                        name,
+                        "undefined",
+                        "–",
+                        "–",
+                        entry.get("units", "–"),
+                        entry.get("coders", "–"),
+                        "–",
+                        "–",
+                        "–",
+                        entry.get("undefined_reason") or "",
+                    ]
+                )
             else:
                 ci = entry.get("ci95") or [None, None]
                 below = next((v for k, v in entry.items() if k.startswith("p_alpha_below_0_8")), None)
                 rows.append(
                     [
-                        name, _f(entry.get("alpha")), f"{_f(ci[0])} – {_f(ci[1])}", _f(below, 2), entry.get("units", "–"), entry.get("coders", "–"),
-                        _f(entry.get("majority_share"), 2), _f(entry.get("with_llm_alpha")), _f(entry.get("changed_from_draft"), 2), entry.get("rare_values_note") or "",
+                        name,
+                        _f(entry.get("alpha")),
+                        f"{_f(ci[0])} – {_f(ci[1])}",
+                        _f(below, 2),
+                        entry.get("units", "–"),
+                        entry.get("coders", "–"),
+                        _f(entry.get("majority_share"), 2),
+                        _f(entry.get("with_llm_alpha")),
+                        _f(entry.get("changed_from_draft"), 2),
+                        entry.get("rare_values_note") or "",
                     ]
-                )  # fmt: skip
+                )
             if entry.get("field") in ("relation_pattern", "relation_pattern_presence"):
                 presence = presence or {}
-                presence[entry["field"]] = {"label": name, "alpha": entry.get("alpha") if entry.get("defined") is not False else None, "units": entry.get("units")}
+                presence[entry["field"]] = {
+                    "label": name,
+                    "alpha": entry.get("alpha") if entry.get("defined") is not False else None,
+                    "units": entry.get("units"),
+                }
         if presence is not None and "relation_pattern_presence" not in presence:
             presence = None
         return {"kind": "summary", "rows": rows, "presence": presence}
@@ -311,7 +424,17 @@ def _summary_table(agreement: dict) -> dict:
         return {"kind": "none", "rows": [], "presence": None}
     return {
         "kind": "figures",
-        "rows": [[r["figure"], _f(r["alpha"]), f"{_f(r['ci_low'])} – {_f(r['ci_high'])}", r["units"] if r["units"] is not None else "–", r["coders"] if r["coders"] is not None else "–", r["note"]] for r in figures],
+        "rows": [
+            [
+                r["figure"],
+                _f(r["alpha"]),
+                f"{_f(r['ci_low'])} – {_f(r['ci_high'])}",
+                r["units"] if r["units"] is not None else "–",
+                r["coders"] if r["coders"] is not None else "–",
+                r["note"],
+            ]
+            for r in figures
+        ],
         "presence": None,
     }
 
@@ -349,7 +472,14 @@ def _validity(entry: dict) -> dict | None:
     v = entry.get("validity")
     if not isinstance(v, dict) or v.get("verdict") not in ("validated", "weak", "not_validated"):
         return None
-    return {"verdict": v["verdict"], "validated": v["verdict"] == "validated", "wording": v.get("wording") or "similarity of wording and topic", "auroc": v.get("auroc"), "interval": v.get("interval"), "pairs": v.get("pairs")}
+    return {
+        "verdict": v["verdict"],
+        "validated": v["verdict"] == "validated",
+        "wording": v.get("wording") or "similarity of wording and topic",
+        "auroc": v.get("auroc"),
+        "interval": v.get("interval"),
+        "pairs": v.get("pairs"),
+    }
 
 
 def _texts(agreement: dict) -> dict | None:
@@ -370,16 +500,31 @@ def _texts(agreement: dict) -> dict | None:
             validity.append({"label": entry["label"], "verdict_words": v["verdict"].replace("_", " "), **v})
         rows.append(
             [
-                entry["label"], _f(entry["alpha"]) if entry["defined"] else "undefined", f"{_f(ci[0])} – {_f(ci[1])}" if entry["defined"] else "–",
-                entry["units"], _f(entry["mean_similarity"], 2), _f(entry["baseline_similarity"], 2), _f(entry["with_llm_alpha"]),
-                (v["wording"] if v and not v["validated"] else "agreement on meaning" if v else "") + ("; " if v and entry.get("undefined_reason") else "") + (entry.get("undefined_reason") or ""),
+                entry["label"],
+                _f(entry["alpha"]) if entry["defined"] else "undefined",
+                f"{_f(ci[0])} – {_f(ci[1])}" if entry["defined"] else "–",
+                entry["units"],
+                _f(entry["mean_similarity"], 2),
+                _f(entry["baseline_similarity"], 2),
+                _f(entry["with_llm_alpha"]),
+                (v["wording"] if v and not v["validated"] else "agreement on meaning" if v else "")
+                + ("; " if v and entry.get("undefined_reason") else "")
+                + (entry.get("undefined_reason") or ""),
             ]
-        )  # fmt: skip
+        )
     # The heading speaks of meaning only when every field with a verdict is validated (contract C2); without verdicts
     # it keeps the measure's own name and says what embeddings judge.
     meaning = bool(validity) and all(v["validated"] for v in validity)
     wording = next((v["wording"] for v in validity if not v["validated"]), "similarity of wording and topic")
-    return {"state": "figures", "model": report["model"], "rows": rows, "validity": validity, "meaning": meaning, "any_verdict": bool(validity), "wording": wording}
+    return {
+        "state": "figures",
+        "model": report["model"],
+        "rows": rows,
+        "validity": validity,
+        "meaning": meaning,
+        "any_verdict": bool(validity),
+        "wording": wording,
+    }
 
 
 def _coders_record(stats: dict) -> dict | None:
@@ -392,7 +537,10 @@ def _coders_record(stats: dict) -> dict | None:
         "count": coders["count"],
         "qualification": [q for q in coders.get("qualification") or [] if isinstance(q, dict)],
         "per_coder": per_coder,
-        "rows": [[p.get("coder", "–"), _f(p.get("alpha_all")), _f(p.get("alpha_without")), _f(p.get("agreement_with_gold"))] for p in per_coder],
+        "rows": [
+            [p.get("coder", "–"), _f(p.get("alpha_all")), _f(p.get("alpha_without")), _f(p.get("agreement_with_gold"))]
+            for p in per_coder
+        ],
     }
 
 
@@ -412,13 +560,15 @@ def _human_work(stats: dict, agreement: dict) -> dict:
         human["anchoring_rows"] = [
             [
                 m["label"],
-                _f((m["anchored"].get("human_human") or {}).get("alpha")), _f((m["from_empty"].get("human_human") or {}).get("alpha")),
+                _f((m["anchored"].get("human_human") or {}).get("alpha")),
+                _f((m["from_empty"].get("human_human") or {}).get("alpha")),
                 _effect(m["human_human"]),
-                _f((m["anchored"].get("human_draft") or {}).get("alpha")), _f((m["from_empty"].get("human_draft") or {}).get("alpha")),
+                _f((m["anchored"].get("human_draft") or {}).get("alpha")),
+                _f((m["from_empty"].get("human_draft") or {}).get("alpha")),
                 _effect(m["human_draft"]),
             ]
             for m in anchoring["measures"]
-        ]  # fmt: skip
+        ]
     if gold:
         human["gold_overall"] = [[r["words"], r["count"], _pct(r["share"])] for r in gold["overall"]]
     drafting = human["drafting"]
@@ -434,12 +584,16 @@ def _human_work(stats: dict, agreement: dict) -> dict:
                 against = t["against_best_rule"] or {}
                 rows.append(
                     [
-                        t["task"], t["metric"], _f(t["score"]),
+                        t["task"],
+                        t["metric"],
+                        _f(t["score"]),
                         f"[{iv['ci_low']:.3f}, {iv['ci_high']:.3f}]" if iv.get("ci_low") is not None else "no interval",
                         f"{t['best_rule']} {t['best_rule_score']:.3f}",
-                        _f(against.get("difference")) + (f" (p {against['p']})" if against.get("p") else "") + (" · far above" if t["far_above"] else ""),
+                        _f(against.get("difference"))
+                        + (f" (p {against['p']})" if against.get("p") else "")
+                        + (" · far above" if t["far_above"] else ""),
                     ]
-                )  # fmt: skip
+                )
         human["drafting_rows"] = rows
         human["far_tasks"] = ", ".join(t["task"] for t in drafting["tasks"] if t.get("far_above"))
     human["far_above"] = FAR_ABOVE
@@ -450,7 +604,11 @@ def _effect(entry: dict | None) -> str:
     if not entry or entry.get("difference") is None:
         return "–"
     ci = entry.get("ci95")
-    return f"{entry['difference']:.3f} [{ci[0]:.3f}, {ci[1]:.3f}]" if ci and ci[0] is not None else f"{entry['difference']:.3f} (no interval)"
+    return (
+        f"{entry['difference']:.3f} [{ci[0]:.3f}, {ci[1]:.3f}]"
+        if ci and ci[0] is not None
+        else f"{entry['difference']:.3f} (no interval)"
+    )
 
 
 def _studied(provenance: dict, computable: bool) -> list[str]:
@@ -463,7 +621,14 @@ def _studied(provenance: dict, computable: bool) -> list[str]:
 def _files_table(files: dict[str, bytes]) -> list[list[str]]:
     rows = [list(r) for r in FILE_ROWS]
     if any(p.startswith("predictions/") for p in files):
-        rows.insert(4, ["`predictions/drafting_model/<task>.jsonl`", "the drafting model's answers to every instance (its stored drafts read as predictions), scored in `stats.json` under `drafting_model`"])
+        rows.insert(
+            4,
+            [
+                "`predictions/drafting_model/<task>.jsonl`",
+                "the drafting model's answers to every instance (its stored drafts read as predictions), scored in "
+                "`stats.json` under `drafting_model`",
+            ],
+        )
     return rows
 
 
@@ -485,7 +650,9 @@ def _limits(corpus: dict) -> dict:
     }
 
 
-def card_facts(*, manifest: dict, stats: dict, agreement: dict, files: dict[str, bytes], guidance: dict | None = None) -> dict:
+def card_facts(
+    *, manifest: dict, stats: dict, agreement: dict, files: dict[str, bytes], guidance: dict | None = None
+) -> dict:
     """Every fact the card states, from the release's files.
 
     ``manifest``: the manifest (or, during a freeze, its head: ``release``, ``inputs`` and any
@@ -501,7 +668,12 @@ def card_facts(*, manifest: dict, stats: dict, agreement: dict, files: dict[str,
     return {
         "release": {"name": release["name"], "slug": release["project"], "version": release["version"]},
         "inputs": inputs,
-        "front": {"pretty_name": f"{release['name']} {release['version']}", "licence": LICENCE_NAME, "size_category": _size_category(corpus["total"]["rows"]), "configs": configs},
+        "front": {
+            "pretty_name": f"{release['name']} {release['version']}",
+            "licence": LICENCE_NAME,
+            "size_category": _size_category(corpus["total"]["rows"]),
+            "configs": configs,
+        },
         "loading": _loading(configs),
         "incomplete": _incomplete(inputs, stats["corpus"]),
         "synthetic": bool(provenance.get("synthetic")),
@@ -526,7 +698,11 @@ def card_facts(*, manifest: dict, stats: dict, agreement: dict, files: dict[str,
             "mode_choice": provenance["coders"][PLATFORM].get("mode_choice") or [],
         },
         "guidelines": _guidelines(inputs, provenance, guidance),
-        "reliability": {"computable": computable, "why": why, "coders": coder_origin_sentence(provenance) if computable else ""},
+        "reliability": {
+            "computable": computable,
+            "why": why,
+            "coders": coder_origin_sentence(provenance) if computable else "",
+        },
         "coded_work": _coded_work(agreement) if computable else None,
         "agreement_table": _summary_table(agreement) if computable else None,
         "texts": _texts(agreement) if computable else None,
@@ -549,4 +725,10 @@ def facts_of_folder(folder: str | Path, guidance: dict | None = None) -> dict:
     folder = Path(folder)
     manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
     files = {rel: (folder / rel).read_bytes() for rel in manifest["files"]}
-    return card_facts(manifest=manifest, stats=json.loads(files["stats.json"]), agreement=json.loads(files["agreement.json"]), files=files, guidance=guidance)
+    return card_facts(
+        manifest=manifest,
+        stats=json.loads(files["stats.json"]),
+        agreement=json.loads(files["agreement.json"]),
+        files=files,
+        guidance=guidance,
+    )

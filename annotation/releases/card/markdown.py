@@ -1,4 +1,5 @@
 """The card's template filters: counts with their nouns, durations, figures and Markdown table cells."""
+
 from __future__ import annotations
 
 import json
@@ -94,6 +95,10 @@ def columns(text: str) -> list[str]:
 
 
 def therapy_words(stats: dict) -> str:
-    """"couple- and family-therapy", "couple-therapy": the scenarios this release holds."""
+    """ "couple- and family-therapy", "couple-therapy": the scenarios this release holds."""
     present = [s for s in stats["corpus"] if s != "all"]  # stats.json's corpus: one entry per scenario, and "all"
-    return (" and ".join(f"{s}-" for s in present[:-1]) + (" and " if len(present) > 1 else "") + f"{present[-1]}-therapy") if present else "therapy"
+    return (
+        (" and ".join(f"{s}-" for s in present[:-1]) + (" and " if len(present) > 1 else "") + f"{present[-1]}-therapy")
+        if present
+        else "therapy"
+    )

@@ -6,6 +6,7 @@ Its loader trims block tags the way Jinja's ``trim_blocks``/``lstrip_blocks``
 do: a line holding only ``{% ... %}`` tags leaves no line behind, so the
 templates can be laid out for reading without changing the Markdown.
 """
+
 from __future__ import annotations
 
 import re

@@ -1,4 +1,6 @@
-"""The card's fixed wording: licence, the task table and the instance rules (what every release of this rule version says)."""
+"""The card's fixed wording: licence, the task table and the instance rules (what every release of this rule version
+says)."""
+
 from __future__ import annotations
 
 from tasks.rules import RPP_ANY_SPEAKER
@@ -11,13 +13,48 @@ LICENCE_TEXT = (
 )
 
 TASK_TABLE = {
-    "itp": ("support", "After a client's row: does the therapist speak next?", "`yes` / `no`", "precision, recall, **F1** on `yes`"),
-    "rpp": ("understanding", "Which relation pattern organises this moment?", "a relation-pattern label", "**accuracy** (top-1), macro-F1"),
-    "stp": ("support", "Whom will the therapist address with support?", "a participant or the group label", "Recall@1..3, **MRR**"),
-    "ssp": ("support", "Which support strategy will the therapist use (target given)?", "a strategy label", "Recall@1..3, **MRR**"),
-    "er": ("understanding", "What does the speaker feel, and how strongly?", "emotion description + intensity 0–10", "judge score 1–5 (LLM); **intensity match** (rule-based)"),
-    "vp": ("understanding", "What viewpoints does the speaker hold about others?", "list of (source, target, viewpoint)", "**judge score** (LLM, not computed here); source/target recovery (rule-based; saturated by a trivial rule)"),
-    RPP_ANY_SPEAKER: ("understanding", "RPP over every row that carries a label (variant)", "a relation-pattern label", "**accuracy**, macro-F1"),
+    "itp": (
+        "support",
+        "After a client's row: does the therapist speak next?",
+        "`yes` / `no`",
+        "precision, recall, **F1** on `yes`",
+    ),
+    "rpp": (
+        "understanding",
+        "Which relation pattern organises this moment?",
+        "a relation-pattern label",
+        "**accuracy** (top-1), macro-F1",
+    ),
+    "stp": (
+        "support",
+        "Whom will the therapist address with support?",
+        "a participant or the group label",
+        "Recall@1..3, **MRR**",
+    ),
+    "ssp": (
+        "support",
+        "Which support strategy will the therapist use (target given)?",
+        "a strategy label",
+        "Recall@1..3, **MRR**",
+    ),
+    "er": (
+        "understanding",
+        "What does the speaker feel, and how strongly?",
+        "emotion description + intensity 0–10",
+        "judge score 1–5 (LLM); **intensity match** (rule-based)",
+    ),
+    "vp": (
+        "understanding",
+        "What viewpoints does the speaker hold about others?",
+        "list of (source, target, viewpoint)",
+        "**judge score** (LLM, not computed here); source/target recovery (rule-based; saturated by a trivial rule)",
+    ),
+    RPP_ANY_SPEAKER: (
+        "understanding",
+        "RPP over every row that carries a label (variant)",
+        "a relation-pattern label",
+        "**accuracy**, macro-F1",
+    ),
 }
 
 RULES_TEXT = {
@@ -33,7 +70,7 @@ RULES_TEXT = {
         "public RESCUE-BENCH release this key is carried by therapist rows (client rows leave it empty or "
         "omit it), and the public evaluation code reads it; this rule therefore reproduces the instance "
         "counts the original paper reports, even though the paper's prose describes RPP as not restricted "
-        "to therapist turns. Rows labelled `\"\"` (\"no clear pattern\") are left out. Clips annotated on this "
+        'to therapist turns. Rows labelled `""` ("no clear pattern") are left out. Clips annotated on this '
         "platform mirror the relation pattern of therapist rows into `relation_cycle_state`, so the same rule "
         "applies to them. Context: the rows up to and including the labelled row. The candidate labels "
         "(the scenario's set) are given with each instance."
@@ -72,24 +109,69 @@ RULES_TEXT = {
 }
 
 ROW_FIELDS = (
-    ("timing & entities", "`start_time`, `end_time` (seconds), `primary_speaker`, `target` (list; never the speaker), `row_index` (1-based)"),
-    ("verbal content", "`dialogue_cleaned` (faithful transcript, not paraphrased), `utterance_type` (`\"\"` on therapist rows), `background_dialogue` (overlapping speech)"),
-    ("individual cues", "`tone_of_voice`, `body_posture`, `facial_expressions`, `self_directed_behavior` (lists of `{person, description}`), `internal_emotion` (`{person, emotion_description, intensity 0–10}`)"),
-    ("relational stance", "`interaction_behavior` (`{initiator, target[], description}`), `viewpoints_attitudes` (`{source, target, viewpoint, attitude}`)"),
-    ("therapist strategy", "`support_strategy` (`{provider: \"Therapist\", target[], strategy_type, strategy_content}`; therapist rows only)"),
-    ("relation pattern", "`relation_pattern` / `relation_cycle_state` (label, `\"\"` = no clear pattern, `null` = not annotated), with `*_reason` and `*_evidence_rows` (see below)"),
+    (
+        "timing & entities",
+        "`start_time`, `end_time` (seconds), `primary_speaker`, `target` (list; never the speaker), `row_index` "
+        "(1-based)",
+    ),
+    (
+        "verbal content",
+        '`dialogue_cleaned` (faithful transcript, not paraphrased), `utterance_type` (`""` on therapist rows), '
+        "`background_dialogue` (overlapping speech)",
+    ),
+    (
+        "individual cues",
+        "`tone_of_voice`, `body_posture`, `facial_expressions`, `self_directed_behavior` (lists of `{person, "
+        "description}`), `internal_emotion` (`{person, emotion_description, intensity 0–10}`)",
+    ),
+    (
+        "relational stance",
+        "`interaction_behavior` (`{initiator, target[], description}`), `viewpoints_attitudes` (`{source, target, "
+        "viewpoint, attitude}`)",
+    ),
+    (
+        "therapist strategy",
+        '`support_strategy` (`{provider: "Therapist", target[], strategy_type, strategy_content}`; therapist rows '
+        "only)",
+    ),
+    (
+        "relation pattern",
+        '`relation_pattern` / `relation_cycle_state` (label, `""` = no clear pattern, `null` = not annotated), with '
+        "`*_reason` and `*_evidence_rows` (see below)",
+    ),
 )
 
 FILE_ROWS = (
-    ("`data/{train,validation,test}.jsonl`", "the benchmark rows: one clip per line, in the RESCUE-BENCH release format, sorted by sample id (a split this release does not fill is an empty file)"),
+    (
+        "`data/{train,validation,test}.jsonl`",
+        "the benchmark rows: one clip per line, in the RESCUE-BENCH release format, sorted by sample id (a split this "
+        "release does not fill is an empty file)",
+    ),
     ("`data/all.jsonl`", "every clip of the release in one file (the union of the three splits)"),
-    ("`data/row_records/{train,validation,test}.jsonl`", "the same rows, one per line, each with its clip's `sample_id` and `scenario`"),
-    ("`tasks/<task>/{train,validation,test}.jsonl`", "task instances (`itp`, `rpp`, `stp`, `ssp`, `er`, `vp`, and the `rpp_any_speaker` variant)"),
-    ("`stats.json`", "clip, row and duration counts per scenario and split; label distributions; instance counts; baseline scores; the gold's sources; transition matrices"),
-    ("`agreement.json`", "inter-annotator agreement for the released clips (or why it is not available), with the draft's pull"),
+    (
+        "`data/row_records/{train,validation,test}.jsonl`",
+        "the same rows, one per line, each with its clip's `sample_id` and `scenario`",
+    ),
+    (
+        "`tasks/<task>/{train,validation,test}.jsonl`",
+        "task instances (`itp`, `rpp`, `stp`, `ssp`, `er`, `vp`, and the `rpp_any_speaker` variant)",
+    ),
+    (
+        "`stats.json`",
+        "clip, row and duration counts per scenario and split; label distributions; instance counts; baseline scores; "
+        "the gold's sources; transition matrices",
+    ),
+    (
+        "`agreement.json`",
+        "inter-annotator agreement for the released clips (or why it is not available), with the draft's pull",
+    ),
     ("`figures/`", "label distributions per scenario and split; relation-pattern transition matrices"),
     ("`croissant.json`", "MLCommons Croissant 1.0 metadata for the same files"),
-    ("`manifest.json`", "how the release was made (project, seed, split ratios, taxonomy and rule versions, clip list) and the SHA-256 and size of every other file"),
+    (
+        "`manifest.json`",
+        "how the release was made (project, seed, split ratios, taxonomy and rule versions, clip list) and the SHA-256 "
+        "and size of every other file",
+    ),
 )
 
 # The card's template version, recorded in the manifest (``inputs.card_template``): ``reproduce`` compares
