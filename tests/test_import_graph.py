@@ -1,4 +1,4 @@
-"""No import circles, except the ones Celery and Django impose (and the one named in KNOWN, with what removes it).
+"""No import circles, except the ones Celery and Django impose (and any named in KNOWN, each with what removes it).
 
 A module that enqueues a Celery task imports the task, and the task calls back into that module's functions: inside
 one capability package, circles that all pass through its task module are allowed. Any other circle (between
@@ -30,11 +30,7 @@ def import_cycles(directed: nx.DiGraph | None = None) -> list[list[str]]:
 APP_MODELS = "annotation.models"
 
 # Known circles, each with the change that removes it. Nothing may be added here without one.
-KNOWN = {
-    # The platform profile's builders live in tasks.instances and register themselves on the profile when it is first
-    # looked up: gone when they move into tasks/profiles/platform_v1.py beside rescue_v1.py.
-    frozenset({"tasks.instances", "tasks.profiles"}),
-}
+KNOWN: set[frozenset[str]] = set()
 
 
 def django_models_pair(component: list[str]) -> bool:

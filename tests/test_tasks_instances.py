@@ -9,7 +9,8 @@ import pytest
 
 from annotation.schema import check_clip
 from annotation.synthetic import build_clips
-from tasks.instances import ClipView, InstanceWriter, build_instances, context_row, instances_for_clip, resolve_target
+from tasks.instances import ClipView, InstanceWriter, build_instances, context_row, instances_for_clip
+from tasks.profiles.platform_v1 import resolve_target
 from tasks.rules import CONTEXT_KEYS, RuleParameters
 
 from .builders.documents import client_row, couple_clip, family_clip, maya, therapist, therapist_row, tobias

@@ -7,7 +7,7 @@ metrics follow. Two exist:
 - ``rescue-v1`` (the default): the public RESCUE-BENCH evaluation code's own
   rules (``tasks.profiles.rescue_v1``), so that results stand beside the
   paper's tables;
-- ``platform-v1``: this platform's earlier, seeded rules (``tasks.instances``):
+- ``platform-v1``: this platform's earlier, seeded rules (``tasks.profiles.platform_v1``):
   seeded random picks, the whole history as context, macro-F1 over the labels
   that occur.
 
@@ -22,8 +22,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ..rules import CONTEXT_INCLUDES_ROW, CONTEXT_KEYS, DEFAULT_PARAMETERS, RuleParameters
-from . import rescue_v1
+from ..rules import CONTEXT_KEYS, DEFAULT_PARAMETERS, RuleParameters
+from . import platform_v1, rescue_v1
 
 RESCUE_V1 = "rescue-v1"
 PLATFORM_V1 = "platform-v1"
@@ -60,10 +60,6 @@ class TaskProfile:
             "comparable_with_paper": self.comparable_with_paper,
             "notes": list(self.notes),
         }
-
-
-def _platform_span(task: str, index: int, params) -> tuple[int, int]:
-    return 0, index - (0 if CONTEXT_INCLUDES_ROW[task] else 1)
 
 
 def _platform_uncap(params: RuleParameters) -> RuleParameters:
@@ -125,11 +121,11 @@ PROFILES: dict[str, TaskProfile] = {
         title="This platform's own seeded rules (not comparable with the paper's tables)",
         comparable_with_paper=False,
         notes=PLATFORM_NOTES,
-        builders={},  # filled by tasks.instances (its builders live there)
+        builders=platform_v1.BUILDERS,
         parameters=DEFAULT_PARAMETERS,
         parameters_type=RuleParameters,
         context_keys=CONTEXT_KEYS,
-        context_span=_platform_span,
+        context_span=platform_v1.context_span,
         uncap=_platform_uncap,
         rescue_scoring=False,
     ),
@@ -144,8 +140,6 @@ def get_profile(name: str | None = None) -> TaskProfile:
     name = name or DEFAULT_PROFILE
     if name not in PROFILES:
         raise UnknownProfile(f"unknown task profile {name!r} (choose from {', '.join(PROFILES)})")
-    from .. import instances  # noqa: F401  (registers the platform builders)
-
     return PROFILES[name]
 
 
