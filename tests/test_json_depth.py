@@ -1,4 +1,4 @@
-"""Issue 14, finding 2: deeply nested JSON gave HTTP 500 on every JSON endpoint.
+"""Deeply nested JSON once gave HTTP 500 on every JSON endpoint.
 
 Every body the API parses, and the JSON held in multipart and form fields, is
 refused past MAX_JSON_DEPTH levels with a 400 that says so; nothing is written.
@@ -8,7 +8,6 @@ Wide JSON (many values side by side, shallow) is parsed and judged as usual.
 from __future__ import annotations
 
 import json
-import time
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
@@ -108,21 +107,26 @@ def test_deeply_nested_json_in_the_ingest_pages_hidden_field_does_not_break_the_
     assert [r.status for r in response.context["results"]] == ["created"], "the paths are ignored, the file is ingested"
 
 
+# A scan that went back over the body for every value or quote would take hours on these bodies, and a linear one
+# takes well under a second: a timeout of a minute tells the two apart on a machine however loaded.
+LINEAR = pytest.mark.timeout(60)
+
+
+@LINEAR
 def test_wide_json_is_parsed_and_judged_like_any_other_body(world, project, annotator, lead):
     """Shallow but wide bodies (200,000 values, under MAX_REQUEST_BYTES) get the endpoint's own answer."""
     users = {"annotator": annotator, "lead": lead}
     for role, method, url, template in json_endpoints(world, project):
         before = snapshot()
-        started = time.monotonic()
         response = getattr(client_for(users[role]), method)(
             url, template.replace("{value}", WIDE), content_type="application/json"
         )
         assert response.status_code in (200, 400, 404, 409, 422), (url, response.status_code)
-        assert time.monotonic() - started < 10, f"{url} took too long over a wide body"
         if response.status_code != 200:
             assert snapshot() == before, f"{url} refused the body but wrote something"
 
 
+@LINEAR
 def test_depth_is_measured_outside_strings_and_without_recursion():
     assert not exceeds_depth('{"a": "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["}', limit=2)
     assert not exceeds_depth('"\\"[[[[[[[["', limit=1), "escaped quotes do not end the string"
@@ -132,18 +136,15 @@ def test_depth_is_measured_outside_strings_and_without_recursion():
         loads(DEEP)
     assert loads(json.dumps({"rows": [{"target": ["Maya"]}]})) == {"rows": [{"target": ["Maya"]}]}
     many_brackets = "[" + ",".join(['{"a": [1, "]]]"]}'] * 100_000) + "]"  # 2 MB, 300,000 brackets
-    started = time.monotonic()
     assert not exceeds_depth(many_brackets, limit=32)
-    assert time.monotonic() - started < 2
 
 
+@LINEAR
 def test_an_unclosed_string_of_escaped_quotes_is_measured_in_linear_time(world, annotator):
-    """Review of finding 2: an unclosed string made the depth check rescan the body from every quote (a 60 KB
-    body held a gunicorn worker for 20 s). The whole allowed body size now takes a fraction of a second."""
+    """An unclosed string made the depth check rescan the body from every quote (a 60 KB body held a gunicorn
+    worker for 20 s, so the whole allowed size would hold it for hours). It is now read once."""
     body = '{"version": 1, "content": "' + '\\"' * 1_000_000 + "[" * 40  # 2 MB, the request limit
-    started = time.monotonic()
     assert not exceeds_depth(body, limit=32), "the brackets are inside the (unclosed) string"
-    assert time.monotonic() - started < 2
     response = client_for(annotator).put(
         f"/api/v1/revisions/{world['revision'].pk}/", body, content_type="application/json"
     )
@@ -153,7 +154,7 @@ def test_an_unclosed_string_of_escaped_quotes_is_measured_in_linear_time(world, 
 
 
 def test_a_group_map_nested_too_deep_is_refused_with_a_message_not_a_500(client, lead, project):
-    """Review of finding 2: JSON held inside a text field (the freeze's clip → group map) is bounded too."""
+    """JSON held inside a text field (the freeze's clip → group map) is bounded too."""
     client.force_login(lead)
     deep_map = '{"a": ' + "[" * 5000 + "]" * 5000 + "}"
     response = client.post(
