@@ -3,7 +3,7 @@ no server errors and no responses that break the documented schema.
 
 Two kinds of run: bodies as schemathesis generates them from the schema, and
 the same with deep or wide JSON in every body (tests/schemathesis_hooks.py;
-issue 14, finding 2: a deep body answered 500).
+a deep body once answered 500).
 """
 
 import json

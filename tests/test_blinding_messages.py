@@ -1,4 +1,4 @@
-"""Issue 14, finding 4: blinding leaked through re-review notes.
+"""Blinding holds in messages (it once leaked through re-review notes).
 
 A message that names a coder, or quotes a lead's note to one coder, is read
 only by that coder and the leads. And every other place where an annotator

@@ -1,4 +1,4 @@
-"""Issue 14, finding 5: work continued on a discarded clip.
+"""No work continues on a closed clip (it once did on a discarded one).
 
 A discarded or released clip refuses revision saves, reviews, submissions and
 comments with 409 and a message that says why (and quotes no coder's

@@ -1,4 +1,4 @@
-"""Issue 14, finding 1: memory exhaustion through media.
+"""Serving media does not exhaust memory.
 
 For a Range request the media view read the whole range into memory, and a
 browser opens a video with ``Range: bytes=0-``: three such requests for a

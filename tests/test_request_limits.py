@@ -1,4 +1,4 @@
-"""Issue 14, finding 6: no size or rate limits in the application.
+"""Size and rate limits in the application (there were none).
 
 A body over its limit is refused from its Content-Length before anything reads
 it; uploaded files stream to disk and stop being written past their own limit;

@@ -227,7 +227,7 @@ def test_a_lost_database_connection_gives_a_clear_503(client, annotator, monkeyp
     assert b"nothing was saved" in response.content
 
 
-# --- issue 14, finding 3: create_user applies the password rules ------------------------------
+# --- create_user applies the password rules ------------------------------
 
 
 @pytest.mark.parametrize(
@@ -280,7 +280,7 @@ def test_production_refuses_the_probes_one_letter_admin_password(tmp_path):
 
 
 def test_djangos_createsuperuser_without_input_applies_the_same_rules(monkeypatch):
-    """Review of finding 3: `DJANGO_SUPERUSER_PASSWORD=a manage.py createsuperuser --noinput` skipped the rules."""
+    """`createsuperuser --noinput` is held to the rules too (`DJANGO_SUPERUSER_PASSWORD=a` once went through)."""
     from django.contrib.auth import get_user_model
     from django.core.management import CommandError
 
@@ -313,7 +313,7 @@ def test_the_password_change_page_applies_the_same_rules(client, annotator):
     assert response.status_code == 200 and "at least 12 characters" in response.content.decode()
 
 
-# --- issue 14, finding 7: expected refusals are one log line; the demo's 404 lists no URLs ----------
+# --- expected refusals are one log line; the demo's 404 lists no URLs ----------
 
 
 @pytest.fixture
