@@ -1,4 +1,4 @@
-"""Task instances built from released clips, by the rules of spec/TASKS.md.
+"""Task instances built from released clips, by a task profile's rules (docs/tasks.md).
 
 Input: clips in the release format (the dicts of ``data/all.jsonl``). Output:
 per task, a list of :class:`Instance` in clip order then row order. Every

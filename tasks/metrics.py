@@ -1,6 +1,6 @@
 """Task metrics as sums of per-instance statistics.
 
-Every metric of spec/TASKS.md is a function of sums of per-instance counts
+Every metric of the tasks (docs/tasks.md) is a function of sums of per-instance counts
 (F1 from true/false positives, Recall@k from hits, MRR from reciprocal ranks,
 macro-F1 from per-class counts, intensity match from per-instance scores). A
 :class:`Scorer` turns (instance, prediction) into such a vector and sums into

@@ -18,9 +18,9 @@ from dataclasses import asdict, dataclass
 
 RULE_VERSION = "2"
 
-# The six tasks of the benchmark (spec/TASKS.md), in the order the paper lists them.
+# The six tasks of the benchmark, in the order the paper lists them.
 TASKS = ("itp", "rpp", "stp", "ssp", "er", "vp")
-# An optional, clearly named variant of RPP over every speaker (TASKS.md allows it).
+# An optional, clearly named variant of RPP over every speaker (the benchmark's task description allows it).
 RPP_ANY_SPEAKER = "rpp_any_speaker"
 ALL_TASKS = (*TASKS, RPP_ANY_SPEAKER)
 
