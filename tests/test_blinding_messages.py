@@ -10,7 +10,6 @@ everything the annotator can open.
 from __future__ import annotations
 
 import pytest
-from django.test import Client
 
 from annotation.adjudication.services import accept_discard, decide, request_rereview
 from annotation.assignment.starting import start_assignment
@@ -18,18 +17,14 @@ from annotation.models import Comment, CommentKind
 from annotation.services import create_user
 from annotation.workspace.services import add_comment
 
+from .builders.api import client_for
+
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
 def clip(coded_clip):
     return coded_clip
-
-
-def client_for(user) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
 
 
 def everything_readable_by(user, clip) -> str:

@@ -11,11 +11,12 @@ import json
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
-from django.test import Client
 
 from annotation.api.parsers import TooDeep, exceeds_depth, loads
 from annotation.assignment.starting import start_assignment
 from annotation.models import Assignment, Clip, Comment, Cue, Gold, Revision, Row
+
+from .builders.api import client_for
 
 pytestmark = pytest.mark.django_db
 
@@ -35,12 +36,6 @@ def world(draft_clip, project, annotator, lead):
     ingested = project.clips.create(sample_id="g/ingested", scenario="couple", participants=["Maya", "Tobias"])
     ingested.cues.create(position=1, start_time=0, end_time=1, speaker="Maya", text="hi")
     return {"clip": clip, "revision": revision, "row": revision.row, "ingested": ingested}
-
-
-def client_for(user) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
 
 
 def snapshot():
