@@ -158,7 +158,7 @@ def comment_addressee(clip: Clip, author, body: str, addressee=None):
     return None
 
 
-# Clip life cycle (DESIGN.md). Transitions happen here and nowhere else.
+# Clip life cycle (the states are ``ClipState`` in models.py). Transitions happen here and nowhere else.
 TRANSITIONS: dict[str, set[str]] = {
     ClipState.IMPORTED: {ClipState.PREANNOTATING, ClipState.IN_REVIEW, ClipState.DISCARDED},
     ClipState.PREANNOTATING: {ClipState.PREANNOTATED, ClipState.PREANNOTATION_FAILED},

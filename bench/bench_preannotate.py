@@ -56,43 +56,10 @@ def _needs_services() -> str | None:
 
 def build_transcripts(project, clips: int, seed: int) -> int:
     """Clips with cues only (what ingest leaves), from the synthetic generator. Returns the cue count."""
-    from simple_history.utils import bulk_create_with_history
-
-    from annotation.models import Clip, ClipState, Cue
-    from annotation.synthetic import build_clips
+    from annotation.synthetic import build_clips, store_transcripts
 
     built = build_clips(clips=clips, annotators=1, seed=seed, taxonomy_version=project.taxonomy_version)
-    objs = bulk_create_with_history(
-        [
-            Clip(
-                project=project,
-                sample_id=c.sample_id,
-                scenario=c.scenario,
-                participants=list(c.participants),
-                source_file=c.source_file,
-                duration=c.duration,
-                state=ClipState.IMPORTED,
-                content_hash=c.content_hash,
-            )
-            for c in built
-        ],
-        Clip,
-        batch_size=1000,
-    )
-    cues = [
-        Cue(
-            clip=obj,
-            position=s["row_index"],
-            start_time=s["start_time"],
-            end_time=s["end_time"],
-            speaker=s["primary_speaker"],
-            text=s["dialogue_cleaned"],
-        )
-        for obj, c in zip(objs, built)
-        for s in c.skeletons
-    ]
-    Cue.objects.bulk_create(cues, batch_size=2000)
-    return len(cues)
+    return store_transcripts(project, built)
 
 
 def start_worker(env: dict, queue: str, concurrency: int, pool: str, log_path: Path) -> subprocess.Popen:

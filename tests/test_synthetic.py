@@ -302,3 +302,19 @@ def test_command_generates_into_an_existing_project_and_reuses_annotators():
 def test_command_refuses_an_unknown_project():
     with pytest.raises(CommandError, match="no project 'missing'"):
         call_command("generate_synthetic", "--project", "missing", "--clips", "2")
+
+
+@pytest.mark.django_db
+def test_transcripts_alone_are_imported_clips_with_the_cues_of_their_rows_and_nothing_else():
+    project = create_project("transcripts", name="Transcripts")
+    built = synthetic.build_clips(clips=3, annotators=1, seed=5, taxonomy_version=project.taxonomy_version)
+    cues = synthetic.store_transcripts(project, built)
+    assert cues == sum(len(c.skeletons) for c in built)
+    for c in built:
+        clip = project.clips.get(sample_id=c.sample_id)
+        assert clip.state == ClipState.IMPORTED and clip.rows.count() == 0 and clip.history.count() == 1
+        assert [(q.position, q.start_time, q.end_time, q.speaker, q.text) for q in clip.cues.order_by("position")] == [
+            (s["row_index"], s["start_time"], s["end_time"], s["primary_speaker"], s["dialogue_cleaned"])
+            for s in c.skeletons
+        ]
+    assert not Draft.objects.filter(row__clip__project=project).exists()

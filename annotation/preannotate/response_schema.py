@@ -1,7 +1,7 @@
 """The lean response schema sent to Gemini, derived from ``annotation.schema``.
 
 Gemini refuses response schemas it finds too complex (HTTP 400 INVALID_ARGUMENT,
-"too many states for serving"; see spec/PREANNOTATION.md). So the model gets a
+"too many states for serving"; see docs/preannotation.md). So the model gets a
 projection of the pydantic row model: the same keys, types and nesting, in the
 release key order, with enums only for the three short closed label sets of the
 scenario, and nothing else — no numeric bounds, no array limits, no per-clip

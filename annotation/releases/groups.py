@@ -1,7 +1,7 @@
 """Relationship groups: which clips show the same people, so that a split never separates them.
 
 The public release names clips ``<couple>/<clip>`` and
-``family_therapy/<NNN>/merged`` (spec/TASKS.md, Splits): a clip's group is
+``family_therapy/<NNN>/merged`` (docs/releases.md, on splits): a clip's group is
 its ``sample_id`` without the last path segment (``alan_and_evelyn``,
 ``family_therapy/014``); a sample id without a slash is a group of its own.
 Two more rules join groups:

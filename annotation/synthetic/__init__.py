@@ -7,10 +7,10 @@ per-field majority of those revisions gives), without touching the database.
 adjudicated project would look: Clip + Cues + Rows, Draft / Revision / Gold per
 row, a submitted Assignment per (clip, annotator).
 
-Shape (from the real release and its sample in ``shared/data``): 191 clips,
+Shape (from the real release and its public sample): 191 clips,
 7,079 rows, 174 couple and 17 family clips; couple clips about 34 rows with two
 participants, family clips about 71 rows with four or more. Clips are named
-as the release names them (spec/TASKS.md, Splits): ``<couple>/<clip>``, several
+as the release names them (docs/releases.md, on splits): ``<couple>/<clip>``, several
 clips per couple, and ``family_therapy/<NNN>/merged``, one clip per family,
 each ``<NNN>`` a different family. Nobody appears in two couples or two
 families (the splits join groups that share a participant). Everything is drawn
@@ -19,7 +19,7 @@ the same documents (the draft does not depend on the number of annotators).
 Dialogue is assembled from the small word lists below: clearly synthetic.
 
 Every generated document follows the platform's regular convention
-(ROW_SCHEMA.md, last section) and passes ``schema.check_clip`` with no errors
+(the row schema's regular spelling, docs/rescue-format.md) and passes ``schema.check_clip`` with no errors
 and no warnings; ``generate`` checks that before it writes anything.
 """
 
@@ -33,7 +33,7 @@ from .clips import (
     keep_probability,
 )
 from .shape import FIRST_NAMES, RELEASE_CLIPS, RELEASE_FAMILY_CLIPS, RELEASE_ROWS, WEIGHTS
-from .store import annotator_usernames, ensure_annotators, generate, store_clips
+from .store import annotator_usernames, ensure_annotators, generate, store_clips, store_transcripts
 
 __all__ = [
     "FIRST_NAMES",
@@ -52,4 +52,5 @@ __all__ = [
     "generate",
     "keep_probability",
     "store_clips",
+    "store_transcripts",
 ]

@@ -93,6 +93,42 @@ def generate(project: Project, *, clips: int = RELEASE_CLIPS, annotators: int = 
     }
 
 
+def store_transcripts(project: Project, built: list[SyntheticClip]) -> int:
+    """Write generated clips as ingest leaves them: imported clips with their cues, no rows, drafts or work (for
+    runs that start at pre-annotation). Returns the number of cues written."""
+    clip_objs = bulk_create_with_history(
+        [
+            Clip(
+                project=project,
+                sample_id=c.sample_id,
+                scenario=c.scenario,
+                participants=list(c.participants),
+                source_file=c.source_file,
+                duration=c.duration,
+                state=ClipState.IMPORTED,
+                content_hash=c.content_hash,
+            )
+            for c in built
+        ],
+        Clip,
+        batch_size=BATCH,
+    )
+    cues = [
+        Cue(
+            clip=obj,
+            position=s["row_index"],
+            start_time=s["start_time"],
+            end_time=s["end_time"],
+            speaker=s["primary_speaker"],
+            text=s["dialogue_cleaned"],
+        )
+        for obj, c in zip(clip_objs, built)
+        for s in c.skeletons
+    ]
+    Cue.objects.bulk_create(cues, batch_size=BATCH)
+    return len(cues)
+
+
 def store_clips(
     project: Project,
     built: list[SyntheticClip],
