@@ -157,6 +157,12 @@ def celery_worker_process(django_db_setup, django_db_blocker):
     log.close()
 
 
+@pytest.fixture
+def releases_root(settings):
+    """Where this test's releases are written (a folder of its own, set by ``_test_settings``)."""
+    return settings.RELEASES_ROOT
+
+
 def wait_for(predicate, timeout: float = 60, interval: float = 0.2):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

@@ -17,6 +17,7 @@ from annotation.codebook.selectors import MEASURE_FIELDS
 from annotation.models import AgreementReport, Assignment, AssignmentState
 from annotation.synthetic import generate
 
+from .builders.agreement import report_slice
 from .conftest import wait_for
 
 
@@ -24,16 +25,12 @@ def words(html: str) -> str:
     return html_lib.unescape(re.sub(r"\s+", " ", re.sub(r"<[^>]+>", "", html)))
 
 
-def overall(report):
-    return next(s for s in report["slices"] if s["key"] == "all/all")
-
-
 @pytest.mark.django_db
 def test_the_summary_names_what_the_tables_below_show(client, lead, project):
     generate(project, clips=3, annotators=3, seed=4)
     params = services.Params.from_query({}, project.work_scope)
     report = services.report_state(project, params, sync=True).report.report
-    entry = overall(report)
+    entry = report_slice(report)
     client.force_login(lead)
     page = client.get(f"/projects/{project.slug}/agreement/").content.decode()
     summary = words(page[page.index('id="agreement-attention"') : page.index('id="section-fields"')])
@@ -77,7 +74,7 @@ def test_the_summary_names_what_the_tables_below_show(client, lead, project):
         k: (v["humans"]["alpha"] if v["humans"].get("defined") else None) for k, v in entry["measures"].items()
     }
     page = client.get(f"/projects/{project.slug}/agreement/").content.decode()
-    changes = attn.changes(again, overall(again))
+    changes = attn.changes(again, report_slice(again))
     assert changes["moved"], "reopening a clip moves some alpha"
     first = changes["moved"][0]
     assert f"{first['before']:.3f} → {first['now']:.3f}" in words(page)

@@ -28,6 +28,7 @@ from .builders.agreement import (
     coded_client_content,
     make_clip,
     reliability_project,
+    report_slice,
     therapist_content,
 )
 
@@ -40,8 +41,7 @@ EXAMPLE_A = [
 
 
 def overall(report: dict, measure: str, coders: str = "humans") -> dict:
-    entry = next(s for s in report["slices"] if s["key"] == "all/all")
-    return entry["measures"][measure][coders]
+    return report_slice(report)["measures"][measure][coders]
 
 
 def test_example_a_two_coders_binary_gives_0_095(project):

@@ -34,7 +34,7 @@ from annotation.synthetic import generate
 from annotation.taxonomy import THERAPIST
 from annotation.workspace.services import save_revision
 
-from .builders.agreement import reopen_untouched
+from .builders.agreement import reopen_untouched, report_slice
 
 pytestmark = pytest.mark.django_db
 
@@ -84,15 +84,11 @@ def direct(revisions, value, *, with_draft: bool = False) -> tuple[int, float | 
     return pairable, float(krippendorff.alpha(reliability_data=matrix, level_of_measurement="nominal"))
 
 
-def overall(report: dict, key: str = "all/all") -> dict:
-    return next(s for s in report["slices"] if s["key"] == key)
-
-
 def test_one_submitted_clip_gives_exactly_the_alpha_of_its_values_alone(issue_project):
     clips, coders = issue_project
     submitted = Revision.objects.filter(row__clip=clips[0])
     report = compute_project_report(clips[0].project)
-    entry = overall(report)
+    entry = report_slice(report)
     assert report["coded_work"] is True and report["work_scope"]["key"] == SUBMITTED
 
     for key, value in (("utterance_type", utterance), ("target", target)):
@@ -122,7 +118,7 @@ def test_one_submitted_clip_gives_exactly_the_alpha_of_its_values_alone(issue_pr
 def test_edit_rates_against_the_draft_count_only_coded_rows(issue_project):
     clips, coders = issue_project
     report = compute_project_report(clips[0].project)
-    entry = overall(report)
+    entry = report_slice(report)
     client_rows = [r for r in clips[0].rows.all() if r.primary_speaker != THERAPIST]
     drafts = {d.row_id: d.content for d in Draft.objects.filter(row__clip=clips[0])}
     changed, compared = {}, 0
@@ -172,14 +168,14 @@ def test_rows_marked_reviewed_in_an_open_assignment_count_in_the_reviewed_scope_
         row__in=rows, annotator__in=coders[:2]
     )
     units, alpha = direct(counted, utterance)
-    figure = overall(report)["measures"]["utterance_type"]["humans"]
+    figure = report_slice(report)["measures"]["utterance_type"]["humans"]
     assert (figure["units"], figure["alpha"]) == (units, pytest.approx(alpha, abs=1e-6))
-    assert figure["units"] == overall(before)["measures"]["utterance_type"]["humans"]["units"] + len(rows)
+    assert figure["units"] == report_slice(before)["measures"]["utterance_type"]["humans"]["units"] + len(rows)
     assert report["scope"]["work"] == REVIEWED
     assert report["work_scope"]["label"] == "submitted work and rows marked reviewed"
     total_open = 3 * sum(c.rows.count() for c in clips[1:])
     not_reviewed = total_open - 2 * len(rows)
-    assert overall(report)["left_out"] == {"not_reviewed": not_reviewed, "discarded_clip": 0, "unassigned": 0}
+    assert report_slice(report)["left_out"] == {"not_reviewed": not_reviewed, "discarded_clip": 0, "unassigned": 0}
 
 
 def test_left_out_revisions_are_counted_per_slice_with_their_reason(project, lead):
@@ -324,7 +320,7 @@ def test_revisions_imported_as_finished_work_count_as_submitted(project, sample_
     assert report["counts"]["revisions"] == counted.count()
     assert report["counts"]["revisions_left_out"]["not_submitted"] == 0
     units, alpha = direct(counted, utterance)
-    figure = overall(report)["measures"]["utterance_type"]["humans"]
+    figure = report_slice(report)["measures"]["utterance_type"]["humans"]
     assert (figure["units"], figure["alpha"]) == (units, pytest.approx(alpha, abs=1e-6))
 
 

@@ -17,6 +17,7 @@ from django.urls import reverse
 from annotation.agreement.report import CONFUSED_PAIRS, compute_project_report
 from annotation.codebook.services import write_guidance
 
+from .builders.agreement import report_slice
 from .builders.codebook import TRANSCRIPT_CLIP, VIDEO_CLIP, A, R, build
 
 pytestmark = pytest.mark.django_db
@@ -36,20 +37,16 @@ def independent_pairs(units: list[list[str]]) -> dict[frozenset, tuple[float, in
     return {pair: (w, rows[pair]) for pair, w in weight.items()}
 
 
-def overall(report, key="all/all"):
-    return next(s for s in report["slices"] if s["key"] == key)
-
-
 def test_confused_pairs_equal_a_hand_count_of_the_coincidences(project):
     build(project)
     report = compute_project_report(project)
-    pairs = overall(report)["measures"]["utterance_type"]["confused_pairs"]
+    pairs = report_slice(report)["measures"]["utterance_type"]["confused_pairs"]
     units = [list(col) for spec in (TRANSCRIPT_CLIP, VIDEO_CLIP) for col in zip(*spec["coders"])]
     expected = independent_pairs(units)
     total = sum(w for w, _ in expected.values())
     ranked = sorted(expected.items(), key=lambda kv: (-round(kv[1][0], 9), *sorted(kv[0])))
     assert len(pairs) == min(CONFUSED_PAIRS, len(expected))
-    left_out = overall(report)["measures"]["utterance_type"]["confused_pairs_left_out"]
+    left_out = report_slice(report)["measures"]["utterance_type"]["confused_pairs_left_out"]
     assert left_out["pairs"] == max(0, len(expected) - CONFUSED_PAIRS)  # counted, never cut unsaid
     assert left_out["share"] == pytest.approx(sum(w for _, (w, _) in ranked[CONFUSED_PAIRS:]) / total, abs=1e-6)
     for got, (pair, (weight, rows)) in zip(pairs, ranked):
@@ -64,7 +61,7 @@ def test_confused_pairs_equal_a_hand_count_of_the_coincidences(project):
 def test_llm_figures_per_draft_modality_equal_the_package_on_those_rows_alone(project):
     build(project)
     report = compute_project_report(project)
-    groups = overall(report)["llm_by_modality"]
+    groups = report_slice(report)["llm_by_modality"]
     assert [(g["modality"], g["label"], g["rows"]) for g in groups] == [
         ("video", "video with audio", 4),
         ("transcript", "transcript only", 6),
@@ -87,7 +84,7 @@ def test_llm_figures_per_draft_modality_equal_the_package_on_those_rows_alone(pr
         changed = sum(c != d for row in spec["coders"] for c, d in zip(row, spec["draft"]))
         assert item["changed_from_draft"]["share"] == pytest.approx(changed / (3 * len(spec["draft"])))
     # Every modality's rows together are the slice's LLM figure.
-    assert sum(g["rows"] for g in groups) == overall(report)["rows"]
+    assert sum(g["rows"] for g in groups) == report_slice(report)["rows"]
 
 
 def test_page_lists_confused_pairs_with_guidance_links_and_the_modality_table(client, lead, project):
@@ -128,7 +125,7 @@ def test_api_and_command_json_carry_the_pairs_and_the_modality_slices(client, le
     build(project)
     client.force_login(lead)
     body = client.get(f"/api/v1/projects/{project.slug}/agreement/").json()
-    entry = overall(body["report"])
+    entry = report_slice(body["report"])
     assert entry["measures"]["utterance_type"]["confused_pairs"][0]["rows"] == 5
     assert [g["modality"] for g in entry["llm_by_modality"]] == ["video", "transcript"]
     out = tmp_path / "a.json"
@@ -137,4 +134,4 @@ def test_api_and_command_json_carry_the_pairs_and_the_modality_slices(client, le
     assert "Labels coders confuse most:" in text and "utterance_type: accusation <-> request (5 rows" in text
     assert "LLM draft by modality (video with audio: 4 rows; transcript only: 6 rows)" in text
     saved = json.loads(out.read_text())
-    assert overall(saved)["llm_by_modality"] == entry["llm_by_modality"]
+    assert report_slice(saved)["llm_by_modality"] == entry["llm_by_modality"]

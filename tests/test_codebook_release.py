@@ -23,11 +23,6 @@ pytestmark = pytest.mark.django_db
 TEXT = "A complaint that faults the other is an accusation,\neven when it names a feeling."
 
 
-@pytest.fixture(autouse=True)
-def releases_root(tmp_path, settings):
-    settings.RELEASES_ROOT = tmp_path / "releases"
-
-
 @pytest.fixture
 def adjudicated(project, tmp_path, lead, annotator, other_annotator):
     """Two clips: one coded before the project had guidance, one under version 1; gold under version 2."""

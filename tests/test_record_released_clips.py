@@ -30,11 +30,6 @@ from .builders.record import UTTERANCES, code_like_gold
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture(autouse=True)
-def releases_root(tmp_path, settings):
-    settings.RELEASES_ROOT = tmp_path / "releases"
-
-
 @pytest.fixture
 def released(project, tmp_path, lead, annotator, other_annotator):
     """A clip two coders coded in production, adjudicated by the lead and frozen in release 1.0.0."""

@@ -27,7 +27,7 @@ from annotation.releases.freeze import freeze
 from annotation.releases.manifest import MANIFEST, sha256
 from annotation.rescue_format.importer import ImportFailed, import_rescue
 
-from .builders.documents import couple_clip, mutate
+from .builders.documents import couple_clip, mutate, write_jsonl
 
 pytestmark = pytest.mark.django_db
 
@@ -38,11 +38,6 @@ def run(*args) -> str:
     out = io.StringIO()
     call_command(*args, stdout=out)
     return out.getvalue()
-
-
-def write_jsonl(path: Path, docs: list[dict]) -> Path:
-    path.write_text("".join(json.dumps(d) + "\n" for d in docs), encoding="utf-8")
-    return path
 
 
 def clips() -> list[dict]:

@@ -38,12 +38,6 @@ TASKS = ("itp", "rpp", "stp", "ssp", "er", "vp", "rpp_any_speaker")
 TWO_COUPLES = ("couple",)
 
 
-@pytest.fixture(autouse=True)
-def releases_root(tmp_path, settings):
-    settings.RELEASES_ROOT = tmp_path / "releases"
-    return settings.RELEASES_ROOT
-
-
 @pytest.fixture
 def synthetic(project):
     """20 adjudicated synthetic clips (18 couple, 2 family) with two annotators' revisions."""

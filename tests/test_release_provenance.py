@@ -29,7 +29,7 @@ from annotation.services import create_project, transition
 from annotation.taxonomy import DEFAULT_VERSION, load_taxonomy
 from annotation.workspace.services import save_revision, submit_assignment
 
-from .builders.documents import couple_clip, mutate
+from .builders.documents import couple_clip, mutate, write_jsonl
 from .fakes import gemini_server as g
 
 pytestmark = pytest.mark.django_db
@@ -38,11 +38,6 @@ GROUPS = ("maya_and_tobias", "ana_and_ben", "lea_and_sam")
 RULE = (
     "Only clips in an adjudicated (or previously released) state, not discarded, with gold on every row, are released."
 )
-
-
-def write_jsonl(path: Path, docs: list[dict]) -> Path:
-    path.write_text("".join(json.dumps(d) + "\n" for d in docs), encoding="utf-8")
-    return path
 
 
 def three_clips() -> list[dict]:

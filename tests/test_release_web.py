@@ -22,12 +22,6 @@ pytestmark = pytest.mark.django_db
 TWO_COUPLES = ("couple",)
 
 
-@pytest.fixture(autouse=True)
-def releases_root(tmp_path, settings):
-    settings.RELEASES_ROOT = tmp_path / "releases"
-    return settings.RELEASES_ROOT
-
-
 @pytest.fixture
 def sample_project(project, sample_path):
     import_rescue(sample_path, project)

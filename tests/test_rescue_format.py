@@ -11,6 +11,7 @@ from annotation.rescue_format.exporter import ExportSource, export_rescue
 from annotation.rescue_format.importer import ImportFailed, import_rescue
 
 from .builders.documents import couple_clip, family_clip, mutate
+from .builders.documents import write_jsonl as write_documents
 
 pytestmark = pytest.mark.django_db
 
@@ -22,8 +23,7 @@ def export_text(project, source="gold", **kwargs) -> str:
 
 
 def write_jsonl(path, clips):
-    path.write_text("".join(json.dumps(c, ensure_ascii=False) + "\n" for c in clips), encoding="utf-8")
-    return path
+    return write_documents(path, clips, ensure_ascii=False)
 
 
 @pytest.mark.parametrize("as_source", ["gold", "draft", "revision"])

@@ -139,3 +139,8 @@ EXAMPLE_C = [
     [_, 3, 3, 3, 2, 3, 4, 2, 2, 5, 1, _],
     [1, 2, 3, 3, 2, 4, 4, 1, 2, 5, 1, _],
 ]
+
+
+def report_slice(report: dict, key: str = "all/all") -> dict:
+    """One slice of an agreement report (``scenario/clip-group``; default the whole scope)."""
+    return next(s for s in report["slices"] if s["key"] == key)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import copy
+import json
+from pathlib import Path
 
 
 def client_row(
@@ -115,3 +117,9 @@ def therapist(i, **kw):
     """The therapist's row ``i``, its relation pattern unset unless given."""
     kw.setdefault("relation_cycle_state", None)
     return therapist_row(i, **kw)
+
+
+def write_jsonl(path: Path, docs: list[dict], *, ensure_ascii: bool = True) -> Path:
+    """``docs`` as a JSON Lines file at ``path``, one document per line."""
+    path.write_text("".join(json.dumps(d, ensure_ascii=ensure_ascii) + "\n" for d in docs), encoding="utf-8")
+    return path
