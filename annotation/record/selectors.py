@@ -11,7 +11,7 @@ from django.http import Http404
 from ..models import Assignment, AssignmentPurpose, AssignmentState, Gold, Project, Revision
 from ..roles import is_lead
 from . import scoring
-from .models import (  # noqa: F401 (QualificationRule for callers)
+from .models import (
     AttemptState,
     DecisionKind,
     QualificationAttempt,

@@ -15,7 +15,7 @@ from django.core.management.base import CommandError
 
 from ...assignment.selectors import annotators
 from ...record import selectors, services
-from ...record.models import DecisionKind
+from ...record.models import DecisionKind, QualificationRule
 from ...services import ServiceError
 from ...taxonomy import SCENARIOS
 from ._base import AuditedCommand
@@ -60,7 +60,7 @@ class Command(AuditedCommand):
         project = self.get_project(project)
         try:
             if o["status"]:
-                for rule in selectors.QualificationRule.objects.filter(project=project).order_by("scenario"):
+                for rule in QualificationRule.objects.filter(project=project).order_by("scenario"):
                     self.stdout.write(f"{rule.scenario}: {selectors.rule_text(rule)}")
                     for user in annotators(project):
                         s = selectors.status(project, rule.scenario, user, rule=rule)
