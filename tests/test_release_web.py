@@ -10,10 +10,12 @@ import zipfile
 
 import pytest
 from django.urls import reverse
+from django.utils.html import escape
 
 from annotation.models import Assignment, Job, JobState, Release
 from annotation.releases.freeze import freeze
 from annotation.rescue_format.importer import import_rescue
+from tasks.profiles import get_profile
 
 from .conftest import wait_for
 
@@ -351,13 +353,14 @@ def test_the_lead_picks_the_task_rules_on_the_page_and_the_release_records_them(
 ):
     client.force_login(lead)
     form = client.get(reverse("releases-list", args=[sample_project.slug])).content.decode()
-    assert (
-        '<select name="task_profile">' in form
-        and 'value="rescue-v1" selected' in form
-        and 'value="platform-v1"' in form
-    )
+    assert '<select name="task_profile" aria-describedby="task-rules-help">' in form
+    assert re.search(r'value="rescue-v1" title="[^"]*" selected', form) and 'value="platform-v1"' in form
+    # The options are short (the profile's name); the line under the select says what each one is.
+    help_line = re.search(r'<p id="task-rules-help"[^>]*>(.*?)</p>', form, re.S).group(1)
+    for name in ("rescue-v1", "platform-v1"):
+        assert f"<strong>{name}</strong>: {escape(get_profile(name).title)}" in help_line
     page = preview(client, sample_project, accept_incomplete="couple", task_profile="platform-v1").content.decode()
-    assert 'value="platform-v1" selected' in page
+    assert re.search(r'value="platform-v1" title="[^"]*" selected', page)
     fields = confirmation(page)
     assert fields["task_profile"] == ["platform-v1"]
     with django_capture_on_commit_callbacks(execute=True):
