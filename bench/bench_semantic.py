@@ -136,7 +136,7 @@ def run_on_worker(project, services, Job, psutil, worker, name: str) -> dict:
     """Start the semantic report's job as the page does, follow its progress, sample the worker's memory."""
     params = services.Params()
     started = time.perf_counter()
-    state = services.report_state(project, params, kind=services.TEXTS)
+    state = services.ensure_report(project, params, kind=services.TEXTS, compute=services.Compute.AS_JOB)
     job = state.job
     if job is None:
         raise RuntimeError(f"no job started ({state.status})")

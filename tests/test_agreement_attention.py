@@ -29,7 +29,7 @@ def words(html: str) -> str:
 def test_the_summary_names_what_the_tables_below_show(client, lead, project):
     generate(project, clips=3, annotators=3, seed=4)
     params = services.Params.from_query({}, project.work_scope)
-    report = services.report_state(project, params, sync=True).report.report
+    report = services.ensure_report(project, params, compute=services.Compute.IN_PROCESS).report.report
     entry = report_slice(report)
     client.force_login(lead)
     page = client.get(f"/projects/{project.slug}/agreement/").content.decode()
@@ -69,7 +69,7 @@ def test_the_summary_names_what_the_tables_below_show(client, lead, project):
     Assignment.objects.filter(
         clip=project.clips.order_by("sample_id").first(), annotator__username__endswith="annotator1"
     ).update(state=AssignmentState.REOPENED)
-    again = services.report_state(project, params, sync=True).report.report
+    again = services.ensure_report(project, params, compute=services.Compute.IN_PROCESS).report.report
     assert again["previous"]["alphas"]["all/all"] == {
         k: (v["humans"]["alpha"] if v["humans"].get("defined") else None) for k, v in entry["measures"].items()
     }

@@ -328,21 +328,21 @@ def test_the_cache_follows_what_counts_and_ignores_work_in_progress(issue_projec
     clips, coders = issue_project
     project = clips[0].project
     params = services.Params()
-    first = services.report_state(project, params, sync=True)
+    first = services.ensure_report(project, params, compute=services.Compute.IN_PROCESS)
     assert first.status == "ready" and AgreementReport.objects.count() == 1
 
     # An annotator works on an open clip: nothing that counts changed, the stored report is still current.
     revision = Revision.objects.filter(row__clip=clips[2], annotator=coders[0]).order_by("row__row_index").first()
     save_revision(revision.pk, coders[0], {**revision.content, "tone_of_voice": "flat"}, revision.version)
-    still = services.report_state(project, params, start=False)
+    still = services.report_state(project, params)
     assert still.status == "ready" and still.report.pk == first.report.pk and not still.stale
 
     # A submission changes what counts: the stored report is stale until a new one is computed.
     Revision.objects.filter(row__clip=clips[2]).update(status=RevisionStatus.REVIEWED)
     Assignment.objects.filter(clip=clips[2]).update(state=AssignmentState.SUBMITTED)
-    stale = services.report_state(project, params, start=False)
+    stale = services.report_state(project, params)
     assert stale.status == "missing" and stale.report.pk == first.report.pk and stale.stale
-    fresh = services.report_state(project, params, sync=True)
+    fresh = services.ensure_report(project, params, compute=services.Compute.IN_PROCESS)
     assert fresh.status == "ready" and not fresh.stale
     assert (
         fresh.report.report["counts"]["revisions"]
@@ -350,4 +350,4 @@ def test_the_cache_follows_what_counts_and_ignores_work_in_progress(issue_projec
     )
     # Reopening one coder's assignment takes their work out again.
     Assignment.objects.filter(clip=clips[2], annotator=coders[1]).update(state=AssignmentState.REOPENED)
-    assert services.report_state(project, params, start=False).stale
+    assert services.report_state(project, params).stale

@@ -496,7 +496,7 @@ def test_a_release_reads_the_data_once_for_both_reports_and_they_equal_each_comp
     # Both stored under the fingerprints the page computes; a second call only reads them.
     params = agreement_services.Params(clips=tuple(released))
     for kind, stored in ((agreement_services.LABELS, labels), (agreement_services.TEXTS, texts)):
-        state = agreement_services.report_state(semantic_project, params, kind=kind, start=False)
+        state = agreement_services.report_state(semantic_project, params, kind=kind)
         assert state.status == "ready" and state.report.report == stored
     extractions.clear()  # the independent computations above read the data on their own
     assert compute_release_reports(semantic_project, clips=released) == (labels, texts) and not extractions

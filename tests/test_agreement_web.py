@@ -91,7 +91,7 @@ class TestLeads:
 
     def test_plots_of_unknown_reports_slices_or_names_are_refused(self, client, lead, project):
         _small_project(project)
-        stored = services.report_state(project, services.Params(), sync=True).report
+        stored = services.ensure_report(project, services.Params(), compute=services.Compute.IN_PROCESS).report
         client.force_login(lead)
         url = f"/projects/{project.slug}/agreement/plot.svg"
         assert client.get(url).status_code == 400
@@ -252,7 +252,7 @@ def test_the_page_shows_the_last_report_marked_stale_while_a_worker_computes_the
     client, lead, project, django_capture_on_commit_callbacks, eager_celery
 ):
     clip, a, b = _small_project(project)
-    first = services.report_state(project, services.Params(), sync=True).report
+    first = services.ensure_report(project, services.Params(), compute=services.Compute.IN_PROCESS).report
     # A lead reopens one coder's clip: what counts changed.
     Assignment.objects.filter(clip=clip, annotator=a).update(state=AssignmentState.REOPENED)
     client.force_login(lead)

@@ -53,7 +53,7 @@ def test_a_free_text_report_is_computed_by_a_real_worker_with_progress(celery_wo
 
     generate(project, clips=2, annotators=3, seed=11)
     params = services.Params()
-    state = services.report_state(project, params, kind=services.TEXTS)
+    state = services.ensure_report(project, params, kind=services.TEXTS, compute=services.Compute.AS_JOB)
     assert state.job is not None, state.status
     done = wait_for(
         lambda: Job.objects.filter(pk=state.job.pk, state__in=[JobState.SUCCEEDED, JobState.FAILED]).first(),
@@ -65,7 +65,7 @@ def test_a_free_text_report_is_computed_by_a_real_worker_with_progress(celery_wo
     run = done.result["run"]
     assert run["embedded"] > 0 and run["embedded"] + run["from_cache"] == run["texts"]
     assert TextEmbedding.objects.count() == run["texts"]
-    stored = services.report_state(project, params, kind=services.TEXTS, start=False)
+    stored = services.report_state(project, params, kind=services.TEXTS)
     assert stored.status == "ready"
     # The same data computed here (from the vectors the worker cached) gives the same report.
     here, facts = build_semantic_report(project)

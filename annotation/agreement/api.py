@@ -129,7 +129,8 @@ class AgreementReportView(_AgreementBase):
     @extend_schema(summary="Agreement report of a project", parameters=PARAMETERS, responses=RESPONSES)
     def get(self, request, slug):
         project, params = self.project_and_params(request, slug)
-        return state_response(services.report_state(project, params, user=request.user, sync=None), params)
+        state = services.ensure_report(project, params, user=request.user, compute=services.Compute.IN_PROCESS_IF_SMALL)
+        return state_response(state, params)
 
     @extend_schema(
         summary="Compute the agreement report (again after a failure)",
@@ -139,7 +140,10 @@ class AgreementReportView(_AgreementBase):
     )
     def post(self, request, slug):
         project, params = self.project_and_params(request, slug)
-        return state_response(services.report_state(project, params, user=request.user, retry=True, sync=None), params)
+        state = services.ensure_report(
+            project, params, user=request.user, retry=True, compute=services.Compute.IN_PROCESS_IF_SMALL
+        )
+        return state_response(state, params)
 
 
 class AgreementTextsView(_AgreementBase):
@@ -152,9 +156,10 @@ class AgreementTextsView(_AgreementBase):
     )
     def get(self, request, slug):
         project, params = self.project_and_params(request, slug)
-        response = state_response(
-            services.report_state(project, params, user=request.user, kind=services.TEXTS), params
+        state = services.ensure_report(
+            project, params, user=request.user, kind=services.TEXTS, compute=services.Compute.AS_JOB
         )
+        response = state_response(state, params)
         return _with_validity(response, project)
 
     @extend_schema(
@@ -165,7 +170,9 @@ class AgreementTextsView(_AgreementBase):
     )
     def post(self, request, slug):
         project, params = self.project_and_params(request, slug)
-        state = services.report_state(project, params, user=request.user, retry=True, kind=services.TEXTS)
+        state = services.ensure_report(
+            project, params, user=request.user, retry=True, kind=services.TEXTS, compute=services.Compute.AS_JOB
+        )
         return _with_validity(state_response(state, params), project)
 
 
@@ -177,7 +184,7 @@ class AgreementTextsStatusView(_AgreementBase):
     )
     def get(self, request, slug):
         project, params = self.project_and_params(request, slug)
-        state = services.report_state(project, params, user=request.user, start=False, kind=services.TEXTS)
+        state = services.report_state(project, params, kind=services.TEXTS)
         return state_response(state, params, with_report=False)
 
 
@@ -189,5 +196,5 @@ class AgreementStatusView(_AgreementBase):
     )
     def get(self, request, slug):
         project, params = self.project_and_params(request, slug)
-        state = services.report_state(project, params, user=request.user, start=False)
+        state = services.report_state(project, params)
         return state_response(state, params, with_report=False)

@@ -10,11 +10,13 @@ stored report is never served as current for data it was not computed from;
 edits that cannot move a figure (an annotator working on an open assignment,
 under the default scope) leave it alone.
 
-The page never computes: it shows the last stored report of its scope (with
-when it was computed and whether it is stale) and starts a Celery job (a
-``Job`` row with progress) when that report is missing or stale; the page
-polls the job and reloads when the new report is stored. The API and the
-command compute small scopes in place (``SYNC_MAX_ROWS``).
+Reading where a report stands (``report_state``) never starts anything;
+``ensure_report`` has a missing or stale report computed, the way its caller
+names (``Compute``). The page never computes: it shows the last stored report
+of its scope (with when it was computed and whether it is stale) and starts a
+Celery job (a ``Job`` row with progress) when that report is missing or
+stale; the page polls the job and reloads when the new report is stored. The
+API computes small scopes in place (``SYNC_MAX_ROWS``), the command any.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import hashlib
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass
+from enum import Enum
 from urllib.parse import urlencode
 
 from django.conf import settings
@@ -462,24 +465,26 @@ def _latest_job(fp: str, kind: ReportKind = LABELS) -> Job | None:
     return Job.objects.filter(kind=kind.job_kind, key=key).order_by("-created_at", "-id").first()
 
 
-def report_state(
-    project: Project,
-    params: Params,
-    *,
-    user=None,
-    start: bool = True,
-    retry: bool = False,
-    sync: bool | None = False,
-    kind: ReportKind = LABELS,
-    data: str | None = None,
-) -> ReportState:
-    """Where the report for ``params`` stands, starting its computation when needed.
+class Compute(Enum):
+    """How ``ensure_report`` has a missing or stale report computed: one choice per kind of caller."""
 
-    ``start=False`` only looks. ``retry`` starts again after a failed job.
-    ``sync=True`` computes in this process; ``sync=None`` does so for scopes
-    of up to SYNC_MAX_ROWS rows; ``sync=False`` (the page's way) never does:
-    a job computes the report (in-process only where tasks run eagerly, with
-    no broker configured). ``data``: the params' ``data_digest``, when the caller has it already.
+    # In this process, before returning (the command).
+    IN_PROCESS = "in process"
+    # Label reports of up to SYNC_MAX_ROWS rows in this process, anything else as a job (the API). Free-text
+    # figures need the embedding model, never loaded in a web process: always a job. Where tasks run eagerly
+    # (no broker configured), that job has run before the call returns.
+    IN_PROCESS_IF_SMALL = "in process if small"
+    # Always a job, so that the caller answers at once (the page): where tasks run eagerly (no broker
+    # configured), the job runs in a thread.
+    AS_JOB = "as a job"
+
+
+def report_state(
+    project: Project, params: Params, *, kind: ReportKind = LABELS, data: str | None = None
+) -> ReportState:
+    """Where the report of ``kind`` for ``params`` stands; never starts anything (``ensure_report`` does).
+
+    ``data``: the params' ``data_digest``, when the caller has it already.
     """
     fp = fingerprint(project, params, kind, data=data)
     latest = latest_report(project, params, kind)
@@ -488,21 +493,42 @@ def report_state(
     job = _latest_job(fp, kind)
     if job is not None and job.state in (JobState.QUEUED, JobState.RUNNING):
         return ReportState(job.state, fp, report=latest, job=job)
-    if job is not None and job.state == JobState.FAILED and not retry:
+    if job is not None and job.state == JobState.FAILED:
         return ReportState("failed", fp, report=latest, job=job)
-    if not start:
-        return ReportState("missing", fp, report=latest, job=job)
-    if sync is None:
-        # Free-text figures need the embedding model: never loaded in a web process, always a job.
+    return ReportState("missing", fp, report=latest, job=job)
+
+
+def ensure_report(
+    project: Project,
+    params: Params,
+    *,
+    compute: Compute,
+    user=None,
+    kind: ReportKind = LABELS,
+    data: str | None = None,
+    retry: bool = False,
+) -> ReportState:
+    """Have the report of ``kind`` for ``params`` computed, the way ``compute`` says, unless it is current or being
+    computed; where it stands then (``report_state``).
+
+    A failed job is not started again unless ``retry``. ``data``: the params' ``data_digest``, when the caller has
+    it already.
+    """
+    state = report_state(project, params, kind=kind, data=data)
+    if state.status in ("ready", JobState.QUEUED, JobState.RUNNING) or (state.status == "failed" and not retry):
+        return state
+    fp, latest = state.fingerprint, state.report
+    in_process = compute is Compute.IN_PROCESS
+    if compute is Compute.IN_PROCESS_IF_SMALL:
         in_scope = candidate_clips(project, scenario=params.scenario, clips=params.clips)
-        sync = kind is LABELS and Row.objects.filter(clip__in=in_scope).count() <= SYNC_MAX_ROWS
-    if sync:
+        in_process = kind is LABELS and Row.objects.filter(clip__in=in_scope).count() <= SYNC_MAX_ROWS
+    if in_process:
         stored = compute_and_store(project, params, kind=kind, fp=fp)
         if stored is not None:
             return ReportState("ready", fp, report=stored)
-        return report_state(project, params, user=user, start=False, kind=kind)
-    job = start_job(project, params, fp, user=user, kind=kind, page=sync is False)
-    # With eager tasks (no broker) the job has already run by now, unless a page started it (then it runs in a thread).
+        return report_state(project, params, kind=kind)  # the data changed meanwhile: where the new data stand
+    job = start_job(project, params, fp, user=user, kind=kind, page=compute is Compute.AS_JOB)
+    # With eager tasks (no broker) the job has already run by now, unless started AS_JOB (then it runs in a thread).
     job.refresh_from_db()
     stored = cached_report(project, fp) if job.state == JobState.SUCCEEDED else None
     if stored is not None:

@@ -1,7 +1,7 @@
 """The leads' agreement dashboard: a table per slice, the plots, and job progress.
 
-Thin: where the report stands comes from ``services.report_state`` (never
-computed in the request: a job computes it); this module only picks the
+Thin: where the report stands comes from ``services.ensure_report`` (never
+computed in the request: it starts a job, ``Compute.AS_JOB``); this module only picks the
 slice to show and shapes it for the template. The plots are images of their
 own (``plot``), drawn when the browser asks for them and cached.
 """
@@ -132,13 +132,18 @@ def dashboard(request, slug: str):
         return render(request, "agreement/dashboard.html", {"project": project, "error": str(exc)}, status=400)
     if request.method == "POST":  # "compute again" after a failed job
         kind = services.TEXTS if request.POST.get("report") == "texts" else services.LABELS
-        services.report_state(project, params, user=request.user, retry=True, kind=kind)
+        services.ensure_report(
+            project, params, user=request.user, retry=True, kind=kind, compute=services.Compute.AS_JOB
+        )
         return redirect(f"{request.path}?{params.query()}")
 
     # Both reports read the same data: its digest is taken once for the two fingerprints.
     data = services.data_digest(project, params)
-    state = services.report_state(project, params, user=request.user, data=data)
-    texts_state = services.report_state(project, params, user=request.user, kind=services.TEXTS, data=data)
+    # Never computed in the request: a job computes a missing or stale report while the page shows the last one.
+    state = services.ensure_report(project, params, user=request.user, data=data, compute=services.Compute.AS_JOB)
+    texts_state = services.ensure_report(
+        project, params, user=request.user, kind=services.TEXTS, data=data, compute=services.Compute.AS_JOB
+    )
     context = {
         "project": project,
         "params": params,

@@ -118,7 +118,7 @@ class Dashboard(APIView):
             return Response(
                 {"detail": f"scenario must be one of {', '.join(SCENARIOS)}"}, status=status.HTTP_400_BAD_REQUEST
             )
-        state = dashboard.report_state(project, scenario, user=request.user)
+        state = dashboard.ensure_report(project, scenario, user=request.user)
         if state.report is None:
             return Response(
                 {"detail": "the dashboard is being computed", "job": state.job_id}, status=status.HTTP_202_ACCEPTED

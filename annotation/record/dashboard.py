@@ -384,7 +384,9 @@ def fingerprint(project: Project, scenario: str) -> str:
 
 @dataclass
 class DashboardState:
-    status: str  # "ready", "queued", "running", "failed"
+    # "ready", "queued", "running", "failed", "missing" (nothing started), or "stale" (a job has just stored a
+    # dashboard, and the data moved on meanwhile)
+    status: str
     fingerprint: str
     stored: AnnotatorRecordReport | None = None
     job: Job | None = None
@@ -417,22 +419,31 @@ def compute_and_store(project: Project, scenario: str, fp: str | None = None) ->
     return AnnotatorRecordReport.objects.create(project=project, scenario=scenario, fingerprint=fp, report=report)
 
 
-def report_state(project: Project, scenario: str, *, user=None, start: bool = True) -> DashboardState:
-    """The stored dashboard (current, or the last one while a worker computes the new one)."""
+def report_state(project: Project, scenario: str) -> DashboardState:
+    """Where the stored dashboard stands (current, or the last one while a worker computes the new one); never
+    starts anything (``ensure_report`` does)."""
     fp = fingerprint(project, scenario)
     stored = latest(project, scenario)
     if stored is not None and stored.fingerprint == fp:
         return DashboardState("ready", fp, stored)
-    key = f"{JOB_KIND}:{fp}"
-    job = Job.objects.filter(kind=JOB_KIND, key=key).order_by("-created_at", "-id").first()
+    job = _latest_job(fp)
     if job is not None and job.state in (JobState.QUEUED, JobState.RUNNING):
         return DashboardState(job.state, fp, stored, job)
     if job is not None and job.state == JobState.FAILED:
         return DashboardState("failed", fp, stored, job)
-    if not start:
-        return DashboardState("missing", fp, stored, job)
+    return DashboardState("missing", fp, stored, job)
+
+
+def ensure_report(project: Project, scenario: str, *, user=None) -> DashboardState:
+    """Have a worker compute the dashboard unless it is current, being computed or failed (``report_state``);
+    where it stands then."""
+    state = report_state(project, scenario)
+    if state.status != "missing":
+        return state
     from .celery_tasks import compute_dashboard_task
 
+    fp, stored = state.fingerprint, state.stored
+    key = _job_key(fp)
     job = jobs.enqueue(
         Job.objects.create(kind=JOB_KIND, project=project, key=key, params={"scenario": scenario}, created_by=user),
         compute_dashboard_task,
@@ -443,3 +454,11 @@ def report_state(project: Project, scenario: str, *, user=None, start: bool = Tr
         if fresh is not None:
             return DashboardState("ready" if fresh.fingerprint == fp else "stale", fp, fresh, job)
     return DashboardState("failed" if job.state == JobState.FAILED else job.state, fp, stored, job)
+
+
+def _job_key(fp: str) -> str:
+    return f"{JOB_KIND}:{fp}"
+
+
+def _latest_job(fp: str) -> Job | None:
+    return Job.objects.filter(kind=JOB_KIND, key=_job_key(fp)).order_by("-created_at", "-id").first()

@@ -265,7 +265,7 @@ def dashboard_page(request, slug):
     scenario = request.GET.get("scenario") or dashboard.default_scenario(project)
     if scenario not in SCENARIOS:
         raise Http404("no such scenario")
-    state = dashboard.report_state(project, scenario, user=request.user)
+    state = dashboard.ensure_report(project, scenario, user=request.user)
     context = {
         # The free-text part, from an embeddings worker: shown when stored, "being computed" until then.
         "texts": dashboard_texts.text_state(project, scenario, state.fingerprint, user=request.user),

@@ -63,7 +63,7 @@ def team(project, lead, annotator, tmp_path):
         accept_incomplete=["couple", "family"],
     )
     params = agreement.Params.from_query({}, project.work_scope)
-    agreement.report_state(project, params, user=lead, sync=True)
+    agreement.ensure_report(project, params, user=lead, compute=agreement.Compute.IN_PROCESS)
     clip = max(project.clips.all(), key=lambda c: (len(c.participants), c.rows.count()))
     from bench.workspace_data import make_family_clip
 

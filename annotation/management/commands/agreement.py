@@ -171,7 +171,7 @@ class Command(AuditedCommand):
             options["scenario"], clips, options["resamples"], options["seed"], options["scope"] or project.work_scope
         )
         try:
-            state = services.report_state(project, params, sync=True)
+            state = services.ensure_report(project, params, compute=services.Compute.IN_PROCESS)
         except (ScopeError, ValueError) as exc:
             raise CommandError(str(exc)) from None
         if state.status != "ready":
@@ -230,7 +230,7 @@ class Command(AuditedCommand):
     def write_texts(self, project, params) -> dict:
         """Compute (or read from the cache) and print the free-text figures; the report."""
         facts: dict = {}
-        state = services.report_state(project, params, sync=False, start=False, kind=services.TEXTS)
+        state = services.report_state(project, params, kind=services.TEXTS)
         if state.status != "ready":
             started = time.perf_counter()
             try:
