@@ -7,6 +7,7 @@ from __future__ import annotations
 from django.core.exceptions import PermissionDenied
 from django.db.models import Count, Q, QuerySet
 from django.http import Http404
+from django.shortcuts import get_object_or_404
 
 from .models import Assignment, Clip, Comment, Project, Revision
 from .roles import LEAD, is_lead
@@ -20,14 +21,32 @@ def visible_projects(user) -> QuerySet[Project]:
     return Project.objects.filter(clips__assignments__annotator=user).distinct()
 
 
-def lead_project(user, slug: str, refusal: str = "This is for leads.") -> Project:
+def visible_project(user, slug: str) -> Project:
+    """The project ``slug`` if ``user`` may see it; else 404 (whether it exists is not confirmed)."""
+    return get_object_or_404(visible_projects(user), slug=slug)
+
+
+def require_lead(user, refusal: str = "This is for leads.") -> None:
+    """The lead-only guard of the pages: 403 with ``refusal`` (the capability's words) unless ``user`` is a lead
+    or an admin. The API's is ``api.permissions.lead_only``."""
+    if not is_lead(user):
+        raise PermissionDenied(refusal)
+
+
+def lead_project(user, slug: str, refusal: str = "This is for leads.", *, refuse_first: bool = False) -> Project:
     """The project ``slug`` for a lead: 404 when ``user`` cannot see it (so its existence is
-    not confirmed), 403 with ``refusal`` when they can see it but are not a lead."""
+    not confirmed), 403 with ``refusal`` when they can see it but are not a lead.
+
+    ``refuse_first``: 403 for anyone not a lead before the project is looked up, whatever the slug (the pages of a
+    lead's tools, whose existence is no secret, answer as their API does); a lead then gets 404 for no such project.
+    """
+    if refuse_first:
+        require_lead(user, refusal)
+        return visible_project(user, slug)
     project = visible_projects(user).filter(slug=slug).first()
     if project is None:
         raise Http404("no such project")
-    if not is_lead(user):
-        raise PermissionDenied(refusal)
+    require_lead(user, refusal)
     return project
 
 

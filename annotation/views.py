@@ -2,7 +2,7 @@
 
 from django.contrib.auth.decorators import login_required
 from django.http import JsonResponse
-from django.shortcuts import get_object_or_404, render
+from django.shortcuts import render
 
 from . import readiness, selectors
 from .roles import is_lead, role_of
@@ -34,7 +34,7 @@ def home(request):
 
 @login_required
 def project_detail(request, slug):
-    project = get_object_or_404(selectors.visible_projects(request.user), slug=slug)
+    project = selectors.visible_project(request.user, slug)
     clips = selectors.clip_list_with_counts(selectors.visible_clips(request.user, project))
     context = {"project": project, "clips": clips, "is_lead": is_lead(request.user)}
     if context["is_lead"]:

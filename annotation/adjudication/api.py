@@ -14,24 +14,19 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from .. import selectors as scoped
-from ..api.permissions import IsLead as SharedIsLead
+from ..api.permissions import lead_only
+from ..api.responses import refused
 from ..models import Row
 from ..services import ServiceError
 from ..workspace.services import InvalidDocument
 from . import selectors, services
 from .fields import FIELDS
 
-
-class IsLead(SharedIsLead):
-    message = "only leads and admins may adjudicate or assign clips"
+IsLead = lead_only("only leads and admins may adjudicate or assign clips")
 
 
 class LeadView(APIView):
     permission_classes = (IsLead,)
-
-
-def _project(request, slug):
-    return get_object_or_404(scoped.visible_projects(request.user), slug=slug)
 
 
 def _clip(request, clip_id):
@@ -47,10 +42,6 @@ def _row(request, row_id) -> Row:
 
 def _gold(row: Row) -> dict:
     return {"row": row.pk, "row_index": row.row_index, **selectors.gold_document(selectors.row_state(row))}
-
-
-def _refused(exc: ServiceError, code=status.HTTP_422_UNPROCESSABLE_ENTITY):
-    return Response({"detail": str(exc)}, status=code)
 
 
 def _conflict(exc: services.GoldConflict):
@@ -82,7 +73,7 @@ def _decide(request, row_id, body_serializer, write):
     except services.GoldConflict as exc:
         return _conflict(exc)
     except ServiceError as exc:
-        return _refused(exc)
+        return refused(exc)
     return Response(_gold(row))
 
 
@@ -110,7 +101,7 @@ class ProjectAdjudication(LeadView):
         summary="Adjudication progress of a project",
     )
     def get(self, request, slug):
-        project = _project(request, slug)
+        project = scoped.visible_project(request.user, slug)
         progress = selectors.project_progress(project)
         proposals = selectors.open_discard_proposals(project)
         for clip in progress["per_clip"]:
@@ -195,7 +186,7 @@ class RowGold(LeadView):
         except InvalidDocument as exc:
             return _invalid(exc)
         except ServiceError as exc:
-            return _refused(exc)
+            return refused(exc)
         return Response(_gold(row))
 
 
@@ -276,7 +267,7 @@ class AcceptUnanimous(LeadView):
         try:
             result = services.accept_unanimous(clip, request.user)
         except ServiceError as exc:
-            return _refused(exc)
+            return refused(exc)
         return Response(
             {
                 "accepted": result.accepted,
@@ -352,7 +343,7 @@ class AcceptAgreeing(LeadView):
         try:
             result = services.accept_agreeing(clip, request.user, (request.data or {}).get("threshold"))
         except ServiceError as exc:
-            return _refused(exc)
+            return refused(exc)
         return Response(
             {
                 "threshold": result.threshold,
@@ -385,7 +376,7 @@ class MarkAdjudicated(LeadView):
         try:
             services.mark_adjudicated(clip, request.user)
         except ServiceError as exc:
-            return _refused(exc)
+            return refused(exc)
         return _clip_state(clip)
 
 
@@ -406,7 +397,7 @@ class DiscardDecision(LeadView):
         try:
             (services.accept_discard if self.accept else services.dismiss_discard)(clip, comment_id, request.user)
         except ServiceError as exc:
-            return _refused(exc)
+            return refused(exc)
         return _clip_state(clip)
 
 
@@ -430,7 +421,7 @@ class RequestRereview(LeadView):
                 clip, data.validated_data["annotator"], request.user, data.validated_data.get("message", "")
             )
         except ServiceError as exc:
-            return _refused(exc)
+            return refused(exc)
         clip.refresh_from_db()
         return Response(
             {

@@ -14,35 +14,25 @@ from urllib.parse import urlencode
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
 from django.db.models import Count
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from .. import selectors as scoped
 from ..agreement.embeddings import EmbeddingError
 from ..models import ClipState
-from ..roles import is_lead
 from ..services import ServiceError
 from ..workspace.selectors import annotator_settings
 from . import disagreement, selectors, services
 from .fields import FIELD_TITLES, FIELDS
 from .forms import RereviewForm
 
-
-def _require_lead(request) -> None:
-    if not is_lead(request.user):
-        raise PermissionDenied("Only leads and admins adjudicate and assign clips.")
-
-
-def _project(request, slug):
-    _require_lead(request)
-    return get_object_or_404(scoped.visible_projects(request.user), slug=slug)
+LEADS_ONLY = "Only leads and admins adjudicate and assign clips."
 
 
 def _clip(request, clip_id):
-    _require_lead(request)
+    scoped.require_lead(request.user, LEADS_ONLY)
     return selectors.adjudication_clip(request.user, clip_id)
 
 
@@ -53,7 +43,7 @@ def _clip(request, clip_id):
 def choose_project(request, target: str):
     """Where the nav's "Adjudicate" / "Assign" links land: straight to the only
     project, or a list to pick from."""
-    _require_lead(request)
+    scoped.require_lead(request.user, LEADS_ONLY)
     projects = list(scoped.visible_projects(request.user).annotate(clip_count=Count("clips")).order_by("slug"))
     page = {"adjudication": "adjudication-index", "assignments": "assignment-index"}[target]
     if len(projects) == 1:
@@ -67,7 +57,7 @@ def choose_project(request, target: str):
 
 @login_required
 def project_adjudication(request, slug):
-    project = _project(request, slug)
+    project = scoped.lead_project(request.user, slug, LEADS_ONLY, refuse_first=True)
     progress = selectors.project_progress(project)
     proposals = selectors.open_discard_proposals(project)
     try:

@@ -13,7 +13,6 @@ every answer names its scope, and a report with no coded work in it says so
 
 from __future__ import annotations
 
-from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import permissions, status
@@ -22,15 +21,13 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from .. import selectors
-from ..api.permissions import IsLead as SharedIsLead
+from ..api.permissions import lead_only
 from ..taxonomy import SCENARIOS
 from . import services
 from .report import MAX_RESAMPLES, MIN_RESAMPLES
 from .scope import DEFAULT_WORK_SCOPE, WORK_SCOPES
 
-
-class IsLead(SharedIsLead):
-    message = "Agreement figures are for leads."
+IsLead = lead_only("Agreement figures are for leads.")
 
 
 PARAMETERS = [
@@ -118,7 +115,7 @@ class _AgreementBase(APIView):
     permission_classes = (permissions.IsAuthenticated, IsLead)
 
     def project_and_params(self, request, slug):
-        project = get_object_or_404(selectors.visible_projects(request.user), slug=slug)
+        project = selectors.visible_project(request.user, slug)
         try:
             return project, services.Params.from_query(request.query_params, project.work_scope)
         except ValueError as exc:

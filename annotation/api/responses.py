@@ -3,7 +3,7 @@
 from rest_framework import status
 from rest_framework.response import Response
 
-from ..services import ClipClosed
+from ..services import ClipClosed, ServiceError
 
 
 def clip_closed(exc: ClipClosed) -> Response:
@@ -13,3 +13,8 @@ def clip_closed(exc: ClipClosed) -> Response:
     merge, the clip takes no more work.
     """
     return Response({"detail": str(exc), "clip_state": exc.state}, status=status.HTTP_409_CONFLICT)
+
+
+def refused(exc: ServiceError, code: int = status.HTTP_422_UNPROCESSABLE_ENTITY) -> Response:
+    """A service's refusal (422 unless ``code`` says otherwise), its reason as ``detail``."""
+    return Response({"detail": str(exc)}, status=code)

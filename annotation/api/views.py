@@ -1,7 +1,6 @@
 """API views: thin; scoping comes from selectors."""
 
 from django.conf import settings
-from django.shortcuts import get_object_or_404
 from django.utils import timezone
 from drf_spectacular.utils import extend_schema
 from rest_framework import generics, serializers, viewsets
@@ -28,7 +27,7 @@ class ProjectClipList(generics.ListAPIView):
     serializer_class = ClipSerializer
 
     def get_queryset(self):
-        project = get_object_or_404(selectors.visible_projects(self.request.user), slug=self.kwargs["slug"])
+        project = selectors.visible_project(self.request.user, self.kwargs["slug"])
         return selectors.visible_clips(self.request.user, project).order_by("sample_id")
 
 

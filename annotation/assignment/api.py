@@ -11,26 +11,13 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from .. import selectors as scoped
-from ..api.permissions import IsLead as SharedIsLead
+from ..api.permissions import lead_only
+from ..api.responses import refused
 from ..models import Assignment
 from ..services import ServiceError
 from . import selectors, services, starting
 
-
-class IsLead(SharedIsLead):
-    message = "only leads and admins may adjudicate or assign clips"
-
-
-class LeadView(APIView):
-    permission_classes = (IsLead,)
-
-
-def _project(request, slug):
-    return get_object_or_404(scoped.visible_projects(request.user), slug=slug)
-
-
-def _refused(exc: ServiceError, code=status.HTTP_422_UNPROCESSABLE_ENTITY):
-    return Response({"detail": str(exc)}, status=code)
+IsLead = lead_only("only leads and admins may adjudicate or assign clips")
 
 
 class AssignSerializer(serializers.Serializer):
@@ -79,13 +66,15 @@ def assignment_rows(project) -> list[dict]:
     ]
 
 
-class ProjectAssignments(LeadView):
+class ProjectAssignments(APIView):
+    permission_classes = (IsLead,)
+
     @extend_schema(
         responses=OpenApiResponse(description="every assignment of the project and each annotator's progress"),
         summary="Assignments and annotator progress",
     )
     def get(self, request, slug):
-        project = _project(request, slug)
+        project = scoped.visible_project(request.user, slug)
         return Response({"assignments": assignment_rows(project), "progress": selectors.annotator_progress(project)})
 
     @extend_schema(
@@ -97,7 +86,7 @@ class ProjectAssignments(LeadView):
         summary="Assign clips in bulk: k per clip, balanced load, optional calibration subset",
     )
     def post(self, request, slug):
-        project = _project(request, slug)
+        project = scoped.visible_project(request.user, slug)
         data = AssignSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         d = data.validated_data
@@ -131,7 +120,7 @@ class ProjectAssignments(LeadView):
                 actor=request.user,
             )
         except ServiceError as exc:
-            return _refused(exc)
+            return refused(exc)
         return Response(
             {
                 "summary": plan.summary,
@@ -159,7 +148,9 @@ class ReassignSerializer(serializers.Serializer):
     )
 
 
-class Reassign(LeadView):
+class Reassign(APIView):
+    permission_classes = (IsLead,)
+
     @extend_schema(
         request=ReassignSerializer,
         responses={201: OpenApiResponse(description="the new assignment"), 422: OpenApiResponse(description="refused")},
@@ -183,7 +174,7 @@ class Reassign(LeadView):
                 assignment, user, actor=request.user, discard_edits=data.validated_data["discard_edits"]
             )
         except ServiceError as exc:
-            return _refused(exc)
+            return refused(exc)
         return Response(
             {
                 "id": new.pk,

@@ -6,33 +6,23 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
 from django.db.models import Count, Prefetch
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from .. import selectors as scoped
 from ..models import Assignment, ClipState
-from ..roles import is_lead
 from ..services import ServiceError
 from . import selectors, services, starting
 from .forms import AssignForm, ReassignForm
 
-
-def _require_lead(request) -> None:
-    if not is_lead(request.user):
-        raise PermissionDenied("Only leads and admins adjudicate and assign clips.")
-
-
-def _project(request, slug):
-    _require_lead(request)
-    return get_object_or_404(scoped.visible_projects(request.user), slug=slug)
+LEADS_ONLY = "Only leads and admins adjudicate and assign clips."
 
 
 @login_required
 def project_assignments(request, slug):
     """Bulk assignment (GET shows the form, POST assigns), reassignment and annotator progress."""
-    project = _project(request, slug)
+    project = scoped.lead_project(request.user, slug, LEADS_ONLY, refuse_first=True)
     form = AssignForm(request.POST or None, project=project)
     if request.method == "POST" and form.is_valid():
         d = form.cleaned_data
@@ -82,7 +72,7 @@ def project_assignments(request, slug):
 @login_required
 @require_POST
 def reassign(request, assignment_id):
-    _require_lead(request)
+    scoped.require_lead(request.user, LEADS_ONLY)
     assignment = get_object_or_404(
         Assignment.objects.filter(clip__in=scoped.visible_clips(request.user)).select_related(
             "clip__project", "annotator"

@@ -8,13 +8,11 @@ from rest_framework import permissions, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from ..api.permissions import IsLead as SharedIsLead
+from ..api.permissions import lead_only
 from . import selectors
 from .views import lead_project
 
-
-class IsLead(SharedIsLead):
-    message = "The audit trail is for leads."
+IsLead = lead_only("The audit trail is for leads.")
 
 
 class ProjectHistoryView(APIView):

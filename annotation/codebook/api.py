@@ -13,13 +13,11 @@ from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers, status
-from rest_framework.exceptions import PermissionDenied
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from .. import selectors as scoped
 from ..models import GuidanceVersion
-from ..roles import is_lead
 from ..taxonomy import SCENARIOS
 from . import selectors, services
 from .fields import FIELDS
@@ -63,10 +61,6 @@ VERSION_RESPONSE = OpenApiResponse(
 )
 
 
-def _project(request, slug):
-    return get_object_or_404(scoped.visible_projects(request.user), slug=slug)
-
-
 class ProjectGuidance(APIView):
     @extend_schema(
         summary="The project's guidance: the version in force and the history of versions",
@@ -86,7 +80,7 @@ class ProjectGuidance(APIView):
         },
     )
     def get(self, request, slug):
-        project = _project(request, slug)
+        project = scoped.visible_project(request.user, slug)
         scenario = request.query_params.get("scenario") or ""
         current = selectors.version_view(selectors.current_version(project))
         if scenario:
@@ -108,9 +102,8 @@ class ProjectGuidance(APIView):
         },
     )
     def post(self, request, slug):
-        project = _project(request, slug)
-        if not is_lead(request.user):
-            raise PermissionDenied("Guidance is written by leads.")
+        project = scoped.visible_project(request.user, slug)
+        scoped.require_lead(request.user, "Guidance is written by leads.")
         body = GuidanceChangeSerializer(data=request.data)
         if not body.is_valid():
             return Response(
@@ -142,7 +135,7 @@ class ProjectGuidance(APIView):
 class GuidanceVersionDetail(APIView):
     @extend_schema(summary="One guidance version with every entry it held", responses={200: VERSION_RESPONSE})
     def get(self, request, slug, number: int):
-        project = _project(request, slug)
+        project = scoped.visible_project(request.user, slug)
         version = get_object_or_404(
             GuidanceVersion.objects.select_related("created_by"), project=project, number=number
         )

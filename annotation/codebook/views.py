@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods
 
@@ -24,7 +24,7 @@ from .fields import ALL_SCENARIOS, FIELDS, field_title, labels_title, scenario_t
 def guide(request, slug: str):
     """Every label of the project's scenarios with its definition, the taxonomy's boundary rules and the project's
     guidance."""
-    project = get_object_or_404(scoped.visible_projects(request.user), slug=slug)
+    project = scoped.visible_project(request.user, slug)
     wanted = request.GET.get("scenario") or ""
     present = selectors.project_scenarios(project, scoped.visible_clips(request.user, project))
     scenarios = [wanted] if wanted in SCENARIOS else present

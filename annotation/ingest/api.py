@@ -16,7 +16,7 @@ from rest_framework.views import APIView
 
 from .. import selectors
 from ..api.parsers import BoundedFormParser, BoundedJSONParser, BoundedMultiPartParser
-from ..api.permissions import IsLead as SharedIsLead
+from ..api.permissions import lead_only
 from ..api.views import ProjectClipList
 from ..middleware import accepts_uploads
 from ..models import Scenario
@@ -27,9 +27,7 @@ from . import services
 from .forms import safe_relative_path, split_names
 from .selectors import speaker_rows
 
-
-class IsLead(SharedIsLead):
-    message = "Only leads ingest transcripts and confirm speakers."
+IsLead = lead_only("Only leads ingest transcripts and confirm speakers.")
 
 
 class IsLeadForWrites(IsLead):
@@ -206,7 +204,7 @@ class ProjectClipsView(ProjectClipList):
     parser_classes = [BoundedMultiPartParser, BoundedFormParser]
 
     def post(self, request, slug):
-        project = get_object_or_404(selectors.visible_projects(request.user), slug=slug)
+        project = selectors.visible_project(request.user, slug)
         params = IngestRequestSerializer(data=_with_files(request))
         params.is_valid(raise_exception=True)
         data = params.validated_data
@@ -259,7 +257,7 @@ class ClipSpeakerMapView(APIView):
     serializer_class = SpeakerMapSerializer
 
     def _clip(self, request, slug, clip_id):
-        project = get_object_or_404(selectors.visible_projects(request.user), slug=slug)
+        project = selectors.visible_project(request.user, slug)
         return get_object_or_404(selectors.visible_clips(request.user, project), pk=clip_id)
 
     @staticmethod

@@ -5,7 +5,6 @@ from __future__ import annotations
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
@@ -17,11 +16,7 @@ from . import services, speakers
 from .forms import SpeakerMapForm, UploadForm, split_names
 from .selectors import clips_waiting_for_speakers, speaker_rows
 
-
-def _lead_project(request, slug):
-    if not is_lead(request.user):
-        raise PermissionDenied("Only leads ingest transcripts.")
-    return get_object_or_404(selectors.visible_projects(request.user), slug=slug)
+LEADS_ONLY = "Only leads ingest transcripts."
 
 
 def uploads_from_form(form: UploadForm) -> list[services.Upload]:
@@ -31,7 +26,7 @@ def uploads_from_form(form: UploadForm) -> list[services.Upload]:
 @accepts_uploads(allowed=is_lead)
 @login_required
 def upload(request, slug):
-    project = _lead_project(request, slug)
+    project = selectors.lead_project(request.user, slug, LEADS_ONLY, refuse_first=True)
     results = None
     form = UploadForm(request.POST, request.FILES) if request.method == "POST" else UploadForm()
     if form.is_bound and form.is_valid():
@@ -66,7 +61,7 @@ def upload(request, slug):
 @require_POST
 def accept_speakers(request, slug):
     """Accept the suggested speakers of the chosen clips where every label found a name."""
-    project = _lead_project(request, slug)
+    project = selectors.lead_project(request.user, slug, LEADS_ONLY, refuse_first=True)
     ids = [int(i) for i in request.POST.getlist("clip") if i.isdigit()]
     clips = selectors.visible_clips(request.user, project).filter(pk__in=ids)
     confirmed, left = services.accept_suggested_speakers(clips, actor=request.user)
@@ -80,7 +75,7 @@ def accept_speakers(request, slug):
 
 @login_required
 def speaker_map(request, slug, clip_id):
-    project = _lead_project(request, slug)
+    project = selectors.lead_project(request.user, slug, LEADS_ONLY, refuse_first=True)
     clip = get_object_or_404(selectors.visible_clips(request.user, project), pk=clip_id)
     rows = speaker_rows(clip)
     initial = {"participants": ", ".join(clip.participants)}

@@ -7,17 +7,15 @@
 
 from __future__ import annotations
 
-from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import permissions, serializers, status
-from rest_framework.exceptions import PermissionDenied, ValidationError
+from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from .. import selectors as scoped
 from ..agreement.textfields import TEXT_FIELDS, TEXT_FIELDS_BY_KEY
-from ..roles import is_lead
 from . import selectors, services
 from .models import Judgement
 
@@ -25,10 +23,6 @@ from .models import Judgement
 class JudgementSerializer(serializers.Serializer):
     pair = serializers.CharField(help_text="the pair's id, as GET .../meaning/pair/ gave it")
     judgement = serializers.ChoiceField(choices=Judgement.values)
-
-
-def _project(request, slug):
-    return get_object_or_404(scoped.visible_projects(request.user), slug=slug)
 
 
 class NextPairView(APIView):
@@ -40,7 +34,7 @@ class NextPairView(APIView):
         responses={200: OpenApiTypes.OBJECT},
     )
     def get(self, request, slug):
-        project = _project(request, slug)
+        project = scoped.visible_project(request.user, slug)
         field = request.query_params.get("field") or TEXT_FIELDS[0].key
         if field not in TEXT_FIELDS_BY_KEY:
             raise ValidationError({"field": f"one of {', '.join(TEXT_FIELDS_BY_KEY)}"})
@@ -64,7 +58,7 @@ class JudgementsView(APIView):
         summary="Record a judgement of a pair", request=JudgementSerializer, responses={201: OpenApiTypes.OBJECT}
     )
     def post(self, request, slug):
-        project = _project(request, slug)
+        project = scoped.visible_project(request.user, slug)
         data = JudgementSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         try:
@@ -84,7 +78,6 @@ class ValidityView(APIView):
         responses={200: OpenApiTypes.OBJECT},
     )
     def get(self, request, slug):
-        project = _project(request, slug)
-        if not is_lead(request.user):
-            raise PermissionDenied("The validity figures are for leads.")
+        project = scoped.visible_project(request.user, slug)
+        scoped.require_lead(request.user, "The validity figures are for leads.")
         return Response(selectors.project_validity(project))

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from django.contrib.auth.decorators import login_required
 from django.http import Http404
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
 from .. import selectors as scoped
@@ -25,14 +25,10 @@ KEYS = [
 ]
 
 
-def _project(request, slug):
-    return get_object_or_404(scoped.visible_projects(request.user), slug=slug)
-
-
 @login_required
 @require_http_methods(["GET", "POST"])
 def judge_page(request, slug: str):
-    project = _project(request, slug)
+    project = scoped.visible_project(request.user, slug)
     field = request.POST.get("field") or request.GET.get("field") or TEXT_FIELDS[0].key
     if field not in TEXT_FIELDS_BY_KEY:
         raise Http404("no such free-text field")

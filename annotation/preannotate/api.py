@@ -16,16 +16,14 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from .. import selectors as scoped
-from ..api.permissions import IsLead as SharedIsLead
+from ..api.permissions import lead_only
 from ..models import Job
 from ..services import ServiceError
 from . import selectors, services
 from .gemini import PROVIDER as GEMINI
 from .offline import PROVIDER as OFFLINE
 
-
-class IsLead(SharedIsLead):
-    message = "pre-annotation is for leads"
+IsLead = lead_only("pre-annotation is for leads")
 
 
 class StartSerializer(serializers.Serializer):
@@ -41,9 +39,6 @@ class StartSerializer(serializers.Serializer):
 class ProjectPreannotation(APIView):
     permission_classes = (permissions.IsAuthenticated, IsLead)
 
-    def _project(self):
-        return get_object_or_404(scoped.visible_projects(self.request.user), slug=self.kwargs["slug"])
-
     @extend_schema(
         responses={
             200: OpenApiResponse(description="the latest batch"),
@@ -51,14 +46,14 @@ class ProjectPreannotation(APIView):
         }
     )
     def get(self, request, slug):
-        batch = selectors.latest_batch(self._project())
+        batch = selectors.latest_batch(scoped.visible_project(request.user, slug))
         if batch is None:
             return Response({"detail": "no pre-annotation batch in this project yet"}, status=status.HTTP_404_NOT_FOUND)
         return Response(selectors.batch_status(batch))
 
     @extend_schema(request=StartSerializer, responses={202: OpenApiResponse(description="the batch, queued")})
     def post(self, request, slug):
-        project = self._project()
+        project = scoped.visible_project(request.user, slug)
         data = StartSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         try:

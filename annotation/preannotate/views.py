@@ -11,13 +11,11 @@ from __future__ import annotations
 from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
 from django.http import HttpResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from .. import selectors as scoped
-from ..roles import is_lead
 from ..services import ServiceError
 from . import conf, quality, selectors, services
 from .gemini import PROVIDER as GEMINI
@@ -28,10 +26,7 @@ def _render(request, name: str, context: dict, status: int = 200) -> HttpRespons
     return render(request, name, context, status=status)
 
 
-def _lead_project(request, slug: str):
-    if not is_lead(request.user):
-        raise PermissionDenied("pre-annotation is for leads")
-    return get_object_or_404(scoped.visible_projects(request.user), slug=slug)
+LEADS_ONLY = "pre-annotation is for leads"
 
 
 class StartForm(forms.Form):
@@ -46,7 +41,7 @@ class StartForm(forms.Form):
 
 @login_required
 def batch_page(request, slug):
-    project = _lead_project(request, slug)
+    project = scoped.lead_project(request.user, slug, LEADS_ONLY, refuse_first=True)
     clips = selectors.project_clips(request.user, project)
     batch = selectors.latest_batch(project)
     context = {
@@ -64,7 +59,7 @@ def batch_page(request, slug):
 @login_required
 @require_POST
 def start(request, slug):
-    project = _lead_project(request, slug)
+    project = scoped.lead_project(request.user, slug, LEADS_ONLY, refuse_first=True)
     choices = [(str(c.pk), c.sample_id) for c in scoped.visible_clips(request.user, project)]
     form = StartForm(request.POST, clip_choices=choices)
     if not form.is_valid():
@@ -95,8 +90,7 @@ def start(request, slug):
 @login_required
 @require_POST
 def retry(request, job_id):
-    if not is_lead(request.user):
-        raise PermissionDenied("pre-annotation is for leads")
+    scoped.require_lead(request.user, LEADS_ONLY)
     job = selectors.clip_job(request.user, job_id)
     if job is None:
         return HttpResponse("no such pre-annotation job", status=404)

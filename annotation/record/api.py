@@ -18,7 +18,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from .. import selectors as scoped
-from ..api.permissions import IsLead
+from ..api.permissions import lead_only
 from ..models import Scenario
 from ..roles import is_lead
 from ..services import ServiceError
@@ -26,9 +26,7 @@ from ..taxonomy import SCENARIOS
 from . import dashboard, dashboard_texts, free_text, selectors, services
 from .models import DecisionKind
 
-
-class IsRecordLead(IsLead):
-    message = "only leads and admins read the annotators' dashboard or decide about a coder"
+IsRecordLead = lead_only("only leads and admins read the annotators' dashboard or decide about a coder")
 
 
 def _attempt_json(a) -> dict:
@@ -53,7 +51,7 @@ class CoderRecord(APIView):
         responses={200: OpenApiResponse(OpenApiTypes.OBJECT)},
     )
     def get(self, request, slug, user_id):
-        project = get_object_or_404(scoped.visible_projects(request.user), slug=slug)
+        project = scoped.visible_project(request.user, slug)
         if not is_lead(request.user) and request.user.pk != user_id:
             raise Http404("no such record")
         person = get_object_or_404(get_user_model(), pk=user_id)
@@ -89,7 +87,7 @@ class Decisions(APIView):
         responses={201: OpenApiResponse(OpenApiTypes.OBJECT), 422: OpenApiResponse(description="refused")},
     )
     def post(self, request, slug, user_id):
-        project = get_object_or_404(scoped.visible_projects(request.user), slug=slug)
+        project = scoped.visible_project(request.user, slug)
         person = get_object_or_404(get_user_model(), pk=user_id)
         body = DecisionSerializer(data=request.data)
         body.is_valid(raise_exception=True)
@@ -112,7 +110,7 @@ class Dashboard(APIView):
         responses={200: OpenApiResponse(OpenApiTypes.OBJECT), 202: OpenApiResponse(description="being computed")},
     )
     def get(self, request, slug):
-        project = get_object_or_404(scoped.visible_projects(request.user), slug=slug)
+        project = scoped.visible_project(request.user, slug)
         scenario = request.query_params.get("scenario") or dashboard.default_scenario(project)
         if scenario not in SCENARIOS:
             return Response(

@@ -21,10 +21,6 @@ from .forms import DecisionForm, KnownAnswerForm, RuleForm, StartRoundForm, Trai
 from .models import AttemptState, QualificationAttempt, QualificationDecision, QualificationRule
 
 
-def _member_project(request, slug):
-    return get_object_or_404(scoped.visible_projects(request.user), slug=slug)
-
-
 def _coder_or_404(request, project, user_id):
     """The coder whose record is asked for: the caller themself, or anyone for a lead; 404 otherwise."""
     if not is_lead(request.user) and request.user.pk != user_id:
@@ -35,7 +31,7 @@ def _coder_or_404(request, project, user_id):
 @login_required
 def qualification(request, slug):
     """The caller's rounds per scenario: the open one (its clips, to code in the workspace) and the scored ones."""
-    project = _member_project(request, slug)
+    project = scoped.visible_project(request.user, slug)
     if request.method == "POST":
         form = StartRoundForm(request.POST)
         try:
@@ -120,7 +116,7 @@ def _score_rows(attempt) -> list[dict]:
 @login_required
 def coder(request, slug, user_id):
     """A coder's record: qualification status and rounds, decisions, known-answer results. Theirs or a lead's only."""
-    project = _member_project(request, slug)
+    project = scoped.visible_project(request.user, slug)
     person = _coder_or_404(request, project, user_id)
     context = {
         "project": project,

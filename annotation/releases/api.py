@@ -27,7 +27,7 @@ from rest_framework.views import APIView
 
 from tasks.profiles import DEFAULT_PROFILE, PROFILES
 
-from ..api.permissions import IsLead as SharedIsLead
+from ..api.permissions import lead_only
 from . import selectors, services
 from .diff import Snapshot, diff_releases
 from .freeze import FreezeError
@@ -37,9 +37,7 @@ from .preview import preview_freeze
 from .splits import SplitError
 from .views import zip_response
 
-
-class IsLead(SharedIsLead):
-    message = "Releases are managed by leads."
+IsLead = lead_only("Releases are managed by leads.")
 
 
 class ReleaseSerializer(serializers.Serializer):

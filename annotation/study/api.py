@@ -6,7 +6,6 @@ with all of them, or 400 with a message naming the setting that is wrong.
 
 from __future__ import annotations
 
-from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers, status
@@ -14,14 +13,12 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from .. import selectors as scoped
-from ..api.permissions import IsLead
+from ..api.permissions import lead_only
 from ..models import WorkScope
 from ..services import ServiceError
 from . import selectors, services
 
-
-class IsStudyLead(IsLead):
-    message = "only leads and admins read or set the study design"
+IsStudyLead = lead_only("only leads and admins read or set the study design")
 
 
 class DesignSerializer(serializers.Serializer):
@@ -49,12 +46,9 @@ DESIGN_RESPONSE = OpenApiResponse(
 class ProjectDesign(APIView):
     permission_classes = (IsStudyLead,)
 
-    def _project(self, request, slug):
-        return get_object_or_404(scoped.visible_projects(request.user), slug=slug)
-
     @extend_schema(summary="The project's study design", responses={200: DESIGN_RESPONSE})
     def get(self, request, slug):
-        return Response(selectors.design_of(self._project(request, slug)))
+        return Response(selectors.design_of(scoped.visible_project(request.user, slug)))
 
     @extend_schema(
         summary="Change the project's study design",
@@ -62,7 +56,7 @@ class ProjectDesign(APIView):
         responses={200: DESIGN_RESPONSE, 400: OpenApiResponse(description="which setting is wrong")},
     )
     def patch(self, request, slug):
-        project = self._project(request, slug)
+        project = scoped.visible_project(request.user, slug)
         body = DesignSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         try:

@@ -4,11 +4,9 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 
 from .. import selectors as scoped
-from ..roles import is_lead
 from ..services import ServiceError
 from . import selectors, services
 from .forms import StudyDesignForm
@@ -16,9 +14,7 @@ from .forms import StudyDesignForm
 
 @login_required
 def design(request, slug):
-    if not is_lead(request.user):
-        raise PermissionDenied("Only leads and admins set the study design.")
-    project = get_object_or_404(scoped.visible_projects(request.user), slug=slug)
+    project = scoped.lead_project(request.user, slug, "Only leads and admins set the study design.", refuse_first=True)
     form = StudyDesignForm.for_project(project, request.POST or None)
     if request.method == "POST" and form.is_valid():
         d = form.cleaned_data
