@@ -330,3 +330,31 @@ def test_large_project_is_computed_by_the_real_worker(celery_worker_process, cli
     assert job.progress_done == job.progress_total > 0
     body = client.get(f"/api/v1/projects/{project.slug}/agreement/").json()
     assert body["status"] == "ready" and body["report"]["counts"]["rows"] == 4
+
+
+@pytest.mark.django_db
+def test_report_state_only_reads_and_ensure_report_computes_the_way_its_caller_names(
+    project, monkeypatch, django_capture_on_commit_callbacks, eager_celery
+):
+    _small_project(project)
+    params = services.Params()
+    for kind in (services.LABELS, services.TEXTS):
+        assert services.report_state(project, params, kind=kind).status == "missing"
+    assert not Job.objects.exists()
+    # The API's choice: a small label scope is computed in place, without a job.
+    small = services.ensure_report(project, params, compute=services.Compute.IN_PROCESS_IF_SMALL)
+    assert (small.status, small.job) == ("ready", None) and not Job.objects.exists()
+    assert services.report_state(project, params).status == "ready"
+    # A larger one gets a job; once it failed, it is not started again unless retried.
+    monkeypatch.setattr(services, "SYNC_MAX_ROWS", 0)
+    monkeypatch.setattr(services, "report_from_extraction", lambda *args, **kwargs: 1 / 0)
+    other = services.Params(seed=1)
+    with django_capture_on_commit_callbacks(execute=True):
+        started = services.ensure_report(project, other, compute=services.Compute.IN_PROCESS_IF_SMALL)
+    assert started.job is not None and started.job.kind == "agreement"
+    assert services.report_state(project, other).status == "failed"
+    assert services.ensure_report(project, other, compute=services.Compute.AS_JOB).status == "failed"
+    assert Job.objects.count() == 1
+    with django_capture_on_commit_callbacks(execute=True):
+        services.ensure_report(project, other, compute=services.Compute.AS_JOB, retry=True)
+    assert Job.objects.count() == 2

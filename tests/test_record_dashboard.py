@@ -135,17 +135,19 @@ def test_the_page_is_served_from_the_stored_report_and_agrees_with_the_api(
     project, names = synthetic
     client = Client()
     client.force_login(lead)
+    from annotation.models import Job
+
+    assert dashboard.report_state(project, "couple").status == "missing" and not Job.objects.exists()  # only reads
     with django_capture_on_commit_callbacks(execute=True):
         first = client.get(
             f"/projects/{project.slug}/record/?scenario=couple"
         )  # the job runs in-process once committed
     assert first.status_code == 200 and "A worker is computing the dashboard" in first.content.decode()
-    from annotation.models import Job
-
     assert [(j.state, j.error) for j in Job.objects.filter(kind=dashboard.JOB_KIND)] == [("succeeded", "")]
     stored = AnnotatorRecordReport.objects.get(project=project, scenario="couple")
     page = client.get(f"/projects/{project.slug}/record/?scenario=couple").content.decode()
     assert AnnotatorRecordReport.objects.get(project=project, scenario="couple").pk == stored.pk  # not recomputed
+    assert dashboard.report_state(project, "couple").status == "ready"
     api = client.get(f"/api/v1/projects/{project.slug}/record/?scenario=couple").json()
     field = next(f for f in api["fields"] if f["key"] == "utterance_type")
     assert f"{field['alpha_all']['alpha']:.3f}" in page
