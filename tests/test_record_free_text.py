@@ -169,7 +169,8 @@ def test_the_dashboard_free_text_part_against_krippendorff(project, lead, model)
     generate(project, clips=6, annotators=3, seed=5)
     dashboard.compute_and_store(project, "couple")  # the label dashboard, as its worker stores it
     fp = dashboard.fingerprint(project, "couple")
-    state = dashboard_texts.text_state(project, "couple", fp, user=lead)  # the page's call: a job, no model
+    assert dashboard_texts.text_state(project, "couple", fp).status == "missing"  # only reads
+    state = dashboard_texts.ensure_text_report(project, "couple", fp, user=lead)  # the page's call: a job, no model
     assert state.status == JobState.QUEUED and state.report is None
     client = Client()
     client.force_login(lead)

@@ -121,7 +121,7 @@ class Dashboard(APIView):
             return Response(
                 {"detail": "the dashboard is being computed", "job": state.job_id}, status=status.HTTP_202_ACCEPTED
             )
-        texts = dashboard_texts.text_state(project, scenario, state.fingerprint, user=request.user)
+        texts = dashboard_texts.ensure_text_report(project, scenario, state.fingerprint, user=request.user)
         # The free-text part comes from an embeddings worker: null with its status until it is stored.
         return Response(
             {**state.report, "stale": state.stale, "free_text": {"status": texts.status, "report": texts.report}}

@@ -87,28 +87,42 @@ def compute_and_store(project: Project, scenario: str, fp: str, provider=None) -
 
 @dataclass
 class TextState:
-    status: str  # "ready", "queued", "running", "failed"
+    status: str  # "ready", "queued", "running", "failed", or "missing" (nothing started)
     report: dict | None = None
     job: Job | None = None
 
 
-def text_state(project: Project, scenario: str, fp: str, *, user=None, start: bool = True) -> TextState:
+def text_state(project: Project, scenario: str, fp: str) -> TextState:
     """The stored free-text part for the data as they are (``fp``: the label dashboard's fingerprint), or the
-    worker's job computing it (started here when there is none)."""
+    worker's job computing it; never starts anything (``ensure_text_report`` does)."""
     stored = AnnotatorRecordReport.objects.filter(project=project, scenario=store_key(scenario), fingerprint=fp).first()
     if stored is not None:
         return TextState("ready", stored.report)
-    key = f"{JOB_KIND}:{scenario}:{fp}"
-    job = Job.objects.filter(kind=JOB_KIND, key=key).order_by("-created_at", "-id").first()
+    job = Job.objects.filter(kind=JOB_KIND, key=_job_key(scenario, fp)).order_by("-created_at", "-id").first()
     if job is not None and job.state in (JobState.QUEUED, JobState.RUNNING, JobState.FAILED):
         return TextState(job.state, None, job)
-    if not start:
-        return TextState("missing", None, job)
+    return TextState("missing", None, job)
+
+
+def ensure_text_report(project: Project, scenario: str, fp: str, *, user=None) -> TextState:
+    """Where the free-text part stands (``text_state``), having started an embeddings worker's job when none is
+    running and none failed."""
+    state = text_state(project, scenario, fp)
+    if state.status != "missing":
+        return state
     from .celery_tasks import compute_dashboard_texts_task
 
     job = Job.objects.create(
-        kind=JOB_KIND, project=project, key=key, params={"scenario": scenario, "fingerprint": fp}, created_by=user
+        kind=JOB_KIND,
+        project=project,
+        key=_job_key(scenario, fp),
+        params={"scenario": scenario, "fingerprint": fp},
+        created_by=user,
     )
     return TextState(
         JobState.QUEUED, None, jobs.enqueue(job, compute_dashboard_texts_task, queue=settings.EMBEDDINGS_QUEUE)
     )
+
+
+def _job_key(scenario: str, fp: str) -> str:
+    return f"{JOB_KIND}:{scenario}:{fp}"

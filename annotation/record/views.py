@@ -264,7 +264,7 @@ def dashboard_page(request, slug):
     state = dashboard.ensure_report(project, scenario, user=request.user)
     context = {
         # The free-text part, from an embeddings worker: shown when stored, "being computed" until then.
-        "texts": dashboard_texts.text_state(project, scenario, state.fingerprint, user=request.user),
+        "texts": dashboard_texts.ensure_text_report(project, scenario, state.fingerprint, user=request.user),
         "project": project,
         "scenario": scenario,
         "scenarios": SCENARIOS,
