@@ -1,8 +1,9 @@
 """Server-rendered pages. Views stay thin: reads go through selectors."""
 
 from django.contrib.auth.decorators import login_required
+from django.db.models import Count
 from django.http import JsonResponse
-from django.shortcuts import render
+from django.shortcuts import redirect, render
 
 from . import readiness, selectors
 from .roles import is_lead, role_of
@@ -40,3 +41,21 @@ def project_detail(request, slug):
     if context["is_lead"]:
         context["overview"] = selectors.project_overview(project)
     return render(request, "annotation/project_detail.html", context)
+
+
+# Where the nav's lead links land, per target: the page of one project, its title, and who may open it.
+LEAD_LANDINGS = {
+    "adjudication": ("adjudication-index", "Adjudicate", "Only leads and admins adjudicate clips."),
+    "assignments": ("assignment-index", "Assign clips", "Only leads and admins assign clips."),
+}
+
+
+@login_required
+def choose_lead_project(request, target: str):
+    """Where the nav's "Adjudicate" and "Assign" links land: straight to the only project, or a list to pick from."""
+    page, title, refusal = LEAD_LANDINGS[target]
+    selectors.require_lead(request.user, refusal)
+    projects = list(selectors.visible_projects(request.user).annotate(clip_count=Count("clips")).order_by("slug"))
+    if len(projects) == 1:
+        return redirect(page, slug=projects[0].slug)
+    return render(request, "annotation/choose_project.html", {"projects": projects, "page": page, "title": title})

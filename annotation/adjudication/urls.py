@@ -2,10 +2,11 @@
 
 from django.urls import path
 
+from ..views import choose_lead_project
 from . import api, views
 
 web_urlpatterns = [  # pages, mounted at /
-    path("adjudication/", views.choose_project, {"target": "adjudication"}, name="adjudication-projects"),
+    path("adjudication/", choose_lead_project, {"target": "adjudication"}, name="adjudication-projects"),
     path("projects/<slug:slug>/adjudication/", views.project_adjudication, name="adjudication-index"),
     path("adjudication/clips/<int:clip_id>/", views.clip_adjudication, name="adjudication-clip"),
     path(

@@ -14,7 +14,6 @@ from urllib.parse import urlencode
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.db.models import Count
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
@@ -28,28 +27,12 @@ from . import disagreement, selectors, services
 from .fields import FIELD_TITLES, FIELDS
 from .forms import RereviewForm
 
-LEADS_ONLY = "Only leads and admins adjudicate and assign clips."
+LEADS_ONLY = "Only leads and admins adjudicate clips."
 
 
 def _clip(request, clip_id):
     scoped.require_lead(request.user, LEADS_ONLY)
     return selectors.adjudication_clip(request.user, clip_id)
-
-
-# --- landing (the nav links) ----------------------------------------------------------
-
-
-@login_required
-def choose_project(request, target: str):
-    """Where the nav's "Adjudicate" / "Assign" links land: straight to the only
-    project, or a list to pick from."""
-    scoped.require_lead(request.user, LEADS_ONLY)
-    projects = list(scoped.visible_projects(request.user).annotate(clip_count=Count("clips")).order_by("slug"))
-    page = {"adjudication": "adjudication-index", "assignments": "assignment-index"}[target]
-    if len(projects) == 1:
-        return redirect(page, slug=projects[0].slug)
-    title = "Adjudicate" if target == "adjudication" else "Assign clips"
-    return render(request, "adjudication/choose_project.html", {"projects": projects, "page": page, "title": title})
 
 
 # --- adjudication -------------------------------------------------------------------

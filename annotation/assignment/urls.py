@@ -2,11 +2,11 @@
 
 from django.urls import path
 
-from ..adjudication.views import choose_project
+from ..views import choose_lead_project
 from . import api, views
 
 web_urlpatterns = [  # pages, mounted at /
-    path("assignments/", choose_project, {"target": "assignments"}, name="assignment-projects"),
+    path("assignments/", choose_lead_project, {"target": "assignments"}, name="assignment-projects"),
     path("projects/<slug:slug>/assignments/", views.project_assignments, name="assignment-index"),
     path("assignments/<int:assignment_id>/reassign/", views.reassign, name="assignment-reassign"),
 ]

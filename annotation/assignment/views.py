@@ -16,7 +16,7 @@ from ..services import ServiceError
 from . import selectors, services, starting
 from .forms import AssignForm, ReassignForm
 
-LEADS_ONLY = "Only leads and admins adjudicate and assign clips."
+LEADS_ONLY = "Only leads and admins assign clips."
 
 
 @login_required
