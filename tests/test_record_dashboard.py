@@ -210,3 +210,16 @@ def test_the_dashboard_is_computed_by_the_real_worker(celery_worker_process, pro
     assert job.state == JobState.SUCCEEDED, job.error
     body = client.get(f"/api/v1/projects/{project.slug}/record/?scenario=couple").json()
     assert body["stale"] is False and len(body["coders"]) == 3
+
+
+def test_before_anyone_submitted_the_page_says_so_instead_of_a_table_of_undefined_figures(
+    project, lead, django_capture_on_commit_callbacks, eager_celery
+):
+    client = Client()
+    client.force_login(lead)
+    with django_capture_on_commit_callbacks(execute=True):
+        client.get(f"/projects/{project.slug}/record/?scenario=couple")
+    page = client.get(f"/projects/{project.slug}/record/?scenario=couple").content.decode()
+    assert dashboard.report_state(project, "couple").report["coders"] == []
+    assert "coders: none yet." in page and 'id="record-no-work"' in page
+    assert 'id="summary"' not in page and "undefined" not in page
