@@ -222,4 +222,4 @@ def test_before_anyone_submitted_the_page_says_so_instead_of_a_table_of_undefine
     page = client.get(f"/projects/{project.slug}/record/?scenario=couple").content.decode()
     assert dashboard.report_state(project, "couple").report["coders"] == []
     assert "coders: none yet." in page and 'id="record-no-work"' in page
-    assert 'id="summary"' not in page and "undefined" not in page
+    assert 'id="summary"' not in page and 'id="pairwise"' not in page and "undefined" not in page
