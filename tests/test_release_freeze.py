@@ -557,7 +557,7 @@ def test_a_release_records_its_figure_style_and_is_reproduced_in_it(sample, tmp_
     # A release frozen in the first style (as every release before styles were numbered) reproduces byte for byte.
     from annotation.releases import freeze as freezing
 
-    monkeypatch.setattr(freezing, "build_release", partial(freezing.build_release, figure_style=1))
+    monkeypatch.setattr(freezing, "plan_build", partial(freezing.plan_build, figure_style=1))
     release, _ = freeze(sample, accept_incomplete=TWO_COUPLES, version="1.0.0", seed=1, out_dir=tmp_path / "frozen")
     monkeypatch.undo()
     assert "figure_style" not in release.manifest["inputs"]

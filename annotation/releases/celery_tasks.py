@@ -9,7 +9,7 @@ from ..audit import audit_source
 from ..models import Job, JobState, Release
 from .freeze import STAGES, FreezeError, freeze
 
-# Stages of build_release, then writing the folder and the record.
+# Stages of freeze.build, then writing the folder and the record.
 TOTAL_STEPS = len(STAGES) + 1
 
 

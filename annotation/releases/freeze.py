@@ -1,8 +1,12 @@
 """Freezing a release: from the project's gold to an immutable folder and record.
 
-``build_release`` is everything but the writes: it reads the gold of the
-releasable clips and returns the release's files as bytes plus the manifest.
-It is deterministic: the same database state and inputs give the same bytes
+A build has two halves. ``plan_build`` decides, before any gold is read, what the
+release is made of: its clips and splits and the inputs it is built with (a
+``ReleasePlan``; ``recorded_plan`` reads the same from a release's record).
+``build`` is everything but the writes: named steps over that plan, one per
+stage (``STAGES``), that read the gold and return the release's files as bytes
+plus the manifest; ``build_release`` is the two together. It is deterministic: the same database state and inputs give
+the same bytes
 (no clock readings in the files, no unordered iteration, fixed JSON spelling). ``freeze`` writes
 the folder (read-only, atomically), creates the ``Release`` record and moves
 the released clips to state ``released``; ``reproduce`` rebuilds a recorded
@@ -198,7 +202,37 @@ def plan_release(
     return complete, skipped, plan_splits(infos, seed=seed, ratios=ratios, group_map=group_map)
 
 
-def build_release(
+@dataclass(frozen=True)
+class ReleasePlan:
+    """What a release is built from, decided before any gold is read: by ``freeze`` from the project as it is,
+    by ``reproduce`` from what a release recorded. The build's steps read it and nothing else of the request.
+
+    ``data_as_of`` and ``provenance`` are None for a new release (read from the database by ``database_facts``);
+    a reproduction gives the recorded ones.
+    """
+
+    project: Project
+    version: str
+    seed: int
+    clips: list[Clip]  # the clips released, sorted by sample id, each with its ``row_count``
+    skipped: list[str]  # releasable clips left out because some row has no gold
+    splits: SplitPlan
+    group_map: dict[str, str] | None
+    accepted: list[str]  # scenarios the lead let go without every split
+    profile: TaskProfile
+    params: object  # the profile's parameters
+    figure_style: int
+    guidance: object  # ``codebook.selectors.release_guidance``'s choice: CURRENT, NOT_RECORDED or a version
+    card_template: int
+    data_as_of: str | None = None
+    provenance: dict | None = None
+
+    @property
+    def clip_pks(self) -> list[int]:
+        return [c.pk for c in self.clips]
+
+
+def plan_build(
     project: Project,
     *,
     version: str,
@@ -211,13 +245,12 @@ def build_release(
     params=None,
     task_profile: str | None = None,
     figure_style: int = FIGURE_STYLE,
-    progress: Progress | None = None,
     provenance: dict | None = None,
     confirmed: str | None = None,
     guidance=CURRENT_GUIDANCE,
     card_template: int = CARD_TEMPLATE,
-) -> BuiltRelease:
-    """Every file of the release, as bytes, with the manifest. Writes nothing.
+) -> ReleasePlan:
+    """The plan of a release: its clips and splits (``plan_release``) and the inputs it is built with.
 
     ``group_map`` is the lead's clip → group map (``groups``); a scenario whose
     groups cannot reach every split stops the freeze (``FreezeError`` naming it)
@@ -230,11 +263,11 @@ def build_release(
     (``tasks.profiles``: ``rescue-v1`` by default); ``params`` are that profile's parameters (its defaults
     when None). ``card_template`` is the card template version the manifest records (a
     reproduction records the release's own; the card is always written by this platform's templates).
+    ``confirmed`` is the digest of the preview the lead confirmed: the plan must still have it.
     """
     check_version(version)
     profile = profile_named(task_profile)
     ratios = parse_ratios(ratios)
-    started = time.perf_counter()
     complete, skipped, plan = plan_release(project, seed=seed, ratios=ratios, clip_ids=clip_ids, group_map=group_map)
     refusal = plan.refusal(accept_incomplete)
     if refusal:
@@ -247,27 +280,18 @@ def build_release(
                 f"release {version} not frozen: the releasable clips or their groups changed since the preview you "
                 "confirmed; look at the preview again"
             )
-    accepted = sorted(set(plan.incomplete) & set(accept_incomplete))
-    with _gc_paused():
-        return _build(
-            project,
-            complete,
-            skipped,
-            plan,
-            version=version,
-            seed=seed,
-            group_map=group_map,
-            accepted=accepted,
-            data_as_of=data_as_of,
-            profile=profile,
-            params=profile.parameters if params is None else params,
-            figure_style=figure_style,
-            progress=progress,
-            started=started,
-            provenance=provenance,
-            guidance=guidance,
-            card_template=card_template,
-        )
+    return ReleasePlan(
+        project=project, version=version, seed=seed, clips=complete, skipped=skipped, splits=plan, group_map=group_map,
+        accepted=sorted(set(plan.incomplete) & set(accept_incomplete)), profile=profile,
+        params=profile.parameters if params is None else params, figure_style=figure_style, guidance=guidance,
+        card_template=card_template, data_as_of=data_as_of, provenance=provenance,
+    )  # fmt: skip
+
+
+def build_release(project: Project, *, progress: Progress | None = None, **decisions) -> BuiltRelease:
+    """Every file of the release, as bytes, with the manifest. Writes nothing. ``decisions``: ``plan_build``'s."""
+    started = time.perf_counter()
+    return build(plan_build(project, **decisions), progress=progress, started=started)
 
 
 def profile_named(name: str | None) -> TaskProfile:
@@ -291,55 +315,77 @@ def _gc_paused():
             gc.enable()
 
 
-def _database_facts(
-    project: Project, clip_pks: list[int], data_as_of: str | None, provenance: dict | None
-) -> tuple[str, dict]:
-    """(the release's data date, unless given; its provenance, unless given): what the database alone tells."""
-    if provenance is None:
-        from ..record.release import qualification_facts  # the coders' qualification at freeze time (contract C3)
+class _Stages:
+    """Each stage's seconds (from the end of the one before; the first from ``started``), reported to ``progress``."""
 
-        provenance = {**collect_provenance(project, clip_pks), "record": qualification_facts(project, clip_pks)}
-    return data_as_of or _data_as_of(clip_pks), provenance
+    def __init__(self, started: float, progress: Progress | None):
+        self.timings: dict[str, float] = {}
+        self._last = started
+        self._progress = progress
 
-
-def _build(
-    project,
-    complete,
-    skipped,
-    plan: SplitPlan,
-    *,
-    version,
-    seed,
-    group_map,
-    accepted,
-    data_as_of,
-    profile,
-    params,
-    figure_style,
-    progress,
-    started,
-    provenance,
-    guidance,
-    card_template,
-) -> BuiltRelease:
-    """``build_release`` once the clips and their splits are decided."""
-    timings: dict[str, float] = {}
-    clock = [started]
-
-    def stage(name: str) -> None:
+    def done(self, name: str) -> None:
         now = time.perf_counter()
-        timings[name] = round(now - clock[0], 4)
-        clock[0] = now
-        if progress:
-            progress(STAGES.index(name) + 1, len(STAGES), name)
+        self.timings[name] = round(now - self._last, 4)
+        self._last = now
+        if self._progress:
+            self._progress(STAGES.index(name) + 1, len(STAGES), name)
 
-    clips = read_gold(complete)
-    stage("collect")
 
-    splits = plan.splits
-    stage("splits")
+def build(plan: ReleasePlan, *, progress: Progress | None = None, started: float | None = None) -> BuiltRelease:
+    """The release ``plan`` describes, one step after another (``STAGES``). Writes nothing.
 
-    lines = [(dumps_clip(c) + "\n").encode("utf-8") for c in clips]  # each clip encoded once, for every file and digest
+    ``started``: when the planning began (the first stage's time counts from it; from now when not given).
+    """
+    stages = _Stages(time.perf_counter() if started is None else started, progress)
+    with _gc_paused():
+        clips = read_gold(plan.clips)
+        stages.done("collect")
+        stages.done("splits")  # decided in the plan, before any gold was read
+
+        files, digests, lines = data_files(clips, plan.splits.splits)
+        stages.done("data")
+
+        instances, drafting = task_files(plan, clips, files)
+        stages.done("tasks")
+
+        data_date, provenance = database_facts(plan)
+        inputs, guidance_shipped = recorded_inputs(plan, data_date)
+        stats = stats_file(plan, clips, instances, drafting, provenance, files)
+        del drafting
+        stages.done("stats")
+
+        # What the later stages need of the clips (they are in the files now); the rows and task instances are let go
+        # before the agreement reports read every revision: at 10x they are gigabytes the reports would work beside.
+        released = [
+            (c["sample_id"], c["scenario"], len(c["rows"]), sha256(memoryview(line)[:-1]))
+            for c, line in zip(clips, lines)
+        ]
+        del clips, lines, instances
+        agreement = agreement_files(plan, files)
+        stages.done("agreement")
+
+        files.update(release_figures(stats, figure_style=plan.figure_style))
+        stages.done("figures")
+
+        head = manifest_head(plan, inputs)
+        files["README.md"] = card_file(head, stats, agreement, files, guidance_shipped)
+        stages.done("card")
+
+        files["croissant.json"] = croissant_file(plan, files, digests, stats, inputs, provenance)
+        stages.done("croissant")
+
+        manifest = release_manifest(plan, head, released, stats, files, digests)
+        files[MANIFEST] = dumps_json(manifest)
+        stages.done("manifest")
+    clip_ids = [sample_id for sample_id, *_ in released]
+    rows = sum(rows for _, _, rows, _ in released)
+    return BuiltRelease(files, manifest, clip_ids, plan.skipped, rows, stages.timings, digests, provenance)
+
+
+def data_files(clips: list[dict], splits: dict[str, str]) -> tuple[dict[str, bytes], Digests, list[bytes]]:
+    """(``data/``'s files: every clip, each split's, the row records; their digests, taken when first asked for,
+    of every file later added to the same dict; each clip's JSONL line, encoded once for every file and digest)."""
+    lines = [(dumps_clip(c) + "\n").encode("utf-8") for c in clips]
     files: dict[str, bytes] = {"data/all.jsonl": b"".join(lines)}
     digests = Digests(files)
     for split in SPLITS:
@@ -347,101 +393,141 @@ def _build(
             line for c, line in zip(clips, lines) if splits[c["sample_id"]] == split
         )
     files.update(row_record_files(clips, splits))
-    stage("data")
+    return files, digests, lines
 
+
+def task_files(plan: ReleasePlan, clips: list[dict], files: dict[str, bytes]) -> tuple[dict, dict | None]:
+    """Writes ``tasks/<task>/<split>.jsonl`` (and the drafting model's predictions) into ``files``; returns
+    (the task instances, the drafting model's system and predictions, or None when no row was drafted)."""
+    project, splits = plan.project, plan.splits.splits
     instances = build_instances(
-        clips, splits, seed=seed, taxonomy_version=project.taxonomy_version, params=params, profile=profile
+        clips,
+        splits,
+        seed=plan.seed,
+        taxonomy_version=project.taxonomy_version,
+        params=plan.params,
+        profile=plan.profile,
     )
-    writer = InstanceWriter({c["sample_id"]: c for c in clips}, profile.context_keys)
+    writer = InstanceWriter({c["sample_id"]: c for c in clips}, plan.profile.context_keys)
     for task in ALL_TASKS:
         for split in SPLITS:
             files[f"tasks/{task}/{split}.jsonl"] = writer.jsonl(i for i in instances[task] if i.split == split)
     # The drafting model as one more system: its drafts' answers to the same instances, scored in stats.json.
-    draft_clips, drafting_system = read_drafts(complete, clips)
-    drafting = None
-    if drafting_system["rows_drafted"]:
-        predictions = drafting_predictions(
-            instances, draft_clips, taxonomy_version=project.taxonomy_version, seed=seed, params=params, profile=profile
-        )
-        files.update(prediction_files(instances, predictions))
-        drafting = {"system": drafting_system, "predictions": predictions}
-    del draft_clips
-    stage("tasks")
+    draft_clips, drafting_system = read_drafts(plan.clips, clips)
+    if not drafting_system["rows_drafted"]:
+        return instances, None
+    predictions = drafting_predictions(
+        instances,
+        draft_clips,
+        taxonomy_version=project.taxonomy_version,
+        seed=plan.seed,
+        params=plan.params,
+        profile=plan.profile,
+    )
+    files.update(prediction_files(instances, predictions))
+    return instances, {"system": drafting_system, "predictions": predictions}
 
-    data_date, provenance = _database_facts(project, [c.pk for c in complete], data_as_of, provenance)
+
+def database_facts(plan: ReleasePlan) -> tuple[str, dict]:
+    """(the release's data date, its provenance): what the database alone tells, unless the plan has them recorded."""
+    provenance = plan.provenance
+    if provenance is None:
+        from ..record.release import qualification_facts  # the coders' qualification at freeze time (contract C3)
+
+        provenance = {
+            **collect_provenance(plan.project, plan.clip_pks),
+            "record": qualification_facts(plan.project, plan.clip_pks),
+        }
+    return plan.data_as_of or _data_as_of(plan.clip_pks), provenance
+
+
+def recorded_inputs(plan: ReleasePlan, data_date: str) -> tuple[dict, object]:
+    """(the manifest's ``inputs``: everything the release was built from; the guidance the card ships)."""
+    project = plan.project
     inputs = {
         "project": project.slug,
-        "seed": seed,
-        "split_ratios": dict(zip(SPLITS, plan.ratios)),
+        "seed": plan.seed,
+        "split_ratios": dict(zip(SPLITS, plan.splits.ratios)),
         "split_unit": (
             "relationship group (the sample id without its last path segment; clips of one scenario that share a "
             "participant joined; the lead's clip-to-group map where given), stratified by scenario, balanced by rows"
         ),
         "taxonomy_version": project.taxonomy_version,
         "rule_version": RULE_VERSION,
-        "task_profile": profile.name,
-        "rule_parameters": params.as_dict(),
+        "task_profile": plan.profile.name,
+        "rule_parameters": plan.params.as_dict(),
         "source": "gold",
         "clip_selection": "clips in state adjudicated or released (not discarded) with gold on every row",
         "data_as_of": data_date,
         # PNG bytes are reproducible with the same plotting library only.
         "figures_drawn_with": f"matplotlib {package_version('matplotlib')}",
     }
-    if figure_style != 1:  # releases drawn before styles were numbered record none
-        inputs["figure_style"] = figure_style
-    if card_template != 1:  # releases whose card was built from strings record none
-        inputs["card_template"] = card_template
-    if group_map:
-        inputs["group_map"] = dict(sorted(group_map.items()))
-    if accepted:  # scenarios the lead let go without every split (the card says so first)
-        inputs["accepted_incomplete"] = accepted
-    guidance_record, guidance_shipped = release_guidance(project, [c.pk for c in complete], guidance)
+    if plan.figure_style != 1:  # releases drawn before styles were numbered record none
+        inputs["figure_style"] = plan.figure_style
+    if plan.card_template != 1:  # releases whose card was built from strings record none
+        inputs["card_template"] = plan.card_template
+    if plan.group_map:
+        inputs["group_map"] = dict(sorted(plan.group_map.items()))
+    if plan.accepted:  # scenarios the lead let go without every split (the card says so first)
+        inputs["accepted_incomplete"] = plan.accepted
+    guidance_record, guidance_shipped = release_guidance(project, plan.clip_pks, plan.guidance)
     if guidance_record is not None:  # releases frozen before guidance was recorded have none
         inputs["guidance"] = guidance_record
-    stats = compute_stats(
-        clips,
-        splits,
-        instances,
-        groups=plan.group_of,
-        taxonomy_version=project.taxonomy_version,
-        provenance=provenance,
-        drafting_model=drafting,
-        task_profile=profile.name,
-    )
-    del drafting
+    return inputs, guidance_shipped
+
+
+def stats_file(
+    plan: ReleasePlan,
+    clips: list[dict],
+    instances: dict,
+    drafting: dict | None,
+    provenance: dict,
+    files: dict[str, bytes],
+) -> dict:
+    """Writes ``stats.json`` into ``files``; returns the statistics (the figures, card and croissant read them)."""
     from ..record.release import coders_record  # the coders' record, anonymised (contract C3)
 
+    project = plan.project
+    stats = compute_stats(
+        clips, plan.splits.splits, instances, groups=plan.splits.group_of, taxonomy_version=project.taxonomy_version, provenance=provenance,
+        drafting_model=drafting, task_profile=plan.profile.name,
+    )  # fmt: skip
     # Releases frozen before the qualification facts were recorded read them from the database as it is now.
-    stats["coders"] = coders_record(project, [c.pk for c in complete], facts=provenance.get("record"))
+    stats["coders"] = coders_record(project, plan.clip_pks, facts=provenance.get("record"))
     files["stats.json"] = dumps_json(stats)
-    stage("stats")
+    return stats
 
-    # What the later stages need of the clips (they are in the files now); the rows and task instances are let go
-    # before the agreement reports read every revision: at 10x they are gigabytes the reports would work beside.
-    released = [
-        (c["sample_id"], c["scenario"], len(c["rows"]), sha256(memoryview(line)[:-1])) for c, line in zip(clips, lines)
-    ]
-    del clips, lines, instances, writer
-    files["agreement.json"] = agreement_file(project, [c.sample_id for c in complete])
-    agreement = json.loads(files["agreement.json"])  # for the card
-    stage("agreement")
 
-    files.update(release_figures(stats, figure_style=figure_style))
-    stage("figures")
+def agreement_files(plan: ReleasePlan, files: dict[str, bytes]) -> dict:
+    """Writes ``agreement.json`` into ``files``; returns it read back (for the card)."""
+    files["agreement.json"] = agreement_file(plan.project, [c.sample_id for c in plan.clips])
+    return json.loads(files["agreement.json"])
 
-    # The manifest's head (everything but the clip list and the file digests) is what the card reads of it.
-    manifest_head = {
+
+def manifest_head(plan: ReleasePlan, inputs: dict) -> dict:
+    """The manifest but the clip list and the file digests: what the card reads of it."""
+    project = plan.project
+    return {
         "format": FORMAT,
-        "release": {"project": project.slug, "name": project.name, "version": version},
+        "release": {"project": project.slug, "name": project.name, "version": plan.version},
         "inputs": inputs,
-        "task_profile": profile.manifest_entry(),
+        "task_profile": plan.profile.manifest_entry(),
     }
-    files["README.md"] = render_card(
-        card_facts(manifest=manifest_head, stats=stats, agreement=agreement, files=files, guidance=guidance_shipped)
-    ).encode("utf-8")
-    stage("card")
 
-    files["croissant.json"] = dumps_json(
+
+def card_file(head: dict, stats: dict, agreement: dict, files: dict[str, bytes], guidance_shipped) -> bytes:
+    """``README.md``, the dataset card."""
+    return render_card(
+        card_facts(manifest=head, stats=stats, agreement=agreement, files=files, guidance=guidance_shipped)
+    ).encode("utf-8")
+
+
+def croissant_file(
+    plan: ReleasePlan, files: dict[str, bytes], digests: Digests, stats: dict, inputs: dict, provenance: dict
+) -> bytes:
+    """``croissant.json``: the Croissant metadata of every file written before it, with its Responsible AI fields."""
+    project, version = plan.project, plan.version
+    return dumps_json(
         build_croissant(
             files=files,
             name=f"{project.name} {version}",
@@ -465,16 +551,21 @@ def _build(
             },
         )
     )
-    stage("croissant")
 
-    manifest = {
-        **manifest_head,
+
+def release_manifest(
+    plan: ReleasePlan, head: dict, released: list[tuple], stats: dict, files: dict[str, bytes], digests: Digests
+) -> dict:
+    """The manifest: ``head``, every clip (``released``: sample id, scenario, rows, digest) with its group and split,
+    the task counts and every file's digest."""
+    return {
+        **head,
         "clips": [
             {
                 "sample_id": sample_id,
                 "scenario": scenario,
-                "group": plan.group_of[sample_id],
-                "split": splits[sample_id],
+                "group": plan.splits.group_of[sample_id],
+                "split": plan.splits.splits[sample_id],
                 "rows": rows,
                 "sha256": digest,
             }
@@ -483,18 +574,6 @@ def _build(
         "tasks": {task: {"rule_version": RULE_VERSION, **stats["tasks"][task]["counts"]} for task in ALL_TASKS},
         "files": file_entries(files, digests),
     }
-    files[MANIFEST] = dumps_json(manifest)
-    stage("manifest")
-    return BuiltRelease(
-        files,
-        manifest,
-        [sample_id for sample_id, *_ in released],
-        skipped,
-        sum(rows for _, _, rows, _ in released),
-        timings,
-        digests,
-        provenance,
-    )
 
 
 def _citation(project: Project, version: str, date: str) -> str:
@@ -528,7 +607,8 @@ def freeze(
     out_dir = Path(out_dir).resolve()
     if out_dir.exists():
         raise FreezeError(f"{out_dir} already exists; a release folder is never overwritten")
-    built = build_release(
+    started = time.perf_counter()
+    plan = plan_build(
         project,
         version=version,
         seed=seed,
@@ -537,9 +617,9 @@ def freeze(
         accept_incomplete=accept_incomplete,
         params=params,
         task_profile=task_profile,
-        progress=progress,
         confirmed=confirmed,
     )
+    built = build(plan, progress=progress, started=started)
     written = False
     started = time.perf_counter()
     try:
@@ -606,11 +686,8 @@ def recorded_provenance(release: Release) -> tuple[dict | None, str]:
     )
 
 
-def reproduce(
-    release: Release, out_dir: str | Path, *, progress: Progress | None = None
-) -> tuple[BuiltRelease, Verification]:
-    """Rebuild ``release`` from its recorded inputs and clip list into ``out_dir``
-    (not recorded), and compare every file with the recorded manifest."""
+def recorded_plan(release: Release) -> tuple[ReleasePlan, str]:
+    """(the plan ``release`` was built from, read from its record; a note when its provenance could not be had)."""
     inputs = release.manifest["inputs"]
     profile = recorded_profile(release.manifest)  # releases frozen before profiles existed: platform-v1
     params = profile.read_parameters(inputs["rule_parameters"])
@@ -625,7 +702,7 @@ def reproduce(
             f"{RULE_VERSION}"
         )
     provenance, provenance_note = recorded_provenance(release)
-    built = build_release(
+    plan = plan_build(
         release.project,
         version=release.version,
         seed=release.seed,
@@ -637,18 +714,29 @@ def reproduce(
         params=params,
         task_profile=profile.name,
         figure_style=recorded_figure_style(inputs),
-        progress=progress,
         provenance=provenance,
         guidance=inputs["guidance"]["version"] if "guidance" in inputs else GUIDANCE_NOT_RECORDED,
         card_template=recorded_card_template(inputs),
     )
+    return plan, provenance_note
+
+
+def reproduce(
+    release: Release, out_dir: str | Path, *, progress: Progress | None = None
+) -> tuple[BuiltRelease, Verification]:
+    """Rebuild ``release`` from its recorded inputs and clip list into ``out_dir``
+    (not recorded), and compare every file with the recorded manifest."""
+    started = time.perf_counter()
+    plan, provenance_note = recorded_plan(release)
+    built = build(plan, progress=progress, started=started)
+    inputs = release.manifest["inputs"]
     # A card written by an older template cannot be rewritten byte for byte: README.md and croissant.json
     # (which holds README.md's digest) are regenerated by this platform's template and said to be so; every
     # data file is still compared byte for byte, and the manifest apart from those two entries.
     regenerated = CARD_FILES if recorded_card_template(inputs) != CARD_TEMPLATE else ()
-    started = time.perf_counter()
+    writing = time.perf_counter()
     write_tree(built.files, Path(out_dir))
-    built.timings["write"] = round(time.perf_counter() - started, 4)
+    built.timings["write"] = round(time.perf_counter() - writing, 4)
     result = Verification(Path(out_dir))
     if provenance_note:
         result.problems.append(provenance_note)
