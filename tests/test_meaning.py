@@ -363,3 +363,56 @@ def test_every_free_text_figure_says_what_it_is_on_the_page_the_api_and_agreemen
     assert released["validity"] == json.loads(json.dumps(expected))
     assert document["semantic"]["report"]["meaning"]["judgements"]["count"] == 24
     assert set(released["measures"]) == {"embedding", "judge"}
+
+
+@pytest.mark.django_db
+def test_a_release_records_the_judgements_its_validity_read_and_reproduces_after_more_are_made(
+    project, model, tmp_path, settings
+):
+    """Judgements made after a freeze move the project's validity on, not the release's: it recorded its set."""
+    from annotation.releases.freeze import JUDGEMENTS_NOT_RECORDED, build_release, freeze, reproduce
+
+    settings.SEMANTIC_EMBEDDINGS = "local"
+    settings.RELEASES_ROOT = str(tmp_path / "releases")
+    generate(project, clips=12, annotators=3, seed=6)
+
+    def judge_from_file(rows, name):
+        embeddings.embed_texts([t for r in rows for t in (r["text_a"], r["text_b"])], model)
+        services.import_judgements(
+            project, services.read_judgements("\n".join(json.dumps(r) for r in rows), name), source=f"file:{name}"
+        )
+
+    rows = [r for r in hard.rows() if r["field"] == "internal_emotion"]
+    judge_from_file(
+        rows + [dict(r, text_a=r["text_a"] + ".") for r in rows] + [dict(r, text_a=r["text_a"] + "!") for r in rows],
+        "first.jsonl",
+    )
+    newest = JudgedPair.objects.filter(project=project).latest("pk")
+    release, built = freeze(project, version="1.0.0", seed=1, out_dir=tmp_path / "r1")
+    recorded = release.manifest["inputs"]["meaning_judgements"]
+    assert recorded == {"count": 3 * len(rows), "as_of": newest.created_at.isoformat(), "newest_id": newest.pk}
+    meaning = json.loads(built.files["agreement.json"])["semantic"]["report"]["meaning"]
+    assert meaning["judgements"]["count"] == 3 * len(rows) and meaning["judgements"]["last"] == recorded["as_of"]
+    card = built.files["README.md"].decode("utf-8")
+    assert f"read from {3 * len(rows)} judgements of meaning, the newest made on {recorded['as_of'][:10]}" in card
+
+    judge_from_file([dict(r, text_a=r["text_a"] + "?") for r in rows], "second.jsonl")
+    assert selectors.project_validity(project)["judgements"]["count"] == 4 * len(rows)  # the project's figures moved on
+    again, verification = reproduce(release, tmp_path / "again")
+    assert verification.ok, verification.lines()
+    assert again.files == built.files
+    JudgedPair.objects.filter(pk=newest.pk).delete()  # a judgement it read is gone: the reproduction says so
+    _, verification = reproduce(release, tmp_path / "after-deletion")
+    assert (
+        f"the release's free-text validity read {3 * len(rows)} judgements of meaning; {3 * len(rows) - 1} of them are left"
+        in verification.problems
+    )
+
+    # A release frozen before the set was recorded reads every judgement, as it did, and records none.
+    old = build_release(project, version="0.9.0", seed=1, clip_ids=again.clip_ids, judgements=JUDGEMENTS_NOT_RECORDED)
+    assert "meaning_judgements" not in old.inputs
+    assert (
+        json.loads(old.files["agreement.json"])["semantic"]["report"]["meaning"]["judgements"]["count"]
+        == 4 * len(rows) - 1
+    )
+    assert "judgements of meaning, the newest" not in old.files["README.md"].decode("utf-8")

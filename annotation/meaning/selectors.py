@@ -203,10 +203,39 @@ def _judge_distance_and_labels(rows, model: str, prompt_version: str):
     return {sha: v.verdict for sha, v in verdicts.items()}
 
 
-def project_validity(project: Project) -> dict:
+def judgements_read(project: Project, newest_id: int | None = None):
+    """The project's judgements a validity reads: every one, or (``newest_id``) those made up to that one."""
+    rows = JudgedPair.objects.filter(project=project)
+    return rows if newest_id is None else rows.filter(pk__lte=newest_id)
+
+
+def judgement_set(project: Project) -> dict:
+    """The judgements a validity would read now, as a release records them: how many, the time of the newest and its
+    id (``project_validity(newest_id=...)`` reads the same set again, whatever was judged since)."""
+    from django.db.models import Max
+
+    found = JudgedPair.objects.filter(project=project).aggregate(
+        count=Count("pk"), newest_id=Max("pk"), as_of=Max("created_at")
+    )
+    return recorded_judgement_set(
+        {
+            "count": found["count"],
+            "as_of": found["as_of"].isoformat() if found["as_of"] else None,
+            "newest_id": found["newest_id"] or 0,
+        }
+    )
+
+
+def recorded_judgement_set(record: dict) -> dict:
+    """``record`` in the key order a release writes it (jsonb gives its keys back in its own order)."""
+    return {"count": record["count"], "as_of": record["as_of"], "newest_id": record["newest_id"]}
+
+
+def project_validity(project: Project, *, newest_id: int | None = None) -> dict:
     """Per field and measure, how well it separates people's same-meaning from different-meaning pairs.
 
-    Cached until a judgement, a judge verdict or the embedding model changes. The shape (C2) is documented in
+    ``newest_id``: read only the judgements made up to that one (a release's recorded set). Cached until a
+    judgement, a judge verdict or the embedding model changes. The shape (C2) is documented in
     docs/free-text-agreement.md.
     """
     from django.db.models import Max, Min
@@ -216,7 +245,7 @@ def project_validity(project: Project) -> dict:
     from .models import JudgeVerdict
     from .validation import DIFFERENT, SAME, Judged, cohen_kappa, kappa_interval, validity
 
-    rows = list(JudgedPair.objects.filter(project=project).order_by("pk"))
+    rows = list(judgements_read(project, newest_id).order_by("pk"))
     model_id = _semantic_provider().id
     judge_model = judge.judge_model()
     state = (
@@ -259,7 +288,7 @@ def project_validity(project: Project) -> dict:
             kappa_interval=kappa_interval(people, llm, name=field.key) if kappa is not None else None,
         )
         fields[field.key] = {"embedding": validity(emb, name=f"{field.key}|embedding"), "judge": judge_validity}
-    agg = JudgedPair.objects.filter(project=project).aggregate(first=Min("created_at"), last=Max("created_at"))
+    agg = judgements_read(project, newest_id).aggregate(first=Min("created_at"), last=Max("created_at"))
     out = {
         "judgements": {
             "count": len(rows),
@@ -303,15 +332,15 @@ def judged_by(project: Project) -> list[dict]:
     return [{"judge": r["judge__username"] or r["source"], "count": r["n"], "last": r["last"]} for r in rows]
 
 
-def with_validity(report: dict, project: Project) -> dict:
+def with_validity(report: dict, project: Project, *, newest_judgement: int | None = None) -> dict:
     """The free-text report with every field's figure saying what it is (C2), and the judge's alpha beside it.
 
     Each ``summary`` entry gets ``measure`` ("embedding"), ``validity`` (the embedding measure's, for that
     field) and ``measures`` (both measures: alpha, interval, validity); the report gets ``meaning`` (the
     judgements' counts, the judge model and prompt version, the thresholds, the judge run). A copy: the
-    stored report is never changed.
+    stored report is never changed. ``newest_judgement``: the validity reads the judgements made up to that one only.
     """
-    validity = project_validity(project)
+    validity = project_validity(project, newest_id=newest_judgement)
     run = latest_judge_run(project)
     judge_fields = (run.result or {}).get("fields", {}) if run else {}
     out = {**report}

@@ -52,8 +52,9 @@ def _plain(report: dict) -> dict:
     return json.loads(json.dumps(_scrub(report), sort_keys=True))
 
 
-def agreement_document(project, sample_ids: list[str]) -> dict:
-    """What ``agreement.json`` holds (keys sorted when written)."""
+def agreement_document(project, sample_ids: list[str], *, newest_judgement: int | None = None) -> dict:
+    """What ``agreement.json`` holds (keys sorted when written). ``newest_judgement``: the free-text validity reads
+    the judgements of meaning made up to that one (the release's recorded set), every judgement when None."""
     try:
         from annotation.agreement.services import compute_release_reports
     except (ImportError, AttributeError) as exc:
@@ -80,7 +81,10 @@ def agreement_document(project, sample_ids: list[str]) -> dict:
         # version and the judge's alpha beside the embedding one (``meaning.selectors.with_validity``; C2).
         from annotation.meaning.selectors import with_validity
 
-        semantic = {"available": True, "report": _plain(with_validity(texts, project))}
+        semantic = {
+            "available": True,
+            "report": _plain(with_validity(texts, project, newest_judgement=newest_judgement)),
+        }
     return {
         "available": True,
         "scope": {"clips": len(sample_ids), "resamples": AGREEMENT_RESAMPLES, "seed": AGREEMENT_SEED},
@@ -91,9 +95,9 @@ def agreement_document(project, sample_ids: list[str]) -> dict:
     }
 
 
-def agreement_file(project, sample_ids: list[str]) -> bytes:
+def agreement_file(project, sample_ids: list[str], *, newest_judgement: int | None = None) -> bytes:
     """``agreement.json``: the document in the release's JSON spelling, keys sorted."""
-    return dumps_json(agreement_document(project, sample_ids), sort_keys=True)
+    return dumps_json(agreement_document(project, sample_ids, newest_judgement=newest_judgement), sort_keys=True)
 
 
 def _number(value) -> float | None:

@@ -54,6 +54,7 @@ from tasks.rules import ALL_TASKS, RULE_VERSION
 from ..codebook.selectors import CURRENT as CURRENT_GUIDANCE
 from ..codebook.selectors import NOT_RECORDED as GUIDANCE_NOT_RECORDED
 from ..codebook.selectors import release_guidance
+from ..meaning.selectors import judgement_set, judgements_read, recorded_judgement_set
 from ..models import Clip, ClipState, Gold, Project, Release
 from ..rescue_format.exporter import dumps_clip, release_clip, release_row
 from ..services import ServiceError, transition_many
@@ -71,6 +72,8 @@ RELEASABLE_STATES = (ClipState.ADJUDICATED, ClipState.RELEASED)
 VERSION_PATTERN = re.compile(r"^[0-9A-Za-z][0-9A-Za-z._+-]{0,39}$")
 # Path segments the release pages use next to version numbers.
 RESERVED_VERSIONS = frozenset({"diff", "jobs", "freeze", "preview"})
+# A release frozen before its judgements of meaning were recorded: its validity reads every judgement, as it did.
+JUDGEMENTS_NOT_RECORDED = "not recorded"
 STAGES = ("collect", "splits", "data", "tasks", "stats", "agreement", "figures", "card", "croissant", "manifest")
 
 Progress = Callable[[int, int, str], None]
@@ -207,8 +210,9 @@ class ReleasePlan:
     """What a release is built from, decided before any gold is read: by ``freeze`` from the project as it is,
     by ``reproduce`` from what a release recorded. The build's steps read it and nothing else of the request.
 
-    ``data_as_of`` and ``provenance`` are None for a new release (read from the database by ``database_facts``);
-    a reproduction gives the recorded ones.
+    ``data_as_of``, ``provenance`` and ``judgements`` are None for a new release (read from the database by
+    ``database_facts`` and ``judgements_used``); a reproduction gives the recorded ones (``judgements``:
+    ``JUDGEMENTS_NOT_RECORDED`` for a release that recorded none).
     """
 
     project: Project
@@ -226,6 +230,7 @@ class ReleasePlan:
     card_template: int
     data_as_of: str | None = None
     provenance: dict | None = None
+    judgements: dict | str | None = None  # the judgements of meaning the free-text validity reads (``judgement_set``)
 
     @property
     def clip_pks(self) -> list[int]:
@@ -246,6 +251,7 @@ def plan_build(
     task_profile: str | None = None,
     figure_style: int = FIGURE_STYLE,
     provenance: dict | None = None,
+    judgements: dict | str | None = None,
     confirmed: str | None = None,
     guidance=CURRENT_GUIDANCE,
     card_template: int = CARD_TEMPLATE,
@@ -256,8 +262,9 @@ def plan_build(
     groups cannot reach every split stops the freeze (``FreezeError`` naming it)
     unless it is in ``accept_incomplete``. ``clip_ids`` rebuilds a recorded clip
     list instead of selecting the releasable clips; ``data_as_of`` replaces the
-    date read from the gold and ``provenance`` the facts read from the database
-    (both as a release recorded them, to reproduce it); ``guidance`` names the project
+    date read from the gold, ``provenance`` the facts read from the database and
+    ``judgements`` the judgements of meaning read now (all three as a release recorded them, to reproduce it;
+    ``judgements``: ``JUDGEMENTS_NOT_RECORDED`` for a release that recorded none); ``guidance`` names the project
     guidance version the card ships (``codebook.selectors.release_guidance``: the one in
     force, by default). ``task_profile`` names the rules that build and score the task instances
     (``tasks.profiles``: ``rescue-v1`` by default); ``params`` are that profile's parameters (its defaults
@@ -284,7 +291,7 @@ def plan_build(
         project=project, version=version, seed=seed, clips=complete, skipped=skipped, splits=plan, group_map=group_map,
         accepted=sorted(set(plan.incomplete) & set(accept_incomplete)), profile=profile,
         params=profile.parameters if params is None else params, figure_style=figure_style, guidance=guidance,
-        card_template=card_template, data_as_of=data_as_of, provenance=provenance,
+        card_template=card_template, data_as_of=data_as_of, provenance=provenance, judgements=judgements,
     )  # fmt: skip
 
 
@@ -349,7 +356,8 @@ def build(plan: ReleasePlan, *, progress: Progress | None = None, started: float
         stages.done("tasks")
 
         data_date, provenance = database_facts(plan)
-        inputs, guidance_shipped = recorded_inputs(plan, data_date)
+        judgements = judgements_used(plan)
+        inputs, guidance_shipped = recorded_inputs(plan, data_date, judgements)
         stats = stats_file(plan, clips, instances, drafting, provenance, files)
         del drafting
         stages.done("stats")
@@ -361,7 +369,7 @@ def build(plan: ReleasePlan, *, progress: Progress | None = None, started: float
             for c, line in zip(clips, lines)
         ]
         del clips, lines, instances
-        agreement = agreement_files(plan, files)
+        agreement = agreement_files(plan, judgements, files)
         stages.done("agreement")
 
         files.update(release_figures(stats, figure_style=plan.figure_style))
@@ -441,7 +449,15 @@ def database_facts(plan: ReleasePlan) -> tuple[str, dict]:
     return plan.data_as_of or _data_as_of(plan.clip_pks), provenance
 
 
-def recorded_inputs(plan: ReleasePlan, data_date: str) -> tuple[dict, object]:
+def judgements_used(plan: ReleasePlan) -> dict | None:
+    """The judgements of meaning the free-text validity reads: those recorded, or every one made so far (None for a
+    release that recorded none: it reads every judgement made so far, as it did when frozen)."""
+    if plan.judgements == JUDGEMENTS_NOT_RECORDED:
+        return None
+    return recorded_judgement_set(plan.judgements) if plan.judgements is not None else judgement_set(plan.project)
+
+
+def recorded_inputs(plan: ReleasePlan, data_date: str, judgements: dict | None) -> tuple[dict, object]:
     """(the manifest's ``inputs``: everything the release was built from; the guidance the card ships)."""
     project = plan.project
     inputs = {
@@ -473,6 +489,8 @@ def recorded_inputs(plan: ReleasePlan, data_date: str) -> tuple[dict, object]:
     guidance_record, guidance_shipped = release_guidance(project, plan.clip_pks, plan.guidance)
     if guidance_record is not None:  # releases frozen before guidance was recorded have none
         inputs["guidance"] = guidance_record
+    if judgements is not None:  # releases frozen before the judgements were recorded have none
+        inputs["meaning_judgements"] = judgements
     return inputs, guidance_shipped
 
 
@@ -498,9 +516,11 @@ def stats_file(
     return stats
 
 
-def agreement_files(plan: ReleasePlan, files: dict[str, bytes]) -> dict:
-    """Writes ``agreement.json`` into ``files``; returns it read back (for the card)."""
-    files["agreement.json"] = agreement_file(plan.project, [c.sample_id for c in plan.clips])
+def agreement_files(plan: ReleasePlan, judgements: dict | None, files: dict[str, bytes]) -> dict:
+    """Writes ``agreement.json`` into ``files`` (its validity from ``judgements``: every judgement when None); returns
+    it read back (for the card)."""
+    newest = judgements["newest_id"] if judgements is not None else None
+    files["agreement.json"] = agreement_file(plan.project, [c.sample_id for c in plan.clips], newest_judgement=newest)
     return json.loads(files["agreement.json"])
 
 
@@ -715,6 +735,7 @@ def recorded_plan(release: Release) -> tuple[ReleasePlan, str]:
         task_profile=profile.name,
         figure_style=recorded_figure_style(inputs),
         provenance=provenance,
+        judgements=inputs.get("meaning_judgements", JUDGEMENTS_NOT_RECORDED),
         guidance=inputs["guidance"]["version"] if "guidance" in inputs else GUIDANCE_NOT_RECORDED,
         card_template=recorded_card_template(inputs),
     )
@@ -740,6 +761,15 @@ def reproduce(
     result = Verification(Path(out_dir))
     if provenance_note:
         result.problems.append(provenance_note)
+    judged = inputs.get("meaning_judgements")
+    if (
+        judged is not None
+        and (left := judgements_read(release.project, judged["newest_id"]).count()) != judged["count"]
+    ):
+        # Later judgements are never read; only a deleted one changes the set the release's validity read.
+        result.problems.append(
+            f"the release's free-text validity read {judged['count']} judgements of meaning; {left} of them are left"
+        )
     recorded = release.manifest.get("files", {})
     for rel in sorted((set(recorded) | set(built.files)) - {MANIFEST}):
         if rel not in built.files:

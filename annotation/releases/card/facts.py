@@ -482,8 +482,10 @@ def _validity(entry: dict) -> dict | None:
     }
 
 
-def _texts(agreement: dict) -> dict | None:
-    """The free-text figures (``agreement.json``'s ``semantic`` entry); None when the release has none."""
+def _texts(agreement: dict, judgements: dict | None = None) -> dict | None:
+    """The free-text figures (``agreement.json``'s ``semantic`` entry); None when the release has none.
+    ``judgements``: the judgements of meaning the validity read, as the manifest records them (releases frozen
+    before they were recorded have none, and their card names none)."""
     semantic = agreement.get("semantic")
     if not isinstance(semantic, dict):
         return None
@@ -516,15 +518,11 @@ def _texts(agreement: dict) -> dict | None:
     # it keeps the measure's own name and says what embeddings judge.
     meaning = bool(validity) and all(v["validated"] for v in validity)
     wording = next((v["wording"] for v in validity if not v["validated"]), "similarity of wording and topic")
+    judged = {"count": judgements["count"], "date": (judgements["as_of"] or "")[:10]} if judgements else None
     return {
-        "state": "figures",
-        "model": report["model"],
-        "rows": rows,
-        "validity": validity,
-        "meaning": meaning,
-        "any_verdict": bool(validity),
-        "wording": wording,
-    }
+        "state": "figures", "model": report["model"], "rows": rows, "validity": validity, "meaning": meaning, "any_verdict": bool(validity),
+        "wording": wording, "judgements": judged,
+    }  # fmt: skip
 
 
 def _coders_record(stats: dict) -> dict | None:
@@ -705,7 +703,7 @@ def card_facts(
         },
         "coded_work": _coded_work(agreement) if computable else None,
         "agreement_table": _summary_table(agreement) if computable else None,
-        "texts": _texts(agreement) if computable else None,
+        "texts": _texts(agreement, inputs.get("meaning_judgements")) if computable else None,
         "human": _human_work(stats, agreement),
         "coders_record": _coders_record(stats),
         "studied": ", ".join(_studied(provenance, computable)),
