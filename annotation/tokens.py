@@ -10,7 +10,7 @@ Changing a user's password, by any path (the password page, the admin,
 ``manage.py changepassword``), deletes every token of that user.
 
 Tokens are made and revoked with ``manage.py api_token``; ``GET
-/api/v1/me/token/`` tells a script the scope and expiry of the token it sends.
+/api/v1/me/tokens/`` tells a script the scope and expiry of the token it sends.
 """
 
 from __future__ import annotations

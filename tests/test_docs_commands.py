@@ -78,3 +78,26 @@ def test_the_docs_point_only_inside_the_repository(path):
     ]
     problems += re.findall(r"\.\./shared\S*", text)
     assert not problems, problems
+
+
+@cache
+def defined_test_names() -> set[str]:
+    return {
+        name
+        for module in (ROOT / "tests").rglob("test_*.py")
+        for name in re.findall(r"^\s*def (test_\w+)", module.read_text(encoding="utf-8"), re.M)
+    }
+
+
+@pytest.mark.parametrize("path", DOCS, ids=lambda p: str(p.relative_to(ROOT)))
+def test_every_test_the_docs_cite_exists(path):
+    """A page that says which test checks a rule names a test that is there (a prefix ending in ``...`` counts when
+    one test starts with it)."""
+    cited = re.findall(r"`(test_\w+)(\.\.\.)?`", path.read_text(encoding="utf-8"))
+    names = defined_test_names()
+    missing = [
+        name + dots
+        for name, dots in cited
+        if (name not in names if not dots else not any(n.startswith(name) for n in names))
+    ]
+    assert not missing, missing

@@ -404,8 +404,8 @@ def test_a_release_records_the_judgements_its_validity_read_and_reproduces_after
     JudgedPair.objects.filter(pk=newest.pk).delete()  # a judgement it read is gone: the reproduction says so
     _, verification = reproduce(release, tmp_path / "after-deletion")
     assert (
-        f"the release's free-text validity read {3 * len(rows)} judgements of meaning; {3 * len(rows) - 1} of them are left"
-        in verification.problems
+        f"the release's free-text validity read {3 * len(rows)} judgements of meaning; {3 * len(rows) - 1} of them are "
+        "left" in verification.problems
     )
 
     # A release frozen before the set was recorded reads every judgement, as it did, and records none.

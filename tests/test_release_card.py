@@ -16,6 +16,7 @@ from annotation.releases.card import card_facts, facts_of_folder, render_card
 from annotation.releases.freeze import freeze
 from annotation.releases.manifest import MANIFEST
 from annotation.rescue_format.importer import import_rescue
+from tasks.bootstrap import unreliable
 
 from .builders.card import duration_seconds, section, table, wrong_plurals
 
@@ -346,3 +347,23 @@ def test_the_alpha_the_card_states_is_the_krippendorff_package_s_on_the_coders_v
         == 2 * rows
     )
     assert (int(coded.group(2).replace(",", "")), int(coded.group(3)), int(coded.group(4))) == (rows, 12, 2)
+
+
+@pytest.mark.parametrize(
+    "reason",
+    [
+        "no from-empty work counts in this scope: the draft's pull cannot be measured without coders who never saw it",
+        unreliable(5),
+    ],
+)
+def test_the_card_says_in_a_sentence_why_the_drafts_pull_was_not_measured(reason):
+    from django.template import Context
+
+    from annotation.releases.card.render import engine
+
+    text = (
+        engine()
+        .get_template("human_work.md")
+        .render(Context({"human": {"anchoring": {"measurable": False, "reason": reason}}}, autoescape=False))
+    )
+    assert f"was not measured on this release, because {reason}." in text

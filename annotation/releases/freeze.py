@@ -288,11 +288,23 @@ def plan_build(
                 "confirmed; look at the preview again"
             )
     return ReleasePlan(
-        project=project, version=version, seed=seed, clips=complete, skipped=skipped, splits=plan, group_map=group_map,
-        accepted=sorted(set(plan.incomplete) & set(accept_incomplete)), profile=profile,
-        params=profile.parameters if params is None else params, figure_style=figure_style, guidance=guidance,
-        card_template=card_template, data_as_of=data_as_of, provenance=provenance, judgements=judgements,
-    )  # fmt: skip
+        project=project,
+        version=version,
+        seed=seed,
+        clips=complete,
+        skipped=skipped,
+        splits=plan,
+        group_map=group_map,
+        accepted=sorted(set(plan.incomplete) & set(accept_incomplete)),
+        profile=profile,
+        params=profile.parameters if params is None else params,
+        figure_style=figure_style,
+        guidance=guidance,
+        card_template=card_template,
+        data_as_of=data_as_of,
+        provenance=provenance,
+        judgements=judgements,
+    )
 
 
 def build_release(project: Project, *, progress: Progress | None = None, **decisions) -> BuiltRelease:
@@ -507,9 +519,15 @@ def stats_file(
 
     project = plan.project
     stats = compute_stats(
-        clips, plan.splits.splits, instances, groups=plan.splits.group_of, taxonomy_version=project.taxonomy_version, provenance=provenance,
-        drafting_model=drafting, task_profile=plan.profile.name,
-    )  # fmt: skip
+        clips,
+        plan.splits.splits,
+        instances,
+        groups=plan.splits.group_of,
+        taxonomy_version=project.taxonomy_version,
+        provenance=provenance,
+        drafting_model=drafting,
+        task_profile=plan.profile.name,
+    )
     # Releases frozen before the qualification facts were recorded read them from the database as it is now.
     stats["coders"] = coders_record(project, plan.clip_pks, facts=provenance.get("record"))
     files["stats.json"] = dumps_json(stats)

@@ -520,9 +520,15 @@ def _texts(agreement: dict, judgements: dict | None = None) -> dict | None:
     wording = next((v["wording"] for v in validity if not v["validated"]), "similarity of wording and topic")
     judged = {"count": judgements["count"], "date": (judgements["as_of"] or "")[:10]} if judgements else None
     return {
-        "state": "figures", "model": report["model"], "rows": rows, "validity": validity, "meaning": meaning, "any_verdict": bool(validity),
-        "wording": wording, "judgements": judged,
-    }  # fmt: skip
+        "state": "figures",
+        "model": report["model"],
+        "rows": rows,
+        "validity": validity,
+        "meaning": meaning,
+        "any_verdict": bool(validity),
+        "wording": wording,
+        "judgements": judged,
+    }
 
 
 def _coders_record(stats: dict) -> dict | None:
