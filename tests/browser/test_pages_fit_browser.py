@@ -72,6 +72,15 @@ def team(project, lead, annotator, tmp_path):
     return {"adjudicated": clip, "own": own}
 
 
+# The open row is wholly in view: below the sticky header cells (which stay put while the table scrolls under them)
+# and above the bottom edge of the list box.
+OPEN_ROW_IN_VIEW = """() => {
+  const box = document.querySelector('.row-list-wrap'), row = box.querySelector('tr.current');
+  const head = box.querySelector('th').getBoundingClientRect(), r = row.getBoundingClientRect();
+  return r.top >= head.bottom - 0.5 && r.bottom <= box.getBoundingClientRect().top + box.clientHeight + 0.5;
+}"""
+
+
 def check(page, name):
     for size in SIZES:
         page.set_viewport_size({"width": size[0], "height": size[1]})
@@ -86,10 +95,12 @@ def test_the_four_pages_fit_both_laptop_screens(login, live_server, project, tea
     page.goto(f"{live_server.url}/work/clips/{team['own'].pk}/")
     page.wait_for_selector("#editor h2")
     check(page, "clip")
+    assert page.evaluate(OPEN_ROW_IN_VIEW), "row 1 sits under the list's sticky header when the clip opens"
     page.goto("about:blank")
     page.goto(f"{live_server.url}/work/clips/{team['own'].pk}/#row-50")  # the last row: fully in view, nothing cut
     page.wait_for_selector("#editor h2:has-text('Row 50')")
     check(page, "clip-end")
+    assert page.evaluate(OPEN_ROW_IN_VIEW), "the last row is cut when the clip opens at it"
     assert page.errors == []
 
     page = login("lead1", "lead-pass-123")
