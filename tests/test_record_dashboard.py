@@ -21,6 +21,8 @@ from annotation.record.models import AnnotatorRecordReport
 from annotation.services import create_user
 from annotation.synthetic import generate
 
+from .conftest import wait_for
+
 pytestmark = pytest.mark.django_db
 
 
@@ -223,3 +225,24 @@ def test_before_anyone_submitted_the_page_says_so_instead_of_a_table_of_undefine
     assert dashboard.report_state(project, "couple").report["coders"] == []
     assert "coders: none yet." in page and 'id="record-no-work"' in page
     assert 'id="summary"' not in page and 'id="pairwise"' not in page and "undefined" not in page
+
+
+@pytest.mark.django_db(transaction=True)
+def test_with_no_broker_the_page_answers_before_any_computation_and_reloads_until_it_is_there(
+    synthetic, lead, settings, eager_celery
+):
+    """The demo's mode: the dashboard and its free-text part (the embedding model) run in a thread after the
+    response, never inside the request."""
+    from annotation.models import Job, JobState
+
+    settings.JOBS_EAGER_IN_THREAD = True
+    project, _ = synthetic
+    client = Client()
+    client.force_login(lead)
+    page = client.get(f"/projects/{project.slug}/record/?scenario=couple").content.decode()
+    # Made before the computation ran: a request that had waited would show the figures.
+    assert 'id="record-state"' in page and 'http-equiv="refresh"' in page and 'id="summary"' not in page
+    wait_for(lambda: not Job.objects.filter(state__in=[JobState.QUEUED, JobState.RUNNING]).exists(), timeout=180)
+    assert set(Job.objects.values_list("state", flat=True)) == {JobState.SUCCEEDED}
+    page = client.get(f"/projects/{project.slug}/record/?scenario=couple").content.decode()
+    assert 'id="summary"' in page and 'http-equiv="refresh"' not in page

@@ -434,9 +434,10 @@ def report_state(project: Project, scenario: str) -> DashboardState:
     return DashboardState("missing", fp, stored, job)
 
 
-def ensure_report(project: Project, scenario: str, *, user=None) -> DashboardState:
+def ensure_report(project: Project, scenario: str, *, user=None, page: bool = False) -> DashboardState:
     """Have a worker compute the dashboard unless it is current, being computed or failed (``report_state``);
-    where it stands then."""
+    where it stands then. ``page``: asked by a page, which answers at once; with no broker (the demo) the job then
+    runs in a thread after the response instead of inside the request."""
     state = report_state(project, scenario)
     if state.status != "missing":
         return state
@@ -447,8 +448,9 @@ def ensure_report(project: Project, scenario: str, *, user=None) -> DashboardSta
     job = jobs.enqueue(
         Job.objects.create(kind=JOB_KIND, project=project, key=key, params={"scenario": scenario}, created_by=user),
         compute_dashboard_task,
+        in_thread_when_eager=page,
     )
-    job.refresh_from_db()  # with eager tasks (no broker) it has run by now
+    job.refresh_from_db()  # with eager tasks (no broker) it has run by now, unless a page started it
     if job.state == JobState.SUCCEEDED:
         fresh = latest(project, scenario)
         if fresh is not None:

@@ -120,7 +120,10 @@ def ensure_text_report(project: Project, scenario: str, fp: str, *, user=None) -
         created_by=user,
     )
     return TextState(
-        JobState.QUEUED, None, jobs.enqueue(job, compute_dashboard_texts_task, queue=settings.EMBEDDINGS_QUEUE)
+        JobState.QUEUED,
+        None,
+        # With no broker (the demo) the embedding model loads in a thread after the response, never in the request.
+        jobs.enqueue(job, compute_dashboard_texts_task, queue=settings.EMBEDDINGS_QUEUE, in_thread_when_eager=True),
     )
 
 

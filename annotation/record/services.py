@@ -243,7 +243,8 @@ def enqueue_text_scores(attempt: QualificationAttempt, user=None) -> Job:
         params={"attempt": attempt.pk},
         created_by=user,
     )
-    return jobs.enqueue(job, score_round_texts_task, queue=settings.EMBEDDINGS_QUEUE)
+    # With no broker (the demo) the embedding model loads in a thread after the response, never in the request.
+    return jobs.enqueue(job, score_round_texts_task, queue=settings.EMBEDDINGS_QUEUE, in_thread_when_eager=True)
 
 
 def store_text_scores(attempt_id: int, *, provider=None) -> int:

@@ -261,7 +261,7 @@ def dashboard_page(request, slug):
     scenario = request.GET.get("scenario") or dashboard.default_scenario(project)
     if scenario not in SCENARIOS:
         raise Http404("no such scenario")
-    state = dashboard.ensure_report(project, scenario, user=request.user)
+    state = dashboard.ensure_report(project, scenario, user=request.user, page=True)
     context = {
         # The free-text part, from an embeddings worker: shown when stored, "being computed" until then.
         "texts": dashboard_texts.ensure_text_report(project, scenario, state.fingerprint, user=request.user),
