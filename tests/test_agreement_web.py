@@ -88,6 +88,12 @@ class TestLeads:
         drawn = client.get(plots[0].replace("&amp;", "&"))
         assert drawn.status_code == 200 and drawn["Content-Type"].startswith("image/svg+xml")
         assert drawn.content.startswith(b"<svg") and "immutable" in drawn["Cache-Control"]
+        # Every plot names fields in people's words, as the tables do (no report key such as internal_emotion).
+        from annotation.agreement.fields import MEASURES
+
+        for url in plots:
+            svg = client.get(url.replace("&amp;", "&")).content.decode()
+            assert not [m.key for m in MEASURES if f">{m.key}<" in svg or f"{m.key} present" in svg], url
 
     def test_plots_of_unknown_reports_slices_or_names_are_refused(self, client, lead, project):
         _small_project(project)

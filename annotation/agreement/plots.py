@@ -22,6 +22,8 @@ import numpy as np
 from matplotlib import rc_context
 from matplotlib.figure import Figure
 
+from ..labels import measure_label
+
 RC = {"svg.fonttype": "none", "svg.hashsalt": "rescue-agreement", "font.size": 9, "axes.titlesize": 10}
 THRESHOLDS = ((0.667, "tentative 0.667"), (0.800, "reliable 0.800"))
 ANNOTATORS_COLOUR, LLM_COLOUR = "#1f5f99", "#c0601a"
@@ -95,7 +97,7 @@ def alpha_chart(slice_entry: dict, measures: list[dict]) -> str:
                 color="#777",
                 transform=ax.get_xaxis_transform(),
             )
-        ax.set_yticks(y, [_text(m["label"]) for m in rows])
+        ax.set_yticks(y, [_text(measure_label(m)) for m in rows])
         ax.set_xlim(min([-0.1, *(f["ci95"][0] for m in rows for f in _defined(slice_entry, m))]) - 0.02, 1.02)
         ax.set_xlabel("Krippendorff's alpha (95% bootstrap interval)")
         if ax.get_legend_handles_labels()[0]:
@@ -212,7 +214,7 @@ def edit_rate_chart(slice_entry: dict, measures: list[dict]) -> str | None:
         image = _heatmap(
             ax,
             matrix,
-            [m["key"] for m in columns] + ["any field"],
+            [measure_label(m) for m in columns] + ["any field"],
             annotators,
             fmt=".0%",
             cmap="Oranges",
@@ -262,8 +264,11 @@ def plot_list(report: dict, slice_key: str) -> list[dict]:
             plots.append(
                 {
                     "name": f"confusion-{m['key']}",
-                    "title": f"Confusion: {m['label']}",
-                    "alt": f"{m['label']}: alpha for each pair of coders, and which values annotators paired in units.",
+                    "title": f"Confusion: {measure_label(m)}",
+                    "alt": (
+                        f"{measure_label(m)}: alpha for each pair of coders, and which values annotators paired in "
+                        "units."
+                    ),
                 }
             )
     if any(m["key"].startswith("presence_") for m in measures):
@@ -292,10 +297,12 @@ def draw(report: dict, slice_key: str, name: str) -> str | None:
         return edit_rate_chart(entry, measures)
     coders = [*entry["annotators"], *([report["llm_coder"]] if entry.get("with_llm") else [])]
     if name == "presence":
-        presence = [(m["label"], entry["measures"][m["key"]]) for m in measures if m["key"].startswith("presence_")]
+        presence = [
+            (measure_label(m), entry["measures"][m["key"]]) for m in measures if m["key"].startswith("presence_")
+        ]
         return presence_chart(presence, coders)
     measure = next(m for m in measures if f"confusion-{m['key']}" == name)
-    return confusion_chart(measure["label"], entry["measures"][measure["key"]], coders)
+    return confusion_chart(measure_label(measure), entry["measures"][measure["key"]], coders)
 
 
 def slice_plots(report: dict, slice_key: str) -> list[dict]:

@@ -227,7 +227,7 @@ function GoldCell({ r, f, disputed }) {
           </div>`
         : html`<div class="none open-field">open: the coders split; take a coder's value or edit it below</div>`}
     ${wantsNote
-      ? html`<input type="text" class="decision-note" placeholder=${d ? "note…" : "note (goes with the decision)"} aria-label=${`note on ${f.title}`}
+      ? html`<input type="text" class="decision-note" placeholder="note…" title="A note that goes with the decision" aria-label=${`note on ${f.title}`}
           value=${typed !== null ? typed : note} disabled=${!editable} data-field=${f.name}
           onInput=${(e) => setTyped(e.currentTarget.value)}
           onChange=${(e) => {
