@@ -47,6 +47,13 @@ def test_problems_appear_when_the_person_acts_all_at_once(login, live_server, cl
         assert page.locator(".field-error, #issue-list, .banner.error").count() == 0, "an untouched row shown in error"
         page.click("#row-2")
         page.wait_for_selector("#editor h2:has-text('Row 2 ')")
+    # Marking an empty row reviewed is acting on it: the row's problems show, all of them, and it stays unreviewed.
+    page.click("#mark-reviewed")
+    page.wait_for_selector("#issue-list")
+    assert page.locator("#issue-list li").count() >= 1, page.inner_text("#issue-list")
+    assert page.locator(".field-error").count() >= 1
+    assert "was not marked reviewed" in page.inner_text(".banner.error")
+    assert page.inner_text("#mark-reviewed") == "Mark reviewed"
 
     # From the draft: a new emotion entry is not red while the person fills it in.
     page.goto(f"{live_server.url}/work/clips/{clips[AssignmentMode.FROM_DRAFT].pk}/")
