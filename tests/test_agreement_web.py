@@ -13,10 +13,11 @@ import re
 import pytest
 
 from annotation.agreement import services
-from annotation.models import AgreementReport, Assignment, AssignmentState, Job, JobState, Revision
+from annotation.models import AgreementReport, Assignment, AssignmentMode, AssignmentState, Job, JobState, Revision
 from annotation.tokens import issue_token
 
 from .builders.agreement import SUBMITTED, annotators, coded_client_content, make_clip
+from .builders.pages import parse_page
 from .conftest import require, wait_for
 
 BROKER = bool(os.environ.get("CELERY_BROKER_URL"))
@@ -135,6 +136,38 @@ class TestLeads:
         page = page_once_computed(client, django_capture_on_commit_callbacks, f"/projects/{project.slug}/agreement/")
         # 38 of 40 values are "disclosure": observed agreement 90%, alpha below zero.
         assert "disclosure (95%)" in page and "unevenly spread" in page and "observed agreement (90%)" in page
+
+    @pytest.mark.parametrize(
+        "mode, why",
+        [
+            (AssignmentMode.FROM_DRAFT, "no from-empty work counts in this scope"),
+            (AssignmentMode.FROM_EMPTY, "no anchored (from-draft) work counts in this scope"),
+        ],
+    )
+    def test_the_drafts_pull_section_says_why_it_is_not_measured(self, client, lead, project, mode, why):
+        _clip, a, b = _small_project(project)
+        Assignment.objects.filter(clip__project=project).update(mode=mode)
+        stored = services.ensure_report(project, services.Params(), compute=services.Compute.IN_PROCESS).report
+        anchoring = stored.report["draft_pull"]["anchoring"]
+        assert anchoring["measurable"] is False and anchoring["reason"].startswith(why)
+        client.force_login(lead)
+        page = parse_page(client.get(f"/projects/{project.slug}/agreement/").content.decode())
+        section = page.by_id("section-pull").by_id("draft-pull")
+        assert section.find(id="anchoring-effect") is None, "no table of figures that were not measured"
+        assert section.by_id("anchoring-unmeasured").text() == (
+            f"The anchoring effect is not measured: {anchoring['reason']}. The study design sets the share of clips "
+            "coded from empty."
+        )
+        link = section.by_id("anchoring-unmeasured").find("a")
+        assert link.attrs["href"] == f"/projects/{project.slug}/design/" and link.text() == "study design"
+        # Confirming the draft is counted over anchored rows only: shown for anchored work, absent without it.
+        confirming = section.find(id="confirming")
+        if mode == AssignmentMode.FROM_EMPTY:
+            assert confirming is None and stored.report["draft_pull"]["confirming"]["team"] is None
+        else:
+            rows = [row for row in confirming.find_all("tr") if "data-coder" in row.attrs]
+            shown = {row.attrs["data-coder"]: int(row.cell("rows")) for row in rows}
+            assert shown == {a.username: 4, b.username: 4, "team": 8}
 
     def test_api_returns_the_report_and_validates_parameters(self, client, lead, project):
         _small_project(project)

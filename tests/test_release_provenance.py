@@ -22,15 +22,27 @@ from annotation.adjudication.selectors import row_states
 from annotation.adjudication.services import accept_unanimous, decide, mark_adjudicated
 from annotation.assignment.services import assign_clips
 from annotation.ingest.services import IngestOptions, Upload, accept_suggested_speakers, ingest_files
-from annotation.models import Assignment, AssignmentMode, ClipState, Draft, Gold, ImportRecord, Revision, Row
+from annotation.models import (
+    Assignment,
+    AssignmentMode,
+    ClipState,
+    Draft,
+    DraftSource,
+    Gold,
+    ImportRecord,
+    Revision,
+    Row,
+)
 from annotation.releases.freeze import freeze
 from annotation.rescue_format.importer import import_rescue
 from annotation.services import create_project, transition
 from annotation.taxonomy import DEFAULT_VERSION, load_taxonomy
 from annotation.workspace.services import save_revision, submit_assignment
 
+from .builders.card import section
 from .builders.documents import couple_clip, mutate, write_jsonl
 from .fakes import gemini_server as g
+from .fakes.clips import make_clip
 
 pytestmark = pytest.mark.django_db
 
@@ -302,6 +314,77 @@ def test_the_platform_flow_drafts_blind_assignments_and_adjudication(
         field_value(disputed.content, "tone_of_voice") == "hesitant"
         and disputed.decisions["tone_of_voice"]["source"] == annotator.username
     )
+
+
+def test_a_release_drafted_by_the_llm_pre_annotation_names_its_model_provider_and_prompt_version(
+    fake, preannotate, project, tmp_path, lead, annotator, other_annotator
+):
+    """Two clips drafted through the real pre-annotation path (the SDK against the fake Gemini server), coded,
+    adjudicated and frozen: the drafting model's section of the card, and stats.json whose digest the manifest
+    records, name the model, provider and prompt version the drafts recorded."""
+    for group in GROUPS[:2]:
+        make_clip(project, f"{group}/001_opening")
+    batch = preannotate(user=lead)
+    assert batch.state == "succeeded", batch.error
+    assign_clips(project, users=[annotator, other_annotator], per_clip=2, calibration=0, actor=lead)
+    for assignment in Assignment.objects.filter(clip__project=project):
+        user = assignment.annotator
+        for revision in Revision.objects.filter(row__clip=assignment.clip, annotator=user).select_related("row"):
+            content = dict(revision.content)
+            if user == annotator and revision.row.row_index == 1:
+                content["tone_of_voice"] = "hesitant"
+            save_revision(revision.pk, user, content, revision.version, reviewed=True)
+        submit_assignment(assignment, user)
+    for clip in project.clips.all():
+        accept_unanimous(clip, lead)
+        for state in row_states(clip):
+            for name in state.disputes:
+                decide(state.row.pk, lead, name, annotator.username, state.gold.version if state.gold else 0)
+        mark_adjudicated(clip, lead)
+    out = released(project, tmp_path)
+
+    drafts = Draft.objects.filter(row__clip__project=project)
+    recorded = {
+        (d.source, d.provenance["provider"], d.provenance["model"], d.provenance["prompt_version"]) for d in drafts
+    }
+    assert len(recorded) == 1, recorded  # one run drafted every row
+    source, provider, model, prompt_version = recorded.pop()
+    assert source == DraftSource.LLM and provider == "gemini" and model and prompt_version == "couple-v2"
+    rows = drafts.count()
+    assert rows == Row.objects.filter(clip__project=project).count() == 12
+
+    card = (out / "README.md").read_text(encoding="utf-8")
+    baseline = section(card, "### The drafting model as a baseline")
+    assert (
+        "The stored drafts of the released rows, read as one more system's predictions "
+        f"(model {model}, provider {provider}, prompt version {prompt_version}; {rows} rows drafted)"
+    ) in baseline
+    assert "no model recorded" not in card
+    stats_bytes = (out / "stats.json").read_bytes()
+    system = json.loads(stats_bytes)["drafting_model"]["system"]
+    assert (system["source"], system["llm"], system["provider"], system["model"], system["prompt_version"]) == (
+        source,
+        True,
+        provider,
+        model,
+        prompt_version,
+    )
+    assert system["model_version"] == g.MODEL_VERSION and system["rows_drafted"] == rows
+    assert system["runs"] == [
+        {
+            "source": source,
+            "provider": provider,
+            "model": model,
+            "model_version": g.MODEL_VERSION,
+            "prompt_version": prompt_version,
+            "rows": rows,
+        }
+    ]
+    # The manifest itself names no model: it fixes stats.json (which does) and the drafting model's predictions.
+    manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+    assert manifest["files"]["stats.json"]["sha256"] == hashlib.sha256(stats_bytes).hexdigest()
+    predictions = sorted(p for p in manifest["files"] if p.startswith("predictions/drafting_model/"))
+    assert predictions and all((out / p).is_file() for p in predictions)
 
 
 def test_imported_drafts_and_unsubmitted_assignments_are_stated_as_such(tmp_path, lead, annotator, other_annotator):

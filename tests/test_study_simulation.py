@@ -45,6 +45,7 @@ from annotation.workspace.services import save_revision, set_reviewed, submit_as
 
 from .builders.card import section, table, wrong_plurals
 from .builders.documents import client_row, couple_clip, therapist_row
+from .builders.pages import parse_page
 
 pytestmark = pytest.mark.django_db
 
@@ -297,6 +298,105 @@ def utterance_matrix(project, mode: str, against_draft: bool = False) -> np.ndar
     return np.asarray(columns, dtype=float).T
 
 
+# --- what the agreement page shows, read by its element ids and classes -------------------------------
+
+
+def page_counts(page) -> dict[str, int]:
+    """The counters at the top of the agreement page."""
+    ids = ("coded-clips", "clips", "coded-rows", "rows", "annotators", "revisions", "anchored", "calibration")
+    return {name.replace("-", "_"): int(page.by_id(f"count-{name}").text().replace(",", "")) for name in ids}
+
+
+def figure_shown(text: str) -> float | None:
+    return None if text == "–" else float(text)
+
+
+def assert_figure(shown: float | None, expected: float | None, where) -> None:
+    if expected is None:
+        assert shown is None, where
+    else:
+        assert shown == pytest.approx(expected, abs=5e-4), where
+
+
+def effect_shown(text: str) -> tuple[float | None, list[float] | None]:
+    """(difference, [low, high] or None) from a cell such as ``0.123 [0.010, 0.240]`` or ``– no interval``."""
+    difference, _, interval = text.partition(" ")
+    numbers = re.fullmatch(r"\[(-?[\d.]+), (-?[\d.]+)\]", interval)
+    return figure_shown(difference), [float(numbers[1]), float(numbers[2])] if numbers else None
+
+
+def share_and_count(cell) -> tuple[float | None, int]:
+    share = cell.find(class_="share").text()
+    return (None if share == "–" else float(share.rstrip("%")) / 100), int(cell.find(class_="count").text())
+
+
+def page_draft_pull(page) -> dict:
+    """The draft-pull section of the agreement page: the anchoring table per measure, the confirming table per
+    coder (and the team)."""
+    section = page.by_id("draft-pull")
+    measures = {}
+    for row in section.by_id("anchoring-effect").find_all("tr"):
+        if "data-measure" not in row.attrs:
+            continue
+        shown = {}
+        for kind, prefix in (("human_draft", "human-draft"), ("human_human", "human-human")):
+            difference, ci95 = effect_shown(row.cell(f"{prefix}-effect"))
+            shown[kind] = {
+                "anchored": figure_shown(row.cell(f"{prefix}-anchored")),
+                "from_empty": figure_shown(row.cell(f"{prefix}-from-empty")),
+                "difference": difference,
+                "ci95": ci95,
+            }
+        measures[row.attrs["data-measure"]] = shown
+    confirming = {}
+    for row in section.by_id("confirming").find_all("tr"):
+        if "data-coder" not in row.attrs:
+            continue
+        unchanged_share, unchanged_rows = share_and_count(row.find(class_="unchanged"))
+        quick = row.find(class_="quick")
+        quick_share, quick_rows = share_and_count(quick)
+        median = row.cell("median-seconds")
+        confirming[row.attrs["data-coder"]] = {
+            "rows": int(row.cell("rows")),
+            "unchanged_share": unchanged_share,
+            "unchanged_rows": unchanged_rows,
+            "median_seconds": None if median == "–" else float(median),
+            "quick_share": quick_share,
+            "quick_rows": quick_rows,
+            "timed_unchanged_rows": int(quick.find(class_="timed").text()),
+        }
+    return {"measures": measures, "confirming": confirming}
+
+
+# The tasks whose drafting-model score is checked against ``direct_score``: the prediction file's field and the
+# task's headline metric (ITP: the draft gives no answer to it).
+DRAFT_SCORED = {
+    "rpp": ("relation_top3", "accuracy"),
+    "ssp": ("strategy_top3", "mrr"),
+    "stp": ("target_top3", "mrr"),
+    "er": ("predicted_intensity_score", "intensity_match"),
+    "vp": ("predicted_viewpoints", "pair_recovery"),
+}
+
+
+def direct_score(task: str, gold: list[dict], predictions: dict) -> float:
+    """The headline score of ``predictions`` on the instances ``gold``, computed from the files by hand (docs/tasks.md);
+    an instance without a prediction scores as wrong."""
+    if task == "er":  # intensity match: max(1, 5 - |prediction - gold|), the prediction rounded
+        return sum(
+            max(1.0, 5.0 - abs(round(predictions[g["id"]]) - g["gold"]["intensity"])) if g["id"] in predictions else 1.0
+            for g in gold
+        ) / len(gold)
+    if task == "vp":  # pair recovery: the gold viewpoints whose (source, target) the prediction names, of all
+        found = 0
+        for g in gold:
+            named = {(p["source"], p["target"]) for p in predictions.get(g["id"], [])}
+            found += sum((v["source"], v["target"]) in named for v in g["gold"])
+        return found / sum(len(g["gold"]) for g in gold)
+    # One answer per instance: accuracy = Recall@1 = MRR.
+    return sum(predictions.get(g["id"], [None])[0] == g["gold"] for g in gold) / len(gold)
+
+
 # --- the study ---------------------------------------------------------------------------------------
 
 
@@ -341,6 +441,57 @@ def test_a_study_from_assignment_to_release_counts_only_human_work_and_publishes
     client.force_login(lead)
     api = client.get(f"/api/v1/projects/{project.slug}/agreement/").json()
     assert api["report"]["counts"]["revisions"] == counted
+    # The page shows the report the API stored, and says so: the same counts, the same draft-pull figures.
+    page = parse_page(client.get(f"/projects/{project.slug}/agreement/").content.decode())
+    assert page.by_id("agreement-freshness").find(class_="fresh") is not None
+    assert page_counts(page) == {
+        "coded_clips": 13,
+        "clips": 13,
+        "coded_rows": 13 * rows_per_clip,
+        "rows": 13 * rows_per_clip,
+        "annotators": 3,
+        "revisions": counted,
+        "anchored": Assignment.objects.filter(clip__project=project, mode=AssignmentMode.FROM_DRAFT).count(),
+        "calibration": study["plan"].from_empty,
+    }
+    counts = api["report"]["counts"]
+    assert page_counts(page) == {
+        **{k: counts[k] for k in ("coded_clips", "clips", "coded_rows", "rows", "annotators", "revisions")},
+        **{k: counts["assignments"][k] for k in ("anchored", "calibration")},
+    }
+    assert page.find(id="count-imported") is None, "no imported assignment: the counter says nothing of them"
+    page_pull = page_draft_pull(page)
+    api_pull = api["report"]["draft_pull"]
+    assert page.find(id="anchoring-unmeasured") is None and api_pull["anchoring"]["measurable"]
+    assert set(page_pull["measures"]) == set(api_pull["anchoring"]["measures"])
+    for key, shown in page_pull["measures"].items():
+        entry = api_pull["anchoring"]["measures"][key]
+        for kind in ("human_draft", "human_human"):
+            for condition in ("anchored", "from_empty"):
+                assert_figure(shown[kind][condition], entry[condition][kind]["alpha"], (key, kind, condition))
+            assert_figure(shown[kind]["difference"], entry[kind]["difference"], (key, kind))
+            ci = entry[kind]["ci95"]
+            if ci and ci[0] is not None:
+                assert shown[kind]["ci95"] == pytest.approx(ci, abs=5e-4), (key, kind)
+            else:
+                assert shown[kind]["ci95"] is None, (key, kind)
+    confirming_api = api_pull["confirming"]
+    assert (
+        set(page_pull["confirming"]) == {*confirming_api["coders"], "team"} == {"keeper", "editor", "careful", "team"}
+    )
+    for name, shown in page_pull["confirming"].items():
+        expected = confirming_api["team"] if name == "team" else confirming_api["coders"][name]
+        assert shown["rows"] == expected["rows"] and shown["unchanged_rows"] == expected["unchanged_rows"], name
+        assert shown["unchanged_share"] == pytest.approx(expected["unchanged_share"], abs=5e-4), name
+        assert shown["median_seconds"] == expected["median_seconds"], name
+        assert (shown["quick_rows"], shown["timed_unchanged_rows"]) == (
+            expected["quick_rows"],
+            expected["timed_unchanged_rows"],
+        ), name
+        assert shown["quick_share"] == pytest.approx(expected["quick_share"], abs=5e-4), name
+    # keeper kept every anchored row (10 clips, and the lonely clip's rows do not count: never submitted), at once.
+    assert page_pull["confirming"]["keeper"]["unchanged_share"] == 1.0
+    assert page_pull["confirming"]["keeper"]["median_seconds"] == KEEP_SECONDS
     lonely_report = compute_project_report(project, clips=[lonely.sample_id])
     assert lonely_report["slices"][0]["revisions"] == payload["summary"]["coded_revisions"]
     assert lonely_report["slices"][0]["left_out"]["not_submitted"] == payload["summary"]["uncoded_revisions"]
@@ -433,6 +584,9 @@ def test_a_study_from_assignment_to_release_counts_only_human_work_and_publishes
         )
         assert utterance[key]["human_human"]["alpha"] == pytest.approx(hh, abs=1e-6)
         assert utterance[key]["human_draft"]["alpha"] == pytest.approx(hd, abs=1e-6)
+        # The agreement page, fetched before adjudication, showed the same coded work's figures.
+        assert page_pull["measures"]["utterance_type"]["human_human"][key] == pytest.approx(hh, abs=5e-4)
+        assert page_pull["measures"]["utterance_type"]["human_draft"][key] == pytest.approx(hd, abs=5e-4)
     slices = {s["key"]: s for s in agreement["slices"]}
     assert utterance["anchored"]["human_human"]["alpha"] == pytest.approx(
         slices["anchored/all"]["measures"]["utterance_type"]["humans"]["alpha"], abs=1e-6
@@ -473,11 +627,8 @@ def test_a_study_from_assignment_to_release_counts_only_human_work_and_publishes
     # --- the drafting model as a baseline, against the task metrics computed from the files --------------
     system = stats["drafting_model"]
     assert system["system"]["rows_drafted"] == 13 * rows_per_clip and system["tasks"]["itp"]["applicable"] is False
-    for task, field, metric in (
-        ("rpp", "relation_top3", "accuracy"),
-        ("ssp", "strategy_top3", "mrr"),
-        ("stp", "target_top3", "mrr"),
-    ):
+    for task, (field, metric) in DRAFT_SCORED.items():
+        assert system["tasks"][task]["headline_metric"] == metric, task
         predictions = {
             json.loads(line)["id"]: json.loads(line)[field]
             for line in files[f"predictions/drafting_model/{task}.jsonl"].decode().splitlines()
@@ -486,10 +637,8 @@ def test_a_study_from_assignment_to_release_counts_only_human_work_and_publishes
             gold = [json.loads(line) for line in files[f"tasks/{task}/{split}.jsonl"].decode().splitlines()]
             if not gold:
                 continue
-            hits = [predictions.get(g["id"], [None])[0] == g["gold"] for g in gold]
-            expected = sum(hits) / len(hits)  # one answer per instance: accuracy = Recall@1 = MRR
             assert system["tasks"][task]["splits"][split]["all"]["scores"][metric] == pytest.approx(
-                expected, abs=1e-4
+                direct_score(task, gold, predictions), abs=1e-4
             ), (task, split)
     # Every draft answer is what the draft's own row says (an RPP instance: the draft's relation_cycle_state).
     rpp = {
@@ -537,23 +686,22 @@ def test_a_study_from_assignment_to_release_counts_only_human_work_and_publishes
     assert int(coded.group(1).replace(",", "")) == pages == api_report["slices"][0]["revisions"]
     # The drafting model per task, with the caveat exactly where its score is far above the strongest rule.
     drafting = {line["task"]: line for line in table(section(card, "### The drafting model as a baseline"))}
-    for task, field, metric in (
-        ("rpp", "relation_top3", "accuracy"),
-        ("ssp", "strategy_top3", "mrr"),
-        ("stp", "target_top3", "mrr"),
-    ):
+    for task, (field, metric) in DRAFT_SCORED.items():
         predictions = {
             json.loads(line)["id"]: json.loads(line)[field]
             for line in files[f"predictions/drafting_model/{task}.jsonl"].decode().splitlines()
         }
         gold_lines = [json.loads(line) for line in files[f"tasks/{task}/test.jsonl"].decode().splitlines()]
-        if not gold_lines:
-            continue
-        score = sum(predictions.get(g["id"], [None])[0] == g["gold"] for g in gold_lines) / len(gold_lines)
+        assert gold_lines, f"the study's test split has {task} instances"
+        score = direct_score(task, gold_lines, predictions)
+        assert drafting[task]["metric"] == metric, task
         assert float(drafting[task]["drafting model"]) == pytest.approx(score, abs=5e-4), task
         rule = stats["baselines"][task]["splits"]["test"]["all"]
-        far = score - rule["scores"][rule["best_rule"]][metric] >= FAR_ABOVE
-        assert drafting[task]["difference"].endswith("· far above") == far, task
+        best = rule["scores"][rule["best_rule"]][metric]
+        assert drafting[task]["strongest trivial rule"] == f"{rule['best_rule']} {best:.3f}", task
+        # "Far above" is on the metric's range: intensity match runs from 1 to 5, the others from 0 to 1.
+        span = 4 if metric == "intensity_match" else 1
+        assert drafting[task]["difference"].endswith("· far above") == ((score - best) / span >= FAR_ABOVE), task
     assert ("A model of the drafting model's family may be favoured" in card) == any(
         row["difference"].endswith("far above") for row in drafting.values()
     )
