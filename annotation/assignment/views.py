@@ -65,6 +65,8 @@ def project_assignments(request, slug):
         "ticked_calibration": form.ticked("calibration_clips"),
         "progress": selectors.annotator_progress(project),
         "annotators": list(selectors.annotators(project)),
+        # The record dashboard's "reassign their clips" opens the list filtered to one coder.
+        "coder": request.GET.get("coder", ""),
     }
     return render(request, "assignment/assignments.html", context, status=422 if form.errors else 200)
 

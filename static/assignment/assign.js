@@ -1,4 +1,5 @@
-// Assign page: filter the clip table (sample id, state, how many annotators a clip has) and tick every clip the
+// Assign page: filter the clip table (sample id, state, how many annotators a clip has, whom it is assigned to: the
+// record dashboard links here with ?coder=<username> to reassign that coder's clips) and tick every clip the
 // filter shows at once. The checkboxes belong to the assign form (form="assign-form"); rows hidden by the filter
 // keep their ticks, and the counts under the table say how many are ticked in all.
 document.addEventListener("DOMContentLoaded", () => {
@@ -8,6 +9,7 @@ document.addEventListener("DOMContentLoaded", () => {
   const text = document.getElementById("filter-text");
   const state = document.getElementById("filter-state");
   const assigned = document.getElementById("filter-assigned");
+  const coder = document.getElementById("filter-coder");
   const perClip = document.getElementById("id_per_clip");
   const selectAll = document.getElementById("select-all-shown");
   const shownCount = document.getElementById("filter-count");
@@ -23,6 +25,7 @@ document.addEventListener("DOMContentLoaded", () => {
     if (assigned.value === "none" && have !== 0) return false;
     if (assigned.value === "missing" && have >= want) return false;
     if (assigned.value === "full" && have < want) return false;
+    if (coder.value && !row.dataset.coders.split(" ").includes(coder.value)) return false;
     return true;
   };
   const shown = () => rows.filter((row) => !row.hidden);
@@ -63,6 +66,6 @@ document.addEventListener("DOMContentLoaded", () => {
     if (input.name === "clips" && !input.checked) { const c = box(row, "calibration_clips"); if (c) c.checked = false; }
     count();
   });
-  [text, state, assigned, perClip].forEach((el) => el.addEventListener("input", filter));
+  [text, state, assigned, coder, perClip].forEach((el) => el.addEventListener("input", filter));
   filter();
 });

@@ -146,4 +146,14 @@ def test_a_lead_reads_the_dashboard_and_sends_a_coder_back(login, live_server, p
     expect(card.locator("h3 .sent-back")).to_be_visible()
     card.evaluate("e => e.scrollIntoView({block: 'start'})")
     screenshot(page, "record-dashboard-sent-back-card")
+
+    # Reassign: the assign page opens on the clips of that coder, the rest filtered out.
+    card.locator("a.reassign-link").click()
+    expect(page.locator("h1")).to_have_text("Assignments")
+    expect(page.locator("#filter-coder")).to_have_value(names[1])
+    shown = page.locator("#assignment-clips tbody tr[data-sample-id]:visible")
+    theirs = Assignment.objects.filter(clip__project=project, annotator__username=names[1]).count()
+    expect(shown).to_have_count(theirs)
+    assert all(names[1] in row.split() for row in shown.evaluate_all("rows => rows.map(r => r.dataset.coders)"))
+    screenshot(page, "record-reassign-filtered")
     assert page.errors == []
