@@ -316,6 +316,11 @@ def test_pace_rows_per_hour_and_median_seconds_equal_a_hand_count_and_the_page_s
         assert pace["rows_per_hour"] == figures["rows_per_hour"], name
         assert pace["median_seconds"] == figures["median"], name
     assert report["pace"]["anna"]["hours"] == round(sum(anna_all) / 3600, 3)
+    # The rows each figure is over: the median's (timed anchored rows) and the hourly rate's (all timed rows).
+    assert report["pace"]["anna"]["timed_rows"] == len(anna_anchored)
+    assert report["pace"]["anna"]["timed_rows_all_work"] == len(anna_all)
+    assert report["pace"]["team"]["timed_rows"] == len(anna_anchored + ben_anchored)
+    assert report["pace"]["team"]["timed_rows_all_work"] == len(everyone)
     # Anchored rows kept as the draft: all of Ben's six, five of Anna's (row 2 was edited).
     assert report["pace"]["anna"]["rows"] == 6 and report["pace"]["anna"]["unchanged_rows"] == 5
     assert report["pace"]["ben"]["unchanged_share"] == 1.0
