@@ -1,9 +1,11 @@
 """The per-annotator dashboard: leave-one-out and pairwise alpha against krippendorff, agreement with the
 gold against a hand count, competence against crowd-kit called directly, drift per week, pace from the
-agreement page's own rule, and the page served from the stored report."""
+agreement page's own rule (rows per hour and median seconds per row against a hand count of saves made at
+set times), and the page served from the stored report."""
 
 from __future__ import annotations
 
+import statistics
 from datetime import timedelta
 
 import krippendorff
@@ -15,12 +17,16 @@ from django.utils import timezone
 
 from annotation.agreement.draft_pull import confirming
 from annotation.agreement.extract import extract, scope_clips
-from annotation.models import Assignment, Gold, Revision
+from annotation.assignment.starting import start_assignment
+from annotation.models import Assignment, AssignmentMode, Gold, Revision
 from annotation.record import dashboard
 from annotation.record.models import AnnotatorRecordReport
+from annotation.rescue_format.importer import import_rescue
 from annotation.services import create_user
 from annotation.synthetic import generate
+from annotation.workspace.services import save_revision, set_reviewed, submit_assignment
 
+from .builders.documents import couple_clip, maya, therapist_row, tobias, write_jsonl
 from .conftest import wait_for
 
 pytestmark = pytest.mark.django_db
@@ -246,3 +252,119 @@ def test_with_no_broker_the_page_answers_before_any_computation_and_reloads_unti
     assert set(Job.objects.values_list("state", flat=True)) == {JobState.SUCCEEDED}
     page = client.get(f"/projects/{project.slug}/record/?scenario=couple").content.decode()
     assert 'id="summary"' in page and 'http-equiv="refresh"' not in page
+
+
+class _Clock:
+    """The coders' wall clock: every save happens at a time the test sets (the audit trail records it)."""
+
+    def __init__(self):
+        self.now = timezone.now() - timedelta(days=3)
+
+    def advance(self, seconds: float) -> None:
+        self.now += timedelta(seconds=seconds)
+
+    def __call__(self):
+        return self.now
+
+
+def _six_rows():
+    return [maya(1), tobias(2), therapist_row(3), maya(4), tobias(5), therapist_row(6)]
+
+
+def _work(clip, user, clock, gaps, *, resave=None):
+    """Save every row of ``user``'s assignment of ``clip`` in order, ``gaps[k]`` seconds after the previous
+    save (the first gap opens the sitting), keeping the draft on anchored rows and writing the draft's words
+    on from-empty ones; ``resave`` (row index, seconds): save that row once more, edited, after the others."""
+    assignment = Assignment.objects.get(clip=clip, annotator=user)
+    revisions = list(
+        Revision.objects.filter(row__clip=clip, annotator=user).select_related("row__draft").order_by("row__row_index")
+    )
+    for revision, gap in zip(revisions, gaps, strict=True):
+        clock.advance(gap)
+        if assignment.mode == AssignmentMode.FROM_DRAFT:
+            set_reviewed(revision.pk, user, revision.version)
+        else:
+            draft = revision.row.draft.content
+            save_revision(revision.pk, user, {k: draft[k] for k in revision.content}, revision.version, reviewed=True)
+    if resave is not None:
+        index, gap = resave
+        clock.advance(gap)
+        revision = Revision.objects.get(row__clip=clip, row__row_index=index, annotator=user)
+        save_revision(
+            revision.pk, user, {**revision.content, "tone_of_voice": "sharper now"}, revision.version, reviewed=True
+        )
+    submit_assignment(assignment, user)
+
+
+def test_pace_rows_per_hour_and_median_seconds_equal_a_hand_count_and_the_page_shows_them(
+    project, lead, tmp_path, monkeypatch, django_capture_on_commit_callbacks, eager_celery
+):
+    anna, ben = (create_user(name, "annotator", password=f"pw-{name}-123456")[0] for name in ("anna", "ben"))
+    anchored = couple_clip("pace_group/001_anchored", _six_rows())
+    empty = couple_clip("pace_group/002_empty", _six_rows()[:3])
+    import_rescue(write_jsonl(tmp_path / "pace.jsonl", [anchored, empty]), project, as_source="draft")
+    anchored, empty = (project.clips.get(sample_id=d["sample_id"]) for d in (anchored, empty))
+    clock = _Clock()
+    with monkeypatch.context() as patched:
+        patched.setattr(timezone, "now", clock)
+        for user in (anna, ben):
+            start_assignment(anchored, user, mode=AssignmentMode.FROM_DRAFT, actor=lead)
+        start_assignment(empty, anna, mode=AssignmentMode.FROM_EMPTY, actor=lead)
+        # Anna: a sitting's first save has no gap; 700 s is a break (over 10 minutes: counts nothing, and row 4,
+        # saved once, is not timed); row 2 is saved again 15 s after row 6, so it took 30 + 15 s.
+        _work(anchored, anna, clock, [3600, 30, 50, 700, 20, 90], resave=(2, 15))
+        _work(empty, anna, clock, [3600, 40, 40])
+        # Ben: exactly 600 s is not a break yet.
+        _work(anchored, ben, clock, [3600, 60, 60, 120, 30, 600])
+
+    # By hand: the seconds of each timed row, per coder and assignment.
+    anna_anchored, anna_empty, ben_anchored = [45, 50, 20, 90], [40, 40], [60, 60, 120, 30, 600]
+    anna_all, everyone = anna_anchored + anna_empty, anna_anchored + anna_empty + ben_anchored
+    expected = {
+        # rows per hour: every timed row over the hours measured, from-empty work included;
+        # median seconds per row: the agreement page's rule (``confirming``), over rows of anchored work only.
+        "anna": {"rows_per_hour": round(len(anna_all) / (sum(anna_all) / 3600), 1), "median": 47.5},
+        "ben": {"rows_per_hour": round(len(ben_anchored) / (sum(ben_anchored) / 3600), 1), "median": 60.0},
+        "team": {"rows_per_hour": round(len(everyone) / (sum(everyone) / 3600), 1), "median": 60.0},
+    }
+    assert expected["anna"] == {"rows_per_hour": 75.8, "median": 47.5}  # 6 rows in 285 s
+    assert expected["ben"]["rows_per_hour"] == 20.7  # 5 rows in 870 s
+    assert expected["team"]["rows_per_hour"] == 34.3  # 11 rows in 1155 s
+    assert statistics.median(anna_anchored) == 47.5 and statistics.median(anna_anchored + ben_anchored) == 60.0
+
+    report = dashboard.build(project, "couple")
+    for name, figures in expected.items():
+        pace = report["pace"][name]
+        assert pace["rows_per_hour"] == figures["rows_per_hour"], name
+        assert pace["median_seconds"] == figures["median"], name
+    assert report["pace"]["anna"]["hours"] == round(sum(anna_all) / 3600, 3)
+    # The rows each figure is over: the median's (timed anchored rows) and the hourly rate's (all timed rows).
+    assert report["pace"]["anna"]["timed_rows"] == len(anna_anchored)
+    assert report["pace"]["anna"]["timed_rows_all_work"] == len(anna_all)
+    assert report["pace"]["team"]["timed_rows"] == len(anna_anchored + ben_anchored)
+    assert report["pace"]["team"]["timed_rows_all_work"] == len(everyone)
+    # Anchored rows kept as the draft: all of Ben's six, five of Anna's (row 2 was edited).
+    assert report["pace"]["anna"]["rows"] == 6 and report["pace"]["anna"]["unchanged_rows"] == 5
+    assert report["pace"]["ben"]["unchanged_share"] == 1.0
+    # All of it was saved in the study's first week: the week's figures are the same.
+    (week,) = report["weeks"]
+    for name in ("anna", "ben"):
+        assert week["coders"][name]["rows_per_hour"] == expected[name]["rows_per_hour"]
+        assert week["coders"][name]["median_seconds"] == expected[name]["median"]
+
+    client = Client()
+    client.force_login(lead)
+    with django_capture_on_commit_callbacks(execute=True):
+        client.get(f"/projects/{project.slug}/record/?scenario=couple")
+    page = client.get(f"/projects/{project.slug}/record/?scenario=couple").content.decode()
+    for name in ("anna", "ben"):
+        card = page.split(f'id="coder-{name}"', 1)[1].split("</section>", 1)[0]
+        figures = expected[name]
+        assert (
+            f"<dt>Median seconds per row</dt><dd>{figures['median']} "
+            f'<small class="muted">(team {expected["team"]["median"]})</small>'
+        ) in card
+        assert (
+            f"<dt>Rows per hour of work</dt><dd>{figures['rows_per_hour']} "
+            f'<small class="muted">(team {expected["team"]["rows_per_hour"]})</small>'
+        ) in card

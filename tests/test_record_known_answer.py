@@ -3,10 +3,15 @@ other; their results enter the annotator's record only, never production agreeme
 
 from __future__ import annotations
 
+import html
 import json
+import re
 from decimal import Decimal
 
+import krippendorff
+import numpy as np
 import pytest
+from django.test import Client
 
 from annotation.adjudication.selectors import coders_of, row_states
 from annotation.agreement.extract import extract, scope_clips
@@ -14,6 +19,7 @@ from annotation.agreement.report import compute_project_report
 from annotation.assignment.services import assign_clips
 from annotation.models import Assignment, AssignmentPurpose, Revision
 from annotation.record import selectors, services
+from annotation.record.scoring import SCORED
 from annotation.releases.freeze import freeze
 from annotation.releases.services import release_dir
 from annotation.rescue_format.importer import import_rescue
@@ -117,3 +123,57 @@ def test_results_enter_the_record_only(world, tmp_path):
     assert Revision.objects.filter(
         row__clip__in=golds, annotator__in=[kim, lee]
     ).exists()  # the work is kept, for the record
+
+
+def test_the_coder_page_shows_the_checks_label_scores_against_a_hand_count(world):
+    project, (kim, _lee) = world["project"], world["coders"]
+    services.set_known_answer_share(project, 0.25)
+    plan = assign_clips(project, clips=project.clips.filter(sample_id__startswith="prod_"), per_clip=2, seed=3)
+    (check,) = [a for a in plan.known_answer if a.annotator == kim]
+
+    def every_third_wrong(index, doc):
+        if index % 3 == 0 and doc.get("utterance_type"):
+            doc["utterance_type"] = UTTERANCES[(UTTERANCES.index(doc["utterance_type"]) + 1) % len(UTTERANCES)]
+        return doc
+
+    code_like_gold(check.clip, kim, every_third_wrong)
+    submit_assignment(check, kim)
+
+    # By hand, from the stored documents: utterance type on client rows, the coder and the gold as two coders.
+    mine = {
+        r.row.row_index: r.content
+        for r in Revision.objects.filter(row__clip=check.clip, annotator=kim).select_related("row")
+    }
+    rows = check.clip.rows.select_related("gold").order_by("row_index")
+    client_rows = [
+        (mine[r.row_index]["utterance_type"], r.gold.content["utterance_type"])
+        for r in rows
+        if r.primary_speaker != "Therapist"
+    ]
+    labels = sorted({v for pair in client_rows for v in pair})
+    expected = krippendorff.alpha(
+        reliability_data=np.array(
+            [[labels.index(a) for a, _ in client_rows], [labels.index(b) for _, b in client_rows]], dtype=float
+        ),
+        level_of_measurement="nominal",
+    )
+    same = sum(a == b for a, b in client_rows)
+    assert 0 < same < len(client_rows)
+
+    client = Client()
+    client.force_login(kim)
+    page = client.get(f"/projects/{project.slug}/record/coders/{kim.pk}/").content.decode()
+    section = page.split("<h2>Known-answer checks</h2>", 1)[1]
+    assert f"1 of 1 check clip submitted, {rows.count()} rows compared with the gold." in section
+    table = {
+        html.unescape(label): (alpha, int(n), int(k))
+        for label, alpha, n, k in re.findall(
+            r'<tr><th scope="row">([^<]+)</th><td class="num">([^<]+)</td><td class="num">(\d+)</td>'
+            r'<td class="num">(\d+)</td></tr>',
+            section,
+        )
+    }
+    assert table["Utterance type"] == (f"{expected:.3f}", len(client_rows), same)
+    # The label measures a round is scored on, and only those: free-text fields are not scored on a check
+    # (the page is computed in the request, and scoring free text would load the embedding model there).
+    assert list(table) == [m.label for m in SCORED]

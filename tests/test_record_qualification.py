@@ -11,6 +11,7 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.test import Client
+from nltk.metrics.distance import masi_distance
 
 from annotation.agreement.extract import extract, scope_clips
 from annotation.assignment.services import assign_clips
@@ -22,16 +23,15 @@ from annotation.rescue_format.importer import import_rescue
 from annotation.services import ServiceError, create_user
 
 from .builders.documents import couple_clip
-from .builders.record import UTTERANCES, code_like_gold, import_gold_clip
+from .builders.record import UTTERANCES, code_like_gold, import_gold_clip, training_rows
 
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture
-def world(project, lead, tmp_path):
+def _world(project, lead, tmp_path, rows=None):
     trainee = create_user("newbie", "annotator", password="newbie-pass-123")[0]
     clip = import_gold_clip(
-        project, tmp_path, "train_group/001_training", note="Watch who is pressed and who retreats."
+        project, tmp_path, "train_group/001_training", rows, note="Watch who is pressed and who retreats."
     )
     services.mark_training(project, clip, actor=lead, note="the opening")
     write_guidance(
@@ -63,6 +63,11 @@ def world(project, lead, tmp_path):
         "clip": clip,
         "open": project.clips.get(sample_id="prod_group/001_open"),
     }
+
+
+@pytest.fixture
+def world(project, lead, tmp_path):
+    return _world(project, lead, tmp_path)
 
 
 def _wrong_every_third(index, doc):
@@ -131,6 +136,135 @@ def test_round_scores_match_krippendorff_and_a_hand_count(world):
     )
     assert attempt.passed is False and attempt.rule["why_not"]
     assert attempt.rows == len(gold)
+
+
+def _varied_gold_rows() -> list[dict]:
+    """The training rows with target sets of one or two people and intensities from 1 to 10 (the factory's
+    rows all have one target and intensity 6, which would leave the gold constant on those fields)."""
+    rows = training_rows()
+    for row in rows:
+        i = row["row_index"]
+        if row["primary_speaker"] == "Therapist":
+            people = ["Maya", "Tobias"] if i % 8 == 0 else ["Maya"]
+            row["target"] = list(people)
+            row["support_strategy"][0]["target"] = list(people)
+        else:
+            if i % 3 == 0:
+                row["target"] = [*row["target"], "Therapist"]
+            row["internal_emotion"][0]["intensity"] = (i * 3) % 10 + 1
+    return rows
+
+
+def _other_targets_and_intensities(index, doc):
+    """The trainee's coding: nested and disjoint target sets, other support targets, intensities off by 1 to 3."""
+    if index % 4 == 0:  # the therapist's rows
+        strategy = dict(doc["support_strategy"][0])
+        if index == 4:
+            strategy["target"] = ["Maya", "Tobias"]  # gold: Maya alone (nested)
+        elif index == 16:
+            strategy["target"] = ["Tobias"]  # gold: Maya + Tobias (nested the other way)
+        doc["support_strategy"] = [strategy, *doc["support_strategy"][1:]]
+        if index == 8:
+            doc["target"] = ["Tobias"]
+        return doc
+    if index % 4 == 1:
+        # A second person where the gold has one, one where it has two.
+        doc["target"] = [doc["target"][0]] if len(doc["target"]) > 1 else [*doc["target"], "Therapist"]
+    elif index == 7:
+        doc["target"] = ["Therapist"]  # gold: Tobias (disjoint)
+    if index % 3 == 2:
+        emotion = dict(doc["internal_emotion"][0])
+        emotion["intensity"] = max(0, emotion["intensity"] - 3) if index == 11 else min(10, emotion["intensity"] + 1)
+        doc["internal_emotion"] = [emotion]
+    return doc
+
+
+def _masi_metric(domain: list[frozenset]):
+    """A distance for ``krippendorff.alpha``: nltk's MASI distance between the sets the codes stand for."""
+    table = np.array([[masi_distance(set(a), set(b)) for b in domain] for a in domain])
+
+    def metric(v1, v2, i1, i2, n_v, dtype=np.float64):
+        return table[np.asarray(i1, dtype=int), np.asarray(i2, dtype=int)].astype(dtype)
+
+    return metric
+
+
+def _set_alpha(pairs: list[tuple]) -> float:
+    """Krippendorff's alpha with MASI of (trainee, gold) set pairs, None missing, by the krippendorff package."""
+    domain = sorted({v for p in pairs for v in p if v is not None}, key=sorted)
+    data = np.array(
+        [
+            [np.nan if a is None else domain.index(a) for a, _ in pairs],
+            [np.nan if b is None else domain.index(b) for _, b in pairs],
+        ]
+    )
+    return krippendorff.alpha(
+        reliability_data=data, value_domain=list(range(len(domain))), level_of_measurement=_masi_metric(domain)
+    )
+
+
+def test_round_scores_of_target_sets_with_masi_and_of_intensity_match_krippendorff(project, lead, tmp_path):
+    world = _world(project, lead, tmp_path, rows=_varied_gold_rows())
+    trainee, clip = world["trainee"], world["clip"]
+    attempt = services.start_round(project, "couple", trainee, actor=lead)
+    code_like_gold(clip, trainee, _other_targets_and_intensities)
+    attempt = services.submit_round(attempt, trainee)
+
+    mine = {
+        r.row.row_index: r.content
+        for r in Revision.objects.filter(row__clip=clip, annotator=trainee).select_related("row")
+    }
+    gold = {r.row_index: r.gold.content for r in clip.rows.select_related("gold")}
+    speaker = {r.row_index: r.primary_speaker for r in clip.rows.all()}
+    rows = sorted(gold)
+    therapist = [i for i in rows if speaker[i] == "Therapist"]
+    client = [i for i in rows if speaker[i] != "Therapist"]
+
+    def row_target(doc):
+        return frozenset(doc["target"]) if doc.get("target") else None
+
+    def support_target(doc):
+        strategies = doc.get("support_strategy") or []
+        return frozenset(strategies[0]["target"]) if strategies and strategies[0].get("target") else None
+
+    def intensity(doc, person):
+        return next((e["intensity"] for e in doc.get("internal_emotion") or [] if e["person"] == person), None)
+
+    for key, nominal_key, value, units in (
+        ("target_masi", "target", row_target, rows),
+        ("support_target_masi", "support_target", support_target, therapist),
+    ):
+        pairs = [(value(mine[i]), value(gold[i])) for i in units]
+        differing = sum(a != b for a, b in pairs)
+        assert differing and differing < len(pairs), f"{key}: the trainee differs from the gold on some rows only"
+        figure = attempt.scores[key]
+        assert figure["level"] == "masi"
+        assert figure["alpha"] == pytest.approx(_set_alpha(pairs), abs=1e-4)
+        assert figure["matching"] == {
+            "rows": len(pairs),
+            "same": len(pairs) - differing,
+            "share": pytest.approx((len(pairs) - differing) / len(pairs), abs=1e-4),
+        }
+        assert figure["interval"][0] <= figure["alpha"] <= figure["interval"][1]
+        # The same sets as labels (nominal) agree less: a partial overlap counts as a full disagreement there.
+        assert attempt.scores[nominal_key]["alpha"] < figure["alpha"]
+
+    pairs = [(intensity(mine[i], speaker[i]), intensity(gold[i], speaker[i])) for i in client]
+    assert all(a is not None and b is not None for a, b in pairs)  # every client row has an intensity in both
+    differing = sum(a != b for a, b in pairs)
+    assert 0 < differing < len(pairs)
+    expected = krippendorff.alpha(reliability_data=np.array(pairs, dtype=float).T, level_of_measurement="interval")
+    figure = attempt.scores["emotion_intensity"]
+    assert figure["level"] == "interval"
+    assert figure["alpha"] == pytest.approx(expected, abs=1e-4)
+    assert figure["matching"]["rows"] == len(client) and figure["matching"]["same"] == len(client) - differing
+    assert figure["interval"][0] <= figure["alpha"] <= figure["interval"][1]
+
+    # The feedback names each differing row of these fields, with the gold's value and the trainee's.
+    listed = {(row["row_index"], f["field"]): f for row in attempt.feedback for f in row["fields"]}
+    assert listed[(7, "target")] == {**listed[(7, "target")], "gold": "Tobias", "mine": "Therapist"}
+    assert listed[(16, "support_target")]["gold"] == "Maya + Tobias"
+    assert listed[(11, "emotion_intensity")]["mine"] == str(intensity(gold[11], "Maya") - 3)
 
 
 def test_feedback_gives_gold_note_boundary_rule_and_guidance_for_the_pair(world):

@@ -189,11 +189,13 @@ def _pace_of(ex: Extraction, keep: np.ndarray) -> Extraction:
 
 
 def _rows_per_hour(ex: Extraction, keep: np.ndarray) -> dict:
+    # Over all the coder's work, anchored and from empty; ``confirming``'s "timed_rows" (the anchored rows its
+    # median is taken over) sits beside it in the same dict, so this count has a name of its own.
     seconds = ex.pace.seconds[keep]
     timed = ~np.isnan(seconds)
     total = float(seconds[timed].sum())
     return {
-        "timed_rows": int(timed.sum()),
+        "timed_rows_all_work": int(timed.sum()),
         "hours": _r(total / 3600, 3),
         "rows_per_hour": _r(timed.sum() / (total / 3600), 1) if total > 0 else None,
     }
