@@ -48,7 +48,7 @@ TARGET_10X_SECONDS = 30.0
 
 def floor_seconds(project) -> float:
     from annotation.models import Gold
-    from annotation.rescue_format.exporter import dumps_clip, release_clip, release_row
+    from annotation.rescue_format.exporter import ROW_FIELDS, dumps_clip, release_clip, release_row, row_skeleton
 
     started = time.perf_counter()
     clips = {c.pk: c for c in project.clips.all()}
@@ -57,25 +57,14 @@ def floor_seconds(project) -> float:
         Gold.objects.filter(row__clip__project=project)
         .order_by("row__clip__sample_id", "row__row_index")
         .values_list(
-            "row__clip_id",
-            "row__start_time",
-            "row__end_time",
-            "row__primary_speaker",
-            "row__dialogue_cleaned",
-            "row__row_index",
+            *ROW_FIELDS,
             "content",
             "layout",
         )
     )
     for clip_id, start, end, speaker, dialogue, index, content, layout in query.iterator(chunk_size=2000):
-        skeleton = {
-            "start_time": start,
-            "end_time": end,
-            "primary_speaker": speaker,
-            "dialogue_cleaned": dialogue,
-            "row_index": index,
-        }
-        rows.setdefault(clip_id, []).append(release_row(skeleton, content, layout))
+        row = row_skeleton(start, end, speaker, dialogue, index)
+        rows.setdefault(clip_id, []).append(release_row(row, content, layout))
     "".join(dumps_clip(release_clip(clips[pk], r)) + "\n" for pk, r in rows.items())
     return time.perf_counter() - started
 

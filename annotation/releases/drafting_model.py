@@ -19,7 +19,7 @@ from tasks.instances import Instance
 from tasks.rules import ALL_TASKS
 
 from ..models import Clip, Draft, DraftSource
-from ..rescue_format.exporter import release_clip, release_row
+from ..rescue_format.exporter import ROW_FIELDS, release_clip, release_row, row_skeleton
 from ..schema import SKELETON_KEYS
 
 IDENTITY_KEYS = ("provider", "model", "model_version", "prompt_version")
@@ -37,12 +37,7 @@ def read_drafts(complete: list[Clip], released: list[dict]) -> tuple[dict[str, d
         Draft.objects.filter(row__clip_id__in=list(by_clip))
         .order_by("row__clip_id", "row__row_index")
         .values_list(
-            "row__clip_id",
-            "row__start_time",
-            "row__end_time",
-            "row__primary_speaker",
-            "row__dialogue_cleaned",
-            "row__row_index",
+            *ROW_FIELDS,
             "content",
             "layout",
             "source",
@@ -53,14 +48,8 @@ def read_drafts(complete: list[Clip], released: list[dict]) -> tuple[dict[str, d
     for clip_id, start, end, speaker, dialogue, index, content, layout, source, provenance in drafts.iterator(
         chunk_size=2000
     ):
-        skeleton = {
-            "start_time": start,
-            "end_time": end,
-            "primary_speaker": speaker,
-            "dialogue_cleaned": dialogue,
-            "row_index": index,
-        }
-        drafted[clip_id][index] = release_row(skeleton, content, layout)
+        row = row_skeleton(start, end, speaker, dialogue, index)
+        drafted[clip_id][index] = release_row(row, content, layout)
         provenance = provenance or {}
         runs[(source, *(str(provenance.get(k) or "") for k in IDENTITY_KEYS))] += 1
     clips = {}

@@ -56,7 +56,7 @@ from ..codebook.selectors import NOT_RECORDED as GUIDANCE_NOT_RECORDED
 from ..codebook.selectors import release_guidance
 from ..meaning.selectors import judgement_set, judgements_read, recorded_judgement_set
 from ..models import Clip, ClipState, Gold, Project, Release
-from ..rescue_format.exporter import dumps_clip, release_clip, release_row
+from ..rescue_format.exporter import ROW_FIELDS, dumps_clip, release_clip, release_row, row_skeleton
 from ..services import ServiceError, transition_many
 from .agreement_report import agreement_file
 from .card import CARD_TEMPLATE, LICENCE_TEXT, card_facts, render_card
@@ -143,25 +143,14 @@ def read_gold(complete: list[Clip]) -> list[dict]:
         Gold.objects.filter(row__clip_id__in=list(by_clip))
         .order_by("row__clip_id", "row__row_index")
         .values_list(
-            "row__clip_id",
-            "row__start_time",
-            "row__end_time",
-            "row__primary_speaker",
-            "row__dialogue_cleaned",
-            "row__row_index",
+            *ROW_FIELDS,
             "content",
             "layout",
         )
     )
     for clip_id, start, end, speaker, dialogue, index, content, layout in gold.iterator(chunk_size=2000):
-        skeleton = {
-            "start_time": start,
-            "end_time": end,
-            "primary_speaker": speaker,
-            "dialogue_cleaned": dialogue,
-            "row_index": index,
-        }
-        by_clip[clip_id].append(release_row(skeleton, content, layout))
+        row = row_skeleton(start, end, speaker, dialogue, index)
+        by_clip[clip_id].append(release_row(row, content, layout))
     return [release_clip(c, by_clip[c.pk]) for c in complete]
 
 

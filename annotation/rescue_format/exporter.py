@@ -56,6 +56,29 @@ class ExportResult:
     skipped: list[str] = field(default_factory=list)  # clips the source does not fully cover
 
 
+# A row's own fields, read beside its gold, draft or revision (``row__`` paths from those tables): the clip's id,
+# then what ``row_skeleton`` makes the row's skeleton of.
+ROW_FIELDS = (
+    "row__clip_id",
+    "row__start_time",
+    "row__end_time",
+    "row__primary_speaker",
+    "row__dialogue_cleaned",
+    "row__row_index",
+)
+
+
+def row_skeleton(start, end, speaker, dialogue, index) -> dict:
+    """A release row's skeleton from the row's fields as ``ROW_FIELDS`` reads them (after the clip id)."""
+    return {
+        "start_time": start,
+        "end_time": end,
+        "primary_speaker": speaker,
+        "dialogue_cleaned": dialogue,
+        "row_index": index,
+    }
+
+
 def release_row(skeleton: dict, content: dict, doc_layout: dict) -> dict:
     return layout.apply({**skeleton, **content}, doc_layout)
 
