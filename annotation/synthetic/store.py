@@ -93,23 +93,25 @@ def generate(project: Project, *, clips: int = RELEASE_CLIPS, annotators: int = 
     }
 
 
+def _clip(project: Project, c: SyntheticClip, **fields) -> Clip:
+    """The clip row of a generated clip; ``fields``: its state and what else the caller's stage has."""
+    return Clip(
+        project=project,
+        sample_id=c.sample_id,
+        scenario=c.scenario,
+        participants=list(c.participants),
+        source_file=c.source_file,
+        duration=c.duration,
+        content_hash=c.content_hash,
+        **fields,
+    )
+
+
 def store_transcripts(project: Project, built: list[SyntheticClip]) -> int:
     """Write generated clips as ingest leaves them: imported clips with their cues, no rows, drafts or work (for
     runs that start at pre-annotation). Returns the number of cues written."""
     clip_objs = bulk_create_with_history(
-        [
-            Clip(
-                project=project,
-                sample_id=c.sample_id,
-                scenario=c.scenario,
-                participants=list(c.participants),
-                source_file=c.source_file,
-                duration=c.duration,
-                state=ClipState.IMPORTED,
-                content_hash=c.content_hash,
-            )
-            for c in built
-        ],
+        [_clip(project, c, state=ClipState.IMPORTED) for c in built],
         Clip,
         batch_size=BATCH,
     )
@@ -144,16 +146,11 @@ def store_clips(
     revision of every row (in the order of ``SyntheticClip.revisions``); with ``gold_note``, every row gets its gold.
     The caller holds the transaction and has checked the documents (``check_generated``)."""
     clip_objs = [
-        Clip(
-            project=project,
-            sample_id=c.sample_id,
-            scenario=c.scenario,
-            participants=list(c.participants),
-            source_file=c.source_file,
+        _clip(
+            project,
+            c,
             release_keys=list(CLIP_KEYS),
-            duration=c.duration,
             state=state,
-            content_hash=c.content_hash,
             # The rows exist, so the speaker tags (already entity names) count as confirmed.
             speaker_map={name: name for name in (*c.participants, THERAPIST)},
             speaker_map_confirmed=True,
