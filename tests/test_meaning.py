@@ -365,6 +365,14 @@ def test_every_free_text_figure_says_what_it_is_on_the_page_the_api_and_agreemen
     assert set(released["measures"]) == {"embedding", "judge"}
 
 
+def _judge_from_file(project, model, rows, name):
+    """People's judgements of ``rows`` imported as from a file, their texts embedded as the command does."""
+    embeddings.embed_texts([t for r in rows for t in (r["text_a"], r["text_b"])], model)
+    services.import_judgements(
+        project, services.read_judgements("\n".join(json.dumps(r) for r in rows), name), source=f"file:{name}"
+    )
+
+
 @pytest.mark.django_db
 def test_a_release_records_the_judgements_its_validity_read_and_reproduces_after_more_are_made(
     project, model, tmp_path, settings
@@ -377,10 +385,7 @@ def test_a_release_records_the_judgements_its_validity_read_and_reproduces_after
     generate(project, clips=12, annotators=3, seed=6)
 
     def judge_from_file(rows, name):
-        embeddings.embed_texts([t for r in rows for t in (r["text_a"], r["text_b"])], model)
-        services.import_judgements(
-            project, services.read_judgements("\n".join(json.dumps(r) for r in rows), name), source=f"file:{name}"
-        )
+        _judge_from_file(project, model, rows, name)
 
     rows = [r for r in hard.rows() if r["field"] == "internal_emotion"]
     judge_from_file(
@@ -390,11 +395,24 @@ def test_a_release_records_the_judgements_its_validity_read_and_reproduces_after
     newest = JudgedPair.objects.filter(project=project).latest("pk")
     release, built = freeze(project, version="1.0.0", seed=1, out_dir=tmp_path / "r1")
     recorded = release.manifest["inputs"]["meaning_judgements"]
-    assert recorded == {"count": 3 * len(rows), "as_of": newest.created_at.isoformat(), "newest_id": newest.pk}
+    assert recorded == {
+        "count": 3 * len(rows),
+        "as_of": newest.created_at.isoformat(),
+        "newest_id": newest.pk,
+        # Nobody ran the judge: the release records its judge, with no verdict and no run.
+        "judge": {
+            "model": judge.judge_model(),
+            "prompt_version": judge.PROMPT_VERSION,
+            "verdicts": 0,
+            "newest_verdict_id": 0,
+            "run": None,
+        },
+    }
     meaning = json.loads(built.files["agreement.json"])["semantic"]["report"]["meaning"]
     assert meaning["judgements"]["count"] == 3 * len(rows) and meaning["judgements"]["last"] == recorded["as_of"]
     card = built.files["README.md"].decode("utf-8")
     assert f"read from {3 * len(rows)} judgements of meaning, the newest made on {recorded['as_of'][:10]}" in card
+    assert "The LLM judge's verdicts" not in card  # it read none
 
     judge_from_file([dict(r, text_a=r["text_a"] + "?") for r in rows], "second.jsonl")
     assert selectors.project_validity(project)["judgements"]["count"] == 4 * len(rows)  # the project's figures moved on
@@ -416,3 +434,90 @@ def test_a_release_records_the_judgements_its_validity_read_and_reproduces_after
         == 4 * len(rows) - 1
     )
     assert "judgements of meaning, the newest" not in old.files["README.md"].decode("utf-8")
+
+
+@pytest.mark.django_db
+def test_a_release_records_the_judge_run_and_verdicts_its_validity_read_and_reproduces_after_the_judge_runs_again(
+    project, model, lead, fake, tmp_path, settings, django_capture_on_commit_callbacks, monkeypatch
+):
+    """A later judge run, verdicts asked since and another judge model move the project's judge figures on, not the
+    release's: it recorded the run whose alpha it shows and the verdicts its judge validity read."""
+    from annotation.meaning.tasks import start_judge_job
+    from annotation.models import Job
+    from annotation.releases.freeze import build_release, freeze, reproduce
+
+    monkeypatch.setattr(judge_alpha, "DE_SAMPLE", 40)  # small samples keep the test short; the maths is the same
+    monkeypatch.setattr(judge_alpha, "MAX_WITHIN_PAIRS", 60)
+    settings.SEMANTIC_EMBEDDINGS = "local"
+    settings.RELEASES_ROOT = str(tmp_path / "releases")
+    generate(project, clips=12, annotators=3, seed=6)
+
+    def run_judge():
+        with django_capture_on_commit_callbacks(execute=True):
+            job = start_judge_job(project, user=lead)
+        job.refresh_from_db()
+        assert job.state == "succeeded", job.error
+        return job
+
+    def judge_figures(document):
+        return json.loads(document)["semantic"]["report"]["meaning"]
+
+    rows = [r for r in hard.rows() if r["field"] == "internal_emotion"]
+    _judge_from_file(project, model, rows, "first.jsonl")
+    first_run = run_judge()
+    # Judged after the run: the judge has read none of these pairs at the freeze.
+    _judge_from_file(project, model, [dict(r, text_a=r["text_a"] + ".") for r in rows], "second.jsonl")
+    read = JudgeVerdict.objects.filter(model=judge.judge_model(), prompt_version=judge.PROMPT_VERSION)
+    count, newest_verdict = read.count(), read.latest("pk")
+    release, built = freeze(project, version="1.0.0", seed=1, out_dir=tmp_path / "r1")
+    recorded = release.manifest["inputs"]["meaning_judgements"]
+    assert recorded["count"] == 2 * len(rows)
+    assert recorded["judge"] == {
+        "model": judge.judge_model(),
+        "prompt_version": judge.PROMPT_VERSION,
+        "verdicts": count,
+        "newest_verdict_id": newest_verdict.pk,
+        "run": first_run.pk,
+    }
+    meaning = judge_figures(built.files["agreement.json"])
+    assert meaning["judge"] == judge.describe()
+    assert meaning["judge_run"]["finished_at"] == first_run.finished_at.isoformat()
+    frozen = meaning["fields"]["internal_emotion"]["judge"]
+    assert frozen["pairs"] == len(rows)  # the second file's pairs have no verdict yet
+    card = built.files["README.md"].decode("utf-8")
+    assert (
+        f"judge {judge.judge_model()}, prompt version {judge.PROMPT_VERSION}, with the {count:,} verdicts it had given "
+        f"by the freeze, its alpha from the judge run finished on {first_run.finished_at.isoformat()[:10]}."
+    ) in card
+
+    # The judge runs again (it reads the second file's pairs), then under another model.
+    second_run = run_judge()
+    assert read.count() > count and selectors.latest_judge_run(project) == second_run
+    assert selectors.project_validity(project)["fields"]["internal_emotion"]["judge"]["pairs"] == 2 * len(rows)
+    settings.MEANING_JUDGE_MODEL = "gemini-judge-later"
+    third_run = run_judge()
+    assert JudgeVerdict.objects.filter(model="gemini-judge-later").exists()
+    assert selectors.with_validity({}, project)["meaning"]["judge"]["model"] == "gemini-judge-later"
+    again, verification = reproduce(release, tmp_path / "again")
+    assert verification.ok, verification.lines()
+    assert again.files == built.files
+    assert judge_figures(again.files["agreement.json"])["judge"]["model"] == recorded["judge"]["model"]
+
+    # A release that recorded the older set (judgements only) reads the judge as it is now, as it did.
+    older = {key: recorded[key] for key in ("count", "as_of", "newest_id")}
+    old = build_release(project, version="0.9.0", seed=1, clip_ids=again.clip_ids, judgements=older)
+    assert old.inputs["meaning_judgements"] == older
+    old_meaning = judge_figures(old.files["agreement.json"])
+    assert old_meaning["judge"]["model"] == "gemini-judge-later"
+    assert old_meaning["judge_run"]["finished_at"] == third_run.finished_at.isoformat()
+    assert "The LLM judge's verdicts" not in old.files["README.md"].decode("utf-8")
+
+    # A verdict it read, or the run whose alpha it shows, gone: the reproduction says so.
+    newest_verdict.delete()
+    Job.objects.filter(pk=first_run.pk).delete()
+    _, verification = reproduce(release, tmp_path / "after-deletion")
+    assert {
+        f"the release's free-text validity read {count} verdicts of the judge {recorded['judge']['model']} "
+        f"({judge.PROMPT_VERSION}); {count - 1} of them are left",
+        f"the judge run {first_run.pk} whose alpha the release shows is gone",
+    } <= set(verification.problems)

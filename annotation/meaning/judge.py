@@ -68,8 +68,9 @@ def judge_model() -> str:
     return getattr(settings, "MEANING_JUDGE_MODEL", "") or conf.gemini_model()
 
 
-def describe() -> dict:
-    return {"provider": "gemini", "model": judge_model(), "prompt_version": PROMPT_VERSION}
+def describe(model: str | None = None, prompt_version: str = PROMPT_VERSION) -> dict:
+    """The judge: the configured one, or (``model``, ``prompt_version``) the one a release recorded."""
+    return {"provider": "gemini", "model": model or judge_model(), "prompt_version": prompt_version}
 
 
 def user_prompt(field: str, text_a: str, text_b: str) -> str:
@@ -93,13 +94,20 @@ def parse_verdict(text: str) -> tuple[str, str]:
     return verdict, " ".join(str(reason).split())[:500] if isinstance(reason, str) else ""
 
 
-def cached(shas: list[str], model: str | None = None, prompt_version: str = PROMPT_VERSION) -> dict[str, JudgeVerdict]:
-    model = model or judge_model()
+def verdicts_read(model: str, prompt_version: str = PROMPT_VERSION, newest_id: int | None = None):
+    """The judge's verdicts of ``model`` and ``prompt_version``: every one, or (``newest_id``) those made up to that
+    one (a release's recorded set)."""
+    rows = JudgeVerdict.objects.filter(model=model, prompt_version=prompt_version)
+    return rows if newest_id is None else rows.filter(pk__lte=newest_id)
+
+
+def cached(
+    shas: list[str], model: str | None = None, prompt_version: str = PROMPT_VERSION, newest_id: int | None = None
+) -> dict[str, JudgeVerdict]:
+    read = verdicts_read(model or judge_model(), prompt_version, newest_id)
     found: dict[str, JudgeVerdict] = {}
     for start in range(0, len(shas), 2000):
-        for v in JudgeVerdict.objects.filter(
-            model=model, prompt_version=prompt_version, pair_sha256__in=shas[start : start + 2000]
-        ):
+        for v in read.filter(pair_sha256__in=shas[start : start + 2000]):
             found[v.pair_sha256] = v
     return found
 

@@ -196,10 +196,34 @@ def latest_judge_run(project: Project):
     )
 
 
-def _judge_distance_and_labels(rows, model: str, prompt_version: str):
+def judge_run_read(project: Project, judgements: dict | None = None):
+    """The judge run a validity shows: the one a release recorded (None when it recorded none, or when that run is
+    gone), else (nothing recorded, or a release frozen before the judge's inputs were) the latest."""
+    from ..models import Job
+
+    recorded = (judgements or {}).get("judge")
+    if recorded is None:
+        return latest_judge_run(project)
+    if recorded["run"] is None:
+        return None
+    return Job.objects.filter(pk=recorded["run"], project=project, kind=JUDGE_JOB).first()
+
+
+def judge_read(judgements: dict | None = None) -> tuple[str, str, int | None]:
+    """(model, prompt version, newest verdict id) of the judge's verdicts a validity reads: those a release recorded,
+    else the configured judge's, every verdict (None)."""
     from . import judge
 
-    verdicts = judge.cached([r.pair_sha256 for r in rows], model, prompt_version)
+    recorded = (judgements or {}).get("judge")
+    if recorded is None:
+        return judge.judge_model(), judge.PROMPT_VERSION, None
+    return recorded["model"], recorded["prompt_version"], recorded["newest_verdict_id"]
+
+
+def _judge_distance_and_labels(rows, model: str, prompt_version: str, newest_verdict_id: int | None = None):
+    from . import judge
+
+    verdicts = judge.cached([r.pair_sha256 for r in rows], model, prompt_version, newest_verdict_id)
     return {sha: v.verdict for sha, v in verdicts.items()}
 
 
@@ -210,51 +234,104 @@ def judgements_read(project: Project, newest_id: int | None = None):
 
 
 def judgement_set(project: Project) -> dict:
-    """The judgements a validity would read now, as a release records them: how many, the time of the newest and its
-    id (``project_validity(newest_id=...)`` reads the same set again, whatever was judged since)."""
+    """What a validity would read now, as a release records it: the judgements (how many, the time of the newest and
+    its id) and the judge's (model, prompt version, how many verdicts, the newest verdict's id, the id of the run
+    whose alpha it shows or None). ``project_validity`` and ``with_validity`` given this record read the same again,
+    whatever was judged or run since."""
     from django.db.models import Max
+
+    from . import judge
 
     found = JudgedPair.objects.filter(project=project).aggregate(
         count=Count("pk"), newest_id=Max("pk"), as_of=Max("created_at")
     )
+    model = judge.judge_model()
+    verdicts = judge.verdicts_read(model).aggregate(count=Count("pk"), newest_id=Max("pk"))
+    run = latest_judge_run(project)
     return recorded_judgement_set(
         {
             "count": found["count"],
             "as_of": found["as_of"].isoformat() if found["as_of"] else None,
             "newest_id": found["newest_id"] or 0,
+            "judge": {
+                "model": model,
+                "prompt_version": judge.PROMPT_VERSION,
+                "verdicts": verdicts["count"],
+                "newest_verdict_id": verdicts["newest_id"] or 0,
+                "run": run.pk if run else None,
+            },
         }
     )
 
 
+JUDGE_RECORD_KEYS = ("model", "prompt_version", "verdicts", "newest_verdict_id", "run")
+
+
 def recorded_judgement_set(record: dict) -> dict:
-    """``record`` in the key order a release writes it (jsonb gives its keys back in its own order)."""
-    return {"count": record["count"], "as_of": record["as_of"], "newest_id": record["newest_id"]}
+    """``record`` in the key order a release writes it (jsonb gives its keys back in its own order). Releases frozen
+    before the judge's inputs were recorded have no ``judge``, and keep none."""
+    out = {"count": record["count"], "as_of": record["as_of"], "newest_id": record["newest_id"]}
+    if "judge" in record:
+        out["judge"] = {key: record["judge"][key] for key in JUDGE_RECORD_KEYS}
+    return out
 
 
-def project_validity(project: Project, *, newest_id: int | None = None) -> dict:
+def judgement_set_changes(project: Project, judged: dict | None) -> list[str]:
+    """How the judgements, verdicts and judge run a release recorded (``judgement_set``) differ from what is left of
+    them. Later ones are never read; only a deleted one changes what the release's validity read."""
+    from .judge import verdicts_read
+
+    if judged is None:
+        return []
+    changes = []
+    if (left := judgements_read(project, judged["newest_id"]).count()) != judged["count"]:
+        changes.append(
+            f"the release's free-text validity read {judged['count']} judgements of meaning; {left} of them are left"
+        )
+    recorded = judged.get("judge")  # releases frozen before the judge's inputs were recorded read them as they are
+    if recorded is None:
+        return changes
+    model, prompt_version, newest_verdict_id = judge_read(judged)
+    if (left := verdicts_read(model, prompt_version, newest_verdict_id).count()) != recorded["verdicts"]:
+        changes.append(
+            f"the release's free-text validity read {recorded['verdicts']} verdicts of the judge {model} "
+            f"({prompt_version}); {left} of them are left"
+        )
+    if recorded["run"] is not None and judge_run_read(project, judged) is None:
+        changes.append(f"the judge run {recorded['run']} whose alpha the release shows is gone")
+    return changes
+
+
+def project_validity(project: Project, *, judgements: dict | None = None) -> dict:
     """Per field and measure, how well it separates people's same-meaning from different-meaning pairs.
 
-    ``newest_id``: read only the judgements made up to that one (a release's recorded set). Cached until a
-    judgement, a judge verdict or the embedding model changes. The shape (C2) is documented in
-    docs/free-text-agreement.md.
+    ``judgements``: a release's recorded set (``judgement_set``): read only the judgements made up to its newest, and
+    the recorded judge's verdicts up to its newest (a release frozen before the judge was recorded: the configured
+    judge's, every verdict). Cached until a judgement read, a verdict read or the embedding model changes. The shape
+    (C2) is documented in docs/free-text-agreement.md.
     """
     from django.db.models import Max, Min
 
     from ..agreement.services import _semantic_provider
     from . import judge
-    from .models import JudgeVerdict
     from .validation import DIFFERENT, SAME, Judged, cohen_kappa, kappa_interval, validity
 
+    newest_id = judgements["newest_id"] if judgements else None
     rows = list(judgements_read(project, newest_id).order_by("pk"))
     model_id = _semantic_provider().id
-    judge_model = judge.judge_model()
+    judge_model, prompt_version, newest_verdict_id = judge_read(judgements)
+    verdicts_now = judge.verdicts_read(judge_model, prompt_version, newest_verdict_id).aggregate(
+        count=Count("pk"), newest_id=Max("pk")
+    )
     state = (
         len(rows),
         rows[-1].pk if rows else 0,
-        JudgeVerdict.objects.filter(model=judge_model).count(),
+        verdicts_now["count"],
+        verdicts_now["newest_id"] or 0,
+        newest_verdict_id,
         model_id,
         judge_model,
-        judge.PROMPT_VERSION,
+        prompt_version,
     )
     key = "meaning-validity:" + str(project.pk) + ":" + "|".join(map(str, state))
     found = cache.get(key)
@@ -265,7 +342,7 @@ def project_validity(project: Project, *, newest_id: int | None = None) -> dict:
     computed = dict(
         zip((r.pk for r in missing), embedding_distances([(r.text_a, r.text_b) for r in missing], model_id))
     )
-    verdicts = _judge_distance_and_labels(rows, judge_model, judge.PROMPT_VERSION)
+    verdicts = _judge_distance_and_labels(rows, judge_model, prompt_version, newest_verdict_id)
     fields = {}
     for field in TEXT_FIELDS:
         mine = [r for r in rows if r.field == field.key]
@@ -299,7 +376,7 @@ def project_validity(project: Project, *, newest_id: int | None = None) -> dict:
             "last": agg["last"].isoformat() if agg["last"] else None,
         },
         "embedding_model": model_id,
-        "judge": judge.describe(),
+        "judge": judge.describe(judge_model, prompt_version),
         "thresholds": _thresholds(),
         "fields": fields,
     }
@@ -332,16 +409,17 @@ def judged_by(project: Project) -> list[dict]:
     return [{"judge": r["judge__username"] or r["source"], "count": r["n"], "last": r["last"]} for r in rows]
 
 
-def with_validity(report: dict, project: Project, *, newest_judgement: int | None = None) -> dict:
+def with_validity(report: dict, project: Project, *, judgements: dict | None = None) -> dict:
     """The free-text report with every field's figure saying what it is (C2), and the judge's alpha beside it.
 
     Each ``summary`` entry gets ``measure`` ("embedding"), ``validity`` (the embedding measure's, for that
     field) and ``measures`` (both measures: alpha, interval, validity); the report gets ``meaning`` (the
     judgements' counts, the judge model and prompt version, the thresholds, the judge run). A copy: the
-    stored report is never changed. ``newest_judgement``: the validity reads the judgements made up to that one only.
+    stored report is never changed. ``judgements``: a release's recorded set (``judgement_set``): the validity reads
+    those judgements and verdicts only, and the judge run shown is the recorded one.
     """
-    validity = project_validity(project, newest_id=newest_judgement)
-    run = latest_judge_run(project)
+    validity = project_validity(project, judgements=judgements)
+    run = judge_run_read(project, judgements)
     judge_fields = (run.result or {}).get("fields", {}) if run else {}
     out = {**report}
     summary = []

@@ -52,9 +52,10 @@ def _plain(report: dict) -> dict:
     return json.loads(json.dumps(_scrub(report), sort_keys=True))
 
 
-def agreement_document(project, sample_ids: list[str], *, newest_judgement: int | None = None) -> dict:
-    """What ``agreement.json`` holds (keys sorted when written). ``newest_judgement``: the free-text validity reads
-    the judgements of meaning made up to that one (the release's recorded set), every judgement when None."""
+def agreement_document(project, sample_ids: list[str], *, judgements: dict | None = None) -> dict:
+    """What ``agreement.json`` holds (keys sorted when written). ``judgements``: the release's recorded set
+    (``meaning.selectors.judgement_set``): the free-text validity reads those judgements of meaning and judge's
+    verdicts, and shows that judge run; everything as it is now when None."""
     try:
         from annotation.agreement.services import compute_release_reports
     except (ImportError, AttributeError) as exc:
@@ -83,7 +84,7 @@ def agreement_document(project, sample_ids: list[str], *, newest_judgement: int 
 
         semantic = {
             "available": True,
-            "report": _plain(with_validity(texts, project, newest_judgement=newest_judgement)),
+            "report": _plain(with_validity(texts, project, judgements=judgements)),
         }
     return {
         "available": True,
@@ -95,9 +96,9 @@ def agreement_document(project, sample_ids: list[str], *, newest_judgement: int 
     }
 
 
-def agreement_file(project, sample_ids: list[str], *, newest_judgement: int | None = None) -> bytes:
+def agreement_file(project, sample_ids: list[str], *, judgements: dict | None = None) -> bytes:
     """``agreement.json``: the document in the release's JSON spelling, keys sorted."""
-    return dumps_json(agreement_document(project, sample_ids, newest_judgement=newest_judgement), sort_keys=True)
+    return dumps_json(agreement_document(project, sample_ids, judgements=judgements), sort_keys=True)
 
 
 def _number(value) -> float | None:

@@ -54,7 +54,7 @@ from tasks.rules import ALL_TASKS, RULE_VERSION
 from ..codebook.selectors import CURRENT as CURRENT_GUIDANCE
 from ..codebook.selectors import NOT_RECORDED as GUIDANCE_NOT_RECORDED
 from ..codebook.selectors import release_guidance
-from ..meaning.selectors import judgement_set, judgements_read, recorded_judgement_set
+from ..meaning.selectors import judgement_set, judgement_set_changes, recorded_judgement_set
 from ..models import Clip, ClipState, Gold, Project, Release
 from ..rescue_format.exporter import ROW_FIELDS, dumps_clip, release_clip, release_row, row_skeleton
 from ..services import ServiceError, transition_many
@@ -524,10 +524,9 @@ def stats_file(
 
 
 def agreement_files(plan: ReleasePlan, judgements: dict | None, files: dict[str, bytes]) -> dict:
-    """Writes ``agreement.json`` into ``files`` (its validity from ``judgements``: every judgement when None); returns
-    it read back (for the card)."""
-    newest = judgements["newest_id"] if judgements is not None else None
-    files["agreement.json"] = agreement_file(plan.project, [c.sample_id for c in plan.clips], newest_judgement=newest)
+    """Writes ``agreement.json`` into ``files`` (its validity from ``judgements``: every judgement, verdict and the
+    latest judge run when None); returns it read back (for the card)."""
+    files["agreement.json"] = agreement_file(plan.project, [c.sample_id for c in plan.clips], judgements=judgements)
     return json.loads(files["agreement.json"])
 
 
@@ -768,15 +767,7 @@ def reproduce(
     result = Verification(Path(out_dir))
     if provenance_note:
         result.problems.append(provenance_note)
-    judged = inputs.get("meaning_judgements")
-    if (
-        judged is not None
-        and (left := judgements_read(release.project, judged["newest_id"]).count()) != judged["count"]
-    ):
-        # Later judgements are never read; only a deleted one changes the set the release's validity read.
-        result.problems.append(
-            f"the release's free-text validity read {judged['count']} judgements of meaning; {left} of them are left"
-        )
+    result.problems.extend(judgement_set_changes(release.project, inputs.get("meaning_judgements")))
     recorded = release.manifest.get("files", {})
     for rel in sorted((set(recorded) | set(built.files)) - {MANIFEST}):
         if rel not in built.files:

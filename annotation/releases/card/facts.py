@@ -519,6 +519,8 @@ def _texts(agreement: dict, judgements: dict | None = None) -> dict | None:
     meaning = bool(validity) and all(v["validated"] for v in validity)
     wording = next((v["wording"] for v in validity if not v["validated"]), "similarity of wording and topic")
     judged = {"count": judgements["count"], "date": (judgements["as_of"] or "")[:10]} if judgements else None
+    if judged is not None:
+        judged["judge"] = _judge(judgements.get("judge"), (report.get("meaning") or {}).get("judge_run"))
     return {
         "state": "figures",
         "model": report["model"],
@@ -528,6 +530,19 @@ def _texts(agreement: dict, judgements: dict | None = None) -> dict | None:
         "any_verdict": bool(validity),
         "wording": wording,
         "judgements": judged,
+    }
+
+
+def _judge(recorded: dict | None, run: dict | None) -> dict | None:
+    """The LLM judge the release's free-text validity read (as the manifest records it), when it read any verdict or
+    showed a judge run's alpha; None for releases frozen before the judge was recorded (their card names none)."""
+    if not recorded or not (recorded["verdicts"] or recorded["run"] is not None):
+        return None
+    return {
+        "model": recorded["model"],
+        "prompt_version": recorded["prompt_version"],
+        "verdicts": recorded["verdicts"],
+        "run_date": ((run or {}).get("finished_at") or "")[:10] if recorded["run"] is not None else None,
     }
 
 
