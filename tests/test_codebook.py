@@ -8,6 +8,7 @@ import json
 
 import pytest
 from django.core.management import CommandError, call_command
+from django.test import Client
 from django.urls import reverse
 
 from annotation.adjudication import services as adjudication
@@ -436,3 +437,42 @@ def test_guidance_that_names_a_coder_is_refused_with_a_request_to_write_the_rule
         .status_code
         == 201
     )
+
+
+def test_guidance_written_before_names_were_refused_is_withheld_wherever_annotators_read_it(
+    project, lead, annotator, other_annotator, draft_clip
+):
+    """Guidance saved before writing it was refused for naming a coder: nobody reads the name (guide page, API,
+    the editor's payload, the history), and the lead's editing form still gets the words to rewrite."""
+    from annotation.codebook.selectors import WITHHELD, WITHHELD_REASON
+    from annotation.models import GuidanceVersion
+
+    start_assignment(draft_clip, annotator)
+    GuidanceVersion.objects.create(
+        project=project,
+        number=1,
+        taxonomy_version=project.taxonomy_version,
+        created_by=lead,
+        reason=f"{other_annotator.username} kept choosing request",
+        change={"action": "added", "scenario": "couple", "field": "utterance_type", "labels": ["request"]},
+        entries=[
+            {
+                "scenario": "couple",
+                "field": "utterance_type",
+                "labels": ["request"],
+                "text": f"As {other_annotator.username} did on row 4: a plea is a request.",
+            }
+        ],
+    )
+    name = other_annotator.username
+    reader = api_for(annotator)
+    page = Client()
+    page.force_login(annotator)
+    guide = page.get(f"/projects/{project.slug}/guide/").content.decode()
+    api = reader.get(f"/api/v1/projects/{project.slug}/guidance/").json()
+    editor = reader.get(f"/api/v1/clips/{draft_clip.pk}/workspace/").json()
+    for text in (guide, json.dumps(api), json.dumps(editor)):
+        assert name not in text
+    assert WITHHELD in guide and api["current"]["entries"][0]["text"] == WITHHELD
+    assert api["current"]["reason"] == WITHHELD_REASON and api["history"][0]["reason"] == WITHHELD_REASON
+    assert editor["config"]["guidance"]["entries"][0]["withheld"] is True

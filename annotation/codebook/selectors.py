@@ -12,6 +12,7 @@ from urllib.parse import urlencode
 
 from django.urls import reverse
 
+from ..addressees import names_in
 from ..agreement.scope import production_revisions
 from ..models import Gold, GuidanceVersion, Project, Revision
 from ..taxonomy import NONE, SCENARIOS, load_taxonomy
@@ -26,12 +27,19 @@ from .fields import (
     scenario_title,
     scenarios_with,
 )
-from .services import GuidanceError, check_target
+from .services import GuidanceError, check_target, coder_usernames
 
 # ``release_guidance``'s choice of version: the one in force now (a freeze), or none recorded
 # (rebuilding a release frozen before releases recorded guidance: its files must not change).
 CURRENT, NOT_RECORDED = "current", "not recorded"
 NO_VERSION = "none"  # the key counting documents that record no guidance version
+
+# Guidance written before writing it was refused when it named a coder (services._check_no_coders) may name one:
+# every reader then gets this instead of its words (the lead's editing form still gets them, to rewrite them).
+WITHHELD = (
+    "Withheld: this guidance names a coder, and every annotator reads guidance. A lead rewrites it without the name."
+)
+WITHHELD_REASON = "Withheld: the reason names a coder."
 
 
 def current_version(project: Project) -> GuidanceVersion | None:
@@ -50,8 +58,11 @@ def entry_id(entry: dict) -> str:
     return f"{entry['field']}:{entry['scenario'] or 'all'}:{'+'.join(x or '(empty)' for x in entry['labels'])}"
 
 
-def entry_view(entry: dict) -> dict:
-    """An entry with the words pages show: its title, its field's and scenario's names."""
+def entry_view(entry: dict, coders=()) -> dict:
+    """An entry with the words pages show: its title, its field's and scenario's names; its text withheld when it
+    names one of ``coders``."""
+    if names_in(entry.get("text", ""), coders):
+        entry = {**entry, "text": WITHHELD, "withheld": True}
     return {
         **entry,
         "id": entry_id(entry),
@@ -65,7 +76,7 @@ def applies_to(entry: dict, scenario: str) -> bool:
     return entry["scenario"] in (ALL_SCENARIOS, scenario)
 
 
-def version_view(version: GuidanceVersion | None) -> dict:
+def version_view(version: GuidanceVersion | None, coders=None) -> dict:
     """A version as the API and the pages give it (``{"version": null, ...}`` before any guidance)."""
     if version is None:
         return {
@@ -77,15 +88,20 @@ def version_view(version: GuidanceVersion | None) -> dict:
             "change": None,
             "entries": [],
         }
+    coders = coder_usernames(version.project) if coders is None else coders
     return {
         "version": version.number,
         "taxonomy_version": version.taxonomy_version,
         "created_by": version.created_by.username if version.created_by else None,
         "created_at": version.created_at.isoformat(),
-        "reason": version.reason,
+        "reason": _reason(version.reason, coders),
         "change": change_view(version.change),
-        "entries": [entry_view(e) for e in version.entries],
+        "entries": [entry_view(e, coders) for e in version.entries],
     }
+
+
+def _reason(reason: str, coders) -> str:
+    return WITHHELD_REASON if names_in(reason, coders) else reason
 
 
 def change_view(change: dict) -> dict:
@@ -100,7 +116,8 @@ def change_view(change: dict) -> dict:
 
 def editor_guidance(project: Project, scenario: str) -> dict:
     """The guidance the row editor shows beside the taxonomy's rules, for a clip of ``scenario``."""
-    view = version_view(current_version(project))
+    version = current_version(project)
+    view = version_view(version, coder_usernames(project) if version else ())
     view["entries"] = [e for e in view["entries"] if applies_to(e, scenario)]
     return view
 
@@ -108,12 +125,13 @@ def editor_guidance(project: Project, scenario: str) -> dict:
 def history(project: Project) -> list[dict]:
     """Every version, newest first: who changed what, when and why."""
     versions = GuidanceVersion.objects.filter(project=project).select_related("created_by").order_by("-number")
+    coders = coder_usernames(project)
     return [
         {
             "version": v.number,
             "created_by": v.created_by.username if v.created_by else None,
             "created_at": v.created_at,
-            "reason": v.reason,
+            "reason": _reason(v.reason, coders),
             "change": change_view(v.change),
             "entries": len(v.entries),
             "source": v.source,
@@ -133,7 +151,8 @@ def guide(project: Project, scenarios: list[str]) -> list[dict]:
     """The guide page: per scenario and field, every label with its definition, the taxonomy's
     boundary rules that name it and the project's guidance that names it; then the rules in full."""
     version = current_version(project)
-    entries = [entry_view(e) for e in (version.entries if version else [])]
+    coders = coder_usernames(project)
+    entries = [entry_view(e, coders) for e in (version.entries if version else [])]
     out = []
     for scenario in scenarios:
         taxonomy = load_taxonomy(scenario, project.taxonomy_version)

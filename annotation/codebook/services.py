@@ -90,15 +90,19 @@ def _check_text(text, what: str, limit: int) -> str:
     return text
 
 
-def _check_no_coders(project: Project, text: str, what: str) -> None:
-    """Every annotator reads the guidance and its reasons: they must not learn who codes, or what a coder chose."""
-    coders = (
+def coder_usernames(project: Project) -> list[str]:
+    """Who guidance must never name: every annotator, and everyone with work in the project."""
+    return list(
         get_user_model()
         .objects.filter(Q(groups__name=ANNOTATOR) | Q(assignments__clip__project=project))
         .values_list("username", flat=True)
         .distinct()
     )
-    named = names_in(text, coders)
+
+
+def _check_no_coders(project: Project, text: str, what: str) -> None:
+    """Every annotator reads the guidance and its reasons: they must not learn who codes, or what a coder chose."""
+    named = names_in(text, coder_usernames(project))
     if named:
         raise GuidanceError(
             f"{what} names {'a coder' if len(named) == 1 else 'coders'} ({', '.join(named)}), and every annotator "
