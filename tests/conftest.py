@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 import time
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
@@ -14,6 +13,8 @@ from urllib.parse import urlsplit, urlunsplit
 import pytest
 
 from annotation.services import create_project, create_user
+
+from .services import celery_worker_command
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED = REPO.parent / "shared"
@@ -118,20 +119,7 @@ def celery_worker_process(django_db_setup, django_db_blocker):
     (REPO / "var").mkdir(exist_ok=True)
     log = open(REPO / "var" / "test-worker.log", "w")
     proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "celery",
-            "-A",
-            "rescue_annot",
-            "worker",
-            "--loglevel=INFO",
-            "--concurrency=1",
-            "-Q",
-            "default,preannotate,embeddings",
-            "-n",
-            f"test-{os.getpid()}@%h",
-        ],
+        celery_worker_command(f"test-{os.getpid()}"),
         cwd=REPO,
         env=env,
         stdout=log,

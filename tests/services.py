@@ -345,6 +345,24 @@ class Gunicorn:
         _stop_group(self.proc)
 
 
+def celery_worker_command(node: str) -> list[str]:
+    """A Celery worker of this project on every queue the tests use, one process, named ``node``."""
+    return [
+        sys.executable,
+        "-m",
+        "celery",
+        "-A",
+        "rescue_annot",
+        "worker",
+        "--loglevel=INFO",
+        "--concurrency=1",
+        "-Q",
+        "default,preannotate,embeddings",
+        "-n",
+        f"{node}@%h",
+    ]
+
+
 class CeleryWorker:
     """A Celery worker on a broker of our own (both queues, one process)."""
 
@@ -352,22 +370,7 @@ class CeleryWorker:
         self.log_path = Path(workdir) / f"worker-{os.getpid()}-{free_port()}.log"
         with open(self.log_path, "a") as log:
             self.proc = subprocess.Popen(
-                [
-                    sys.executable,
-                    "-m",
-                    "celery",
-                    "-A",
-                    "rescue_annot",
-                    "worker",
-                    "--loglevel=INFO",
-                    "--concurrency=1",
-                    "-Q",
-                    "default,preannotate,embeddings",
-                    "-n",
-                    f"faults-{os.getpid()}@%h",
-                    "--without-gossip",
-                    "--without-mingle",
-                ],
+                [*celery_worker_command(f"faults-{os.getpid()}"), "--without-gossip", "--without-mingle"],
                 cwd=REPO,
                 env=env,
                 stdout=log,

@@ -82,7 +82,8 @@ class ProjectGuidance(APIView):
     def get(self, request, slug):
         project = scoped.visible_project(request.user, slug)
         scenario = request.query_params.get("scenario") or ""
-        current = selectors.version_view(selectors.current_version(project))
+        coders = selectors.coder_usernames(project)  # who the texts read here must not name, asked once
+        current = selectors.version_view(selectors.current_version(project), coders)
         if scenario:
             if scenario not in SCENARIOS:
                 return Response(
@@ -90,7 +91,7 @@ class ProjectGuidance(APIView):
                     status=status.HTTP_400_BAD_REQUEST,
                 )
             current["entries"] = [e for e in current["entries"] if selectors.applies_to(e, scenario)]
-        return Response({"current": current, "history": selectors.history(project)})
+        return Response({"current": current, "history": selectors.history(project, coders)})
 
     @extend_schema(
         summary="Write or withdraw one guidance entry (leads): a new guidance version",
@@ -139,4 +140,4 @@ class GuidanceVersionDetail(APIView):
         version = get_object_or_404(
             GuidanceVersion.objects.select_related("created_by"), project=project, number=number
         )
-        return Response(selectors.version_view(version))
+        return Response(selectors.version_view(version, selectors.coder_usernames(project)))

@@ -122,10 +122,11 @@ def editor_guidance(project: Project, scenario: str) -> dict:
     return view
 
 
-def history(project: Project) -> list[dict]:
-    """Every version, newest first: who changed what, when and why."""
+def history(project: Project, coders=None) -> list[dict]:
+    """Every version, newest first: who changed what, when and why (``coders``: ``coder_usernames``, when the
+    caller has them)."""
     versions = GuidanceVersion.objects.filter(project=project).select_related("created_by").order_by("-number")
-    coders = coder_usernames(project)
+    coders = coder_usernames(project) if coders is None else coders
     return [
         {
             "version": v.number,
