@@ -50,6 +50,8 @@ def test_lead_ingests_a_folder_in_the_browser_and_accepts_the_suggested_speakers
     page.click("text=Accept the suggested speakers of 2 clips")
     page.wait_for_selector("text=Speakers of 2 clip(s) confirmed as suggested.")
     page.click(".ingest-waiting-list a")  # the diarised clip is left for a hand mapping
+    # The click only starts the navigation: read the choices once the speaker page is there, not the list's page.
+    page.wait_for_selector("form[data-speaker-map] select[name=speaker_1]")
     # "Maps to" offers the clip's people, and follows the participants as they are typed.
     choice = page.locator("select[name=speaker_1]")
     assert choice.locator("option").all_inner_texts() == [
