@@ -45,7 +45,8 @@ def drift_chart(coder: str, weeks: list[dict], fields: list[dict]) -> str | None
             ax.set_ylim(-0.2, 1.05)
             ax.set_title(_text(title))
             ax.set_ylabel("alpha")
-        axes[0][0].legend(loc="lower left", fontsize=7)
+        if axes[0][0].get_legend_handles_labels()[0]:  # weeks without any figure have no line to name
+            axes[0][0].legend(loc="lower left", fontsize=7)
         weeks_x = [w for w, _ in mine]
         share = [d.get("unchanged_share") for _, d in mine]
         axes[1][0].plot(
