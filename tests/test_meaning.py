@@ -464,6 +464,7 @@ def test_a_release_records_the_judge_run_and_verdicts_its_validity_read_and_repr
 
     rows = [r for r in hard.rows() if r["field"] == "internal_emotion"]
     _judge_from_file(project, model, rows, "first.jsonl")
+    first_model = judge.judge_model()
     first_run = run_judge()
     # Judged after the run: the judge has read none of these pairs at the freeze.
     _judge_from_file(project, model, [dict(r, text_a=r["text_a"] + ".") for r in rows], "second.jsonl")
@@ -498,6 +499,11 @@ def test_a_release_records_the_judge_run_and_verdicts_its_validity_read_and_repr
     third_run = run_judge()
     assert JudgeVerdict.objects.filter(model="gemini-judge-later").exists()
     assert selectors.with_validity({}, project)["meaning"]["judge"]["model"] == "gemini-judge-later"
+    assert selectors.latest_judge_run(project) == third_run
+    # Back to the first model: its own latest run is the one shown, not the later run of another model.
+    settings.MEANING_JUDGE_MODEL = first_model
+    assert selectors.latest_judge_run(project) == second_run
+    settings.MEANING_JUDGE_MODEL = "gemini-judge-later"
     again, verification = reproduce(release, tmp_path / "again")
     assert verification.ok, verification.lines()
     assert again.files == built.files

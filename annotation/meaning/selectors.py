@@ -186,11 +186,20 @@ VALIDITY_CACHE_SECONDS = 3600
 
 
 def latest_judge_run(project: Project):
-    """The latest finished run of the LLM judge over the project (a ``Job`` whose result is ``judge_report``)."""
+    """The latest finished run of the configured LLM judge (model and prompt version) over the project (a ``Job``
+    whose result is ``judge_report``). A run of another model or prompt is not this judge's: its alpha is never
+    shown beside this judge's verdicts, however recent it is."""
     from ..models import Job, JobState
+    from . import judge
 
     return (
-        Job.objects.filter(project=project, kind=JUDGE_JOB, state=JobState.SUCCEEDED)
+        Job.objects.filter(
+            project=project,
+            kind=JUDGE_JOB,
+            state=JobState.SUCCEEDED,
+            result__judge__model=judge.judge_model(),
+            result__judge__prompt_version=judge.PROMPT_VERSION,
+        )
         .order_by("-finished_at", "-pk")
         .first()
     )
