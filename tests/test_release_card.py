@@ -17,6 +17,7 @@ from annotation.releases.freeze import freeze
 from annotation.releases.manifest import MANIFEST
 from annotation.rescue_format.importer import import_rescue
 from tasks.bootstrap import unreliable
+from tasks.rules import CONTEXT_KEYS
 
 from .builders.card import duration_seconds, section, table, wrong_plurals
 
@@ -151,6 +152,19 @@ def test_the_card_of_a_real_release_states_only_what_its_files_say(real_release)
     ):
         assert f"{task} {count}" in card
     assert "Validity of the measure" not in card
+    # What a context row holds, as the card lists it, is what the task files' context rows hold; nothing is drawn.
+    how = section(card, f"### How instances are built (rule version {manifest['inputs']['rule_version']})")
+    listed = re.search(r"A context row holds only what is observable — (.+?) — not", how).group(1)
+    context_keys = {
+        key
+        for path, data in files.items()
+        if path.startswith("tasks/")
+        for inst in jsonl(data)
+        for row in inst["context"]
+        for key in row
+    }
+    assert set(re.findall(r"`(\w+)`", listed)) == context_keys == {*CONTEXT_KEYS, "background_dialogue"}
+    assert "Sampling is seeded" not in card and "evenly spaced pick" in how
     # The coders' record of a release whose gold was imported: said in one sentence, no table.
     assert (
         section(card, "## The coders")

@@ -176,5 +176,6 @@ FILE_ROWS = (
 
 # The card's template version, recorded in the manifest (``inputs.card_template``): ``reproduce`` compares
 # README.md and croissant.json (which holds README.md's digest) byte for byte only under the same version.
-# Releases that record none were written by the string-built card before the templates (version 1).
-CARD_TEMPLATE = 2
+# Releases that record none were written by the string-built card before the templates (version 1); version 3 words
+# the instance rules of a rescue-v1 release as that profile builds them (its context keys, its even picks).
+CARD_TEMPLATE = 3
