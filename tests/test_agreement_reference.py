@@ -130,6 +130,34 @@ def test_relation_pattern_null_is_missing_and_blank_is_a_value(project):
     assert fig["observed_agreement"] == pytest.approx(2 / 3)
 
 
+def test_whether_a_pattern_is_marked_is_a_measure_of_its_own_equal_to_the_package_on_a_hand_made_table(project):
+    # Three coders, eight rows. A label or "" is "marked", an unset pattern (null) is "not marked": the rows
+    # where one coder marked a pattern and the others left it unset count here, where the label's alpha drops them.
+    # The report gives figures to six places.
+    P, B, N = "pursue_withdraw", "", None
+    table = [
+        [P, P, N, B, N, P, N, "attack_attack"],
+        [P, N, N, B, N, N, P, "attack_attack"],
+        [P, N, B, N, N, P, N, P],
+    ]
+    coders = annotators("mark", 3)
+    contents = {c: [client_content(relation_pattern=v) for v in row] for c, row in zip(coders, table)}
+    make_clip(project, "mark/001", contents, state=SUBMITTED)
+    report = compute_project_report(project)
+
+    marked = np.array([[0.0 if v is None else 1.0 for v in row] for row in table])
+    presence = overall(report, "relation_pattern_presence")
+    assert presence["alpha"] == pytest.approx(krippendorff.alpha(marked, level_of_measurement="nominal"), abs=5e-7)
+    assert (presence["units"], presence["pairable_values"]) == (8, 24)  # never missing: every coded row counts
+
+    # The label's own alpha: null is missing, "" is a value; rows with fewer than two values drop out.
+    codes = {P: 0.0, B: 1.0, "attack_attack": 2.0}
+    labels = np.array([[np.nan if v is None else codes[v] for v in row] for row in table])
+    label = overall(report, "relation_pattern")
+    assert label["alpha"] == pytest.approx(krippendorff.alpha(labels, level_of_measurement="nominal"), abs=5e-7)
+    assert label["units"] == sum(np.sum(~np.isnan(labels[:, u])) >= 2 for u in range(8)) == 4
+
+
 def test_therapist_rows_read_the_relation_label_under_the_key_they_carry(project):
     a, b = annotators("cyc", 2)
     old_style = therapist_content(relation_cycle_state="pursue_withdraw")
