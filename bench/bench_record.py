@@ -20,6 +20,7 @@ import argparse
 import os
 import statistics
 import sys
+import threading
 import time
 import uuid
 from pathlib import Path
@@ -108,6 +109,11 @@ def main(argv=None) -> int:
     print(
         "result              " + ("every first response under the target" if ok else "a first response over the target")
     )
+    # Without a broker the page started the free-text part in a thread (jobs.in_thread_when_eager): let it finish,
+    # or the interpreter exits under a daemon thread that is inside torch, which aborts the process (status 134).
+    for thread in threading.enumerate():
+        if thread.name.startswith("jobs-"):
+            thread.join()
     return 0 if ok else 1
 
 
