@@ -37,20 +37,41 @@ class _Links(Treeprocessor):
                     el.set(attr, self.file_url(url))
 
 
+class _FoldedSections(Treeprocessor):
+    """Each ``##`` section (its heading and everything up to the next one) folded under its heading, so that the
+    page opens on the card's title, its opening lines and the list of its sections rather than on 20,000 pixels."""
+
+    def run(self, root: etree.Element) -> None:
+        children, current = list(root), None
+        for child in children:
+            root.remove(child)
+            if child.tag == "h2":
+                current = etree.SubElement(root, "details", {"class": "card-section"})
+                etree.SubElement(current, "summary").append(child)
+            elif current is not None:
+                current.append(child)
+            else:
+                root.append(child)
+
+
 class _SafeCard(Extension):
-    def __init__(self, file_url):
+    def __init__(self, file_url, fold: bool):
         super().__init__()
         self.file_url = file_url
+        self.fold = fold
 
     def extendMarkdown(self, md):
         md.preprocessors.deregister("html_block")
         md.inlinePatterns.deregister("html")
         md.treeprocessors.register(_Links(md, self.file_url), "card_links", 0)
+        if self.fold:
+            md.treeprocessors.register(_FoldedSections(md), "card_sections", 1)
 
 
-def readme_html(text: str, file_url) -> str:
-    """``text`` (the card's Markdown) as HTML; ``file_url(name)``: the page's address of a release file."""
+def readme_html(text: str, file_url, *, fold: bool = False) -> str:
+    """``text`` (the card's Markdown) as HTML; ``file_url(name)``: the page's address of a release file; ``fold``:
+    each ``##`` section folded under its heading."""
     body = FRONT_MATTER.sub("", text, count=1)
     return markdown.markdown(
-        body, extensions=["tables", "fenced_code", "sane_lists", _SafeCard(file_url)], output_format="html"
+        body, extensions=["tables", "fenced_code", "sane_lists", _SafeCard(file_url, fold)], output_format="html"
     )

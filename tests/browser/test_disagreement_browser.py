@@ -6,6 +6,7 @@ threshold, with a preview stating the counts. Then the agreement page's free-tex
 The clips' texts are embedded before the pages open (the real model, in this process): the page never embeds."""
 
 import pytest
+from playwright.sync_api import expect
 
 from annotation.adjudication.disagreement import clip_texts
 from annotation.agreement import services
@@ -112,6 +113,11 @@ def test_the_agreement_page_shows_the_free_text_figures(login, live_server, proj
     section = page.locator("#agreement-texts")
     section.scroll_into_view_if_needed()
     assert "sentence-transformers/all-MiniLM-L6-v2" in page.inner_text("#agreement-texts-model")
+    # Every field's alpha at a glance; the table folded below it, opened with the mouse.
+    assert page.locator("#agreement-texts-glance .glance").count() == 10
+    expect(page.locator("#agreement-texts-table")).to_be_hidden()
+    page.click("#section-texts > summary")
+    expect(page.locator("#agreement-texts-table")).to_be_visible()
     rows = page.locator("#agreement-texts-table tbody tr[data-field]")
     assert rows.count() == 10
     assert "Tone of voice" in rows.first.inner_text()

@@ -71,6 +71,7 @@ def test_a_lead_judges_pairs_with_the_mouse_and_the_keys_and_the_free_text_secti
 
     page.goto(f"{live_server.url}/projects/{project.slug}/agreement/")
     section = page.locator("#agreement-texts")
+    section.locator("#section-texts > summary").click()  # the table is folded under the fields' alphas
     expect(section.locator("#agreement-texts-table")).to_be_visible()
     verdict = selectors.project_validity(project)["fields"]["internal_emotion"]["embedding"]
     title = section.locator("h2").first.inner_text()

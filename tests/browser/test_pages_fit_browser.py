@@ -28,6 +28,11 @@ OVERFLOW = """() => {
   const classes = (el) =>
     el.className && typeof el.className === 'string' ? '.' + el.className.split(' ').join('.') : '';
   const name = (el) => el.tagName.toLowerCase() + (el.id ? '#' + el.id : '') + classes(el);
+  // A control (button, field, link styled as one) past the window's right edge cannot be clicked.
+  for (const c of document.querySelectorAll('main button, main input, main select, main a.button')) {
+    if (!c.offsetParent) continue;
+    if (c.getBoundingClientRect().right > width + 1) out.push(name(c) + ' beyond the window');
+  }
   for (const t of document.querySelectorAll('main table')) {
     if (!t.offsetParent) continue;
     // A table wider than the box it sits in: cut, or scrolled sideways.
@@ -124,12 +129,22 @@ def test_the_four_pages_fit_both_laptop_screens(login, live_server, project, tea
                 raise
     # The release page opens with its card rendered (point 7), links to the card and Croissant files, the checksums
     # folded.
+    # The card's sections are folded under their headings, so the page opens on the card's title, its opening lines
+    # and the list of its sections; a click on a heading opens that section.
     card = page.locator("#release-card")
-    assert card.locator("h1").first.is_visible() and card.bounding_box()["y"] < 400
-    assert page.locator("#release-card script").count() == 0
-    assert page.evaluate("() => !document.querySelector('#release-files').open")
+    sections = card.locator("details.card-section")
+    for size in SIZES:
+        page.set_viewport_size({"width": size[0], "height": size[1]})
+        assert card.locator("h1").first.is_visible() and card.bounding_box()["y"] < 400
+        assert sections.count() >= 10 and page.locator("#release-card details.card-section[open]").count() == 0
+        assert card.locator("summary h2").first.is_visible()
+        assert page.locator("#release-card script").count() == 0
+        assert page.evaluate("() => !document.querySelector('#release-files').open")
     for link, kind in (("#card-file", "text/markdown"), ("#croissant-file", "application/json")):
         answer = page.request.get(live_server.url + page.get_attribute(link, "href"))
         assert answer.status == 200 and answer.headers["content-type"].startswith(kind)
+    human = sections.filter(has_text="How much of the gold is human")
+    human.locator("summary").click()
+    assert human.get_attribute("open") is not None and human.locator("table").first.is_visible()
     check(page, "release")
     assert page.errors == []
