@@ -75,16 +75,34 @@ export function placeIssues(issues, w, row) {
   return { at: (path) => at.get(path) || [], general, dims };
 }
 
-/** Focus the control of the field an issue names (or its nearest shown parent). */
-function focusIssue(issue) {
+/**
+ * Focus the control of the field an issue names (or its nearest shown parent). `withList`: after a refused save,
+ * the list of problems stays in view above it (the field is brought into view only as far as it must be), so that
+ * the banner's "listed above the row" is true on a short screen too.
+ */
+function focusIssue(issue, { withList = false } = {}) {
   if (!issue) return;
   let path = issue.path || "";
   for (;;) {
     const host = path ? document.querySelector(`#editor [data-path="${CSS.escape(path)}"]`) : null;
     if (host) {
       const control = host.matches("input, select, textarea, button") ? host : host.querySelector("input:not([disabled]), select:not([disabled]), textarea:not([disabled]), button:not([disabled])");
-      (control || host).focus();
-      if (host.scrollIntoView) host.scrollIntoView({ block: "center" });
+      const list = withList && document.getElementById("issue-list");
+      (control || host).focus({ preventScroll: true });
+      const pane = list && list.closest(".ws-right");
+      if (pane) {
+        // The list just below the sticky actions (their height varies: they wrap on a narrow screen), then the field
+        // into view if it is below the pane's edge; if that pushed the list out, the list wins and the field is
+        // focused below it.
+        const bar = pane.querySelector(".editor-actions");
+        const listUnderBar = () => {
+          const edge = bar ? bar.getBoundingClientRect().bottom : pane.getBoundingClientRect().top;
+          pane.scrollTop += list.getBoundingClientRect().top - edge - 4;
+        };
+        listUnderBar();
+        host.scrollIntoView({ block: "nearest" });
+        if (list.getBoundingClientRect().top < (bar ? bar.getBoundingClientRect().bottom : 0) - 1) listUnderBar();
+      } else if (host.scrollIntoView) host.scrollIntoView({ block: "center" });
       return;
     }
     if (!path) return;
@@ -136,7 +154,7 @@ export function RowEditor({ s, decorate, before, keepOpen = [] }) {
   useLayoutEffect(() => {
     if (!s.focusFirstIssue) return;
     s.focusFirstIssue = false;
-    focusIssue(shown[0]);
+    focusIssue(shown[0], { withList: true });
   });
   const edit = (fn) => s.edit(fn);
   const deco = (keys) => (decorate ? decorate(keys) : {});

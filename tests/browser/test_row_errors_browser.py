@@ -17,6 +17,14 @@ from .conftest import screenshot
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.browser]
 
+# The list of problems is in sight: below the editor's sticky actions and above the window's bottom edge (the banner
+# says the problems are "listed above the row"; at 1280×800 the jump to the first field once scrolled it away).
+LIST_IN_VIEW = """() => {
+  const list = document.getElementById('issue-list').getBoundingClientRect();
+  const bar = document.querySelector('.editor-actions').getBoundingClientRect();
+  return list.top >= bar.bottom - 1 && list.top < window.innerHeight;
+}"""
+
 
 @pytest.fixture
 def clips(project, annotator, other_annotator, tmp_path):
@@ -53,6 +61,7 @@ def test_problems_appear_when_the_person_acts_all_at_once(login, live_server, cl
     assert page.locator("#issue-list li").count() >= 1, page.inner_text("#issue-list")
     assert page.locator(".field-error").count() >= 1
     assert "was not marked reviewed" in page.inner_text(".banner.error")
+    assert page.evaluate(LIST_IN_VIEW), "the list of problems is out of sight"
     assert page.inner_text("#mark-reviewed") == "Mark reviewed"
 
     # From the draft: a new emotion entry is not red while the person fills it in.
@@ -75,6 +84,7 @@ def test_problems_appear_when_the_person_acts_all_at_once(login, live_server, cl
         "internal_emotion[1]."
     )
     assert "not saved" in page.inner_text(".banner.error")
+    assert page.evaluate(LIST_IN_VIEW), "the list of problems is out of sight"
     screenshot(page, f"row-errors-all-at-once-{viewport[0]}")
 
     # Fixing fields removes their messages at once, and the banner says where the row stands now.
