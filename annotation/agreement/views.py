@@ -20,9 +20,9 @@ from django.views.decorators.http import require_GET, require_http_methods
 from .. import selectors
 from ..codebook import selectors as codebook
 from ..models import AgreementReport
-from ..releases.human_work import anchoring_facts
 from . import plots, services
 from .attention import attention
+from .draft_pull import anchoring_facts
 from .scope import LEFT_OUT, WORK_SCOPES
 
 MODE_NAMES = {
