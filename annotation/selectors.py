@@ -4,13 +4,14 @@ to them (and only their own revisions); leads and admins see everything."""
 
 from __future__ import annotations
 
+from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied
 from django.db.models import Count, Exists, OuterRef, Q, QuerySet
 from django.http import Http404
 from django.shortcuts import get_object_or_404
 
 from .models import Assignment, AssignmentPurpose, Clip, Comment, Project, Revision
-from .roles import LEAD, is_lead
+from .roles import ANNOTATOR, LEAD, is_lead
 
 
 def visible_projects(user) -> QuerySet[Project]:
@@ -111,3 +112,7 @@ def production_revisions(revisions: QuerySet[Revision]) -> QuerySet[Revision]:
         purpose=AssignmentPurpose.PRODUCTION
     )
     return revisions.exclude(Exists(record))
+
+
+def annotators(project: Project | None = None):
+    return get_user_model().objects.filter(groups__name=ANNOTATOR, is_active=True).order_by("username")
