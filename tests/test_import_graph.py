@@ -78,8 +78,8 @@ AGGREGATION_LAYER = {
     "annotation.<module>": "annotation's own top-level modules: the shared core every capability builds on (models, "
     "selectors, services, schema, taxonomy, jobs, audit, roles, labels, starting, groups, ...) and the aggregators "
     "annotation.urls and annotation.views, which mount capabilities' pages",
-    "annotation.api.urls": "the REST router: it includes capabilities' endpoints (ingest's clips), while every "
-    "capability's API is built on annotation.api's shared DRF parts (permissions, parsers, views)",
+    "annotation.api.urls": "the REST router at /api/v1/, mounted before every capability's API: a router may route "
+    "any capability's view, while every capability's API is built on annotation.api's shared DRF parts",
     "rescue_annot": "the project's settings, URLs (they mount every capability's routes) and Celery app",
     "tasks": "the benchmark tasks and their profiles: what a release is evaluated on, not a capability",
 }
@@ -92,10 +92,10 @@ KNOWN_PACKAGE_PAIRS: set[frozenset[str]] = set()
 def capability_of(module: str, packages: set[str]) -> str | None:
     """The capability package under ``annotation/`` a module belongs to; None for the aggregation layer."""
     parts = module.split(".")
-    if parts[0] != "annotation" or module == "annotation" or module == "annotation.api.urls":
+    if module in AGGREGATION_LAYER or parts[0] in AGGREGATION_LAYER or parts[0] != "annotation":
         return None
     top = ".".join(parts[:2])
-    return top if top in packages else None  # annotation.<module>: a top-level module, not a package
+    return top if top in packages else None  # annotation itself, or "annotation.<module>": not a package
 
 
 def package_graph(directed: nx.DiGraph | None = None) -> nx.DiGraph:
