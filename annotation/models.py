@@ -16,7 +16,7 @@ from knox.models import AbstractAuthToken
 from simple_history.models import HistoricalRecords
 
 from .audit import HistorySource
-from .releases.groups import path_group
+from .groups import path_group
 
 
 def _history(**kwargs):
@@ -133,7 +133,7 @@ class Clip(models.Model):
 
     @property
     def group(self) -> str:
-        """The relationship group its sample id names (``releases.groups.path_group``)."""
+        """The relationship group its sample id names (``groups.path_group``)."""
         return path_group(self.sample_id)
 
 

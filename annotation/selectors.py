@@ -4,13 +4,14 @@ to them (and only their own revisions); leads and admins see everything."""
 
 from __future__ import annotations
 
+from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Count, Exists, OuterRef, Q, QuerySet
 from django.http import Http404
 from django.shortcuts import get_object_or_404
 
-from .models import Assignment, Clip, Comment, Project, Revision
-from .roles import LEAD, is_lead
+from .models import Assignment, AssignmentPurpose, Clip, Comment, Project, Revision
+from .roles import ANNOTATOR, LEAD, is_lead
 
 
 def visible_projects(user) -> QuerySet[Project]:
@@ -102,3 +103,16 @@ def clip_list_with_counts(clips: QuerySet[Clip]) -> QuerySet[Clip]:
         row_count=Count("rows", distinct=True),
         warning_rows=Count("rows", filter=~Q(rows__draft__warnings=[]), distinct=True),
     ).order_by("sample_id")
+
+
+def production_revisions(revisions: QuerySet[Revision]) -> QuerySet[Revision]:
+    """``revisions`` without those of a qualification round or a known-answer check (the annotator's record),
+    for readers that count every revision, coded or not (a release's guidance counts)."""
+    record = Assignment.every.filter(clip_id=OuterRef("row__clip_id"), annotator_id=OuterRef("annotator_id")).exclude(
+        purpose=AssignmentPurpose.PRODUCTION
+    )
+    return revisions.exclude(Exists(record))
+
+
+def annotators(project: Project | None = None):
+    return get_user_model().objects.filter(groups__name=ANNOTATOR, is_active=True).order_by("username")

@@ -20,11 +20,11 @@ from django.contrib.auth.models import Group
 from django.db import transaction
 
 from annotation import synthetic
-from annotation.assignment.starting import start_assignment
 from annotation.audit import audit_source
 from annotation.models import Clip, ClipState, Project, Revision
 from annotation.roles import ANNOTATOR
 from annotation.services import create_project
+from annotation.starting import start_assignment
 from annotation.tokens import issue_token
 from annotation.workspace.services import add_comment
 

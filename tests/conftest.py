@@ -90,7 +90,7 @@ def draft_clip(project, tmp_path):
 @pytest.fixture
 def coded_clip(draft_clip, annotator, other_annotator):
     """``draft_clip`` assigned to two coders, ann1 and ann2."""
-    from annotation.assignment.starting import start_assignment
+    from annotation.starting import start_assignment
 
     start_assignment(draft_clip, annotator)
     start_assignment(draft_clip, other_annotator)

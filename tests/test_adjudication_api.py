@@ -12,10 +12,10 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from annotation.adjudication import selectors
-from annotation.assignment.starting import start_assignment
 from annotation.models import Assignment, AssignmentMode, ClipState, CommentKind, Gold, Revision
 from annotation.rescue_format.importer import import_rescue
 from annotation.services import create_user
+from annotation.starting import start_assignment
 from annotation.workspace.services import add_comment
 
 from .builders.adjudication import reviewed_clip

@@ -18,9 +18,9 @@ from django.utils import timezone
 from annotation.agreement.alpha import distance_matrix
 from annotation.agreement.draft_pull import _alphas, _Groups
 from annotation.agreement.extract import BREAK_SECONDS, candidate_clips, extract
-from annotation.assignment.starting import start_assignment
 from annotation.models import Revision
 from annotation.rescue_format.importer import import_rescue
+from annotation.starting import start_assignment
 from annotation.workspace.services import save_revision, set_reviewed
 
 from .builders.documents import couple_clip

@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from annotation.assignment.starting import start_assignment
 from annotation.models import Revision
 from annotation.rescue_format.importer import import_rescue
 from annotation.services import create_user
+from annotation.starting import start_assignment
 from annotation.tokens import issue_token
 
 from .builders.documents import couple_clip

@@ -2,10 +2,10 @@
 
 import pytest
 
-from annotation.assignment.starting import start_assignment
 from annotation.audit_trail import selectors
 from annotation.models import Revision
 from annotation.services import create_project
+from annotation.starting import start_assignment
 from annotation.workspace.services import add_comment, save_revision
 
 from .builders.api import api_for

@@ -148,7 +148,7 @@ API_BAD_VALUES = {
 
 @pytest.fixture
 def assigned(draft_clip, annotator):
-    from annotation.assignment.starting import start_assignment
+    from annotation.starting import start_assignment
 
     start_assignment(draft_clip, annotator)
     return Revision.objects.get(row__clip=draft_clip, row__row_index=1, annotator=annotator)

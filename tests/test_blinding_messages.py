@@ -12,9 +12,9 @@ from __future__ import annotations
 import pytest
 
 from annotation.adjudication.services import accept_discard, decide, request_rereview
-from annotation.assignment.starting import start_assignment
 from annotation.models import Comment, CommentKind
 from annotation.services import create_user
+from annotation.starting import start_assignment
 from annotation.workspace.services import add_comment
 
 from .builders.api import client_for

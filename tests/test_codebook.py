@@ -12,10 +12,10 @@ from django.test import Client
 from django.urls import reverse
 
 from annotation.adjudication import services as adjudication
-from annotation.assignment.starting import start_assignment
 from annotation.codebook import selectors
 from annotation.codebook.services import GuidanceConflict, GuidanceError, withdraw_guidance, write_guidance
 from annotation.models import AssignmentMode, Draft, Gold, GuidanceImmutable, GuidanceVersion, Revision
+from annotation.starting import start_assignment
 
 from .builders.adjudication import reviewed_clip
 from .builders.api import api_for

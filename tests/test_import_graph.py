@@ -4,7 +4,12 @@ A module that enqueues a Celery task imports the task, and the task calls back i
 one capability package, circles that all pass through its task module are allowed. Any other circle (between
 capabilities, or through
 a third module) means a function lives in the wrong place; the error names the modules to untangle. The graph is
-grimp's (import-linter's engine) and counts imports inside functions too."""
+grimp's (import-linter's engine) and counts imports inside functions too.
+
+One level up, the capability packages under ``annotation/`` depend on each other in one direction only: with the
+layer that puts them together left out (``AGGREGATION_LAYER``), no two packages import each other, directly or
+through others, even where no module circle does. A page that shows two capabilities' figures is the higher one's;
+a function both sides need lives in the lower one or in the shared core."""
 
 import grimp
 import networkx as nx
@@ -66,3 +71,69 @@ def test_the_graph_is_read_at_all():
     """The check above passes on an empty graph; this one does not."""
     cycles = import_cycles()
     assert ["annotation.preannotate.celery_tasks", "annotation.preannotate.services"] in cycles
+
+
+# Left out of the package check, each for its reason (the module check above still reads every one of them).
+AGGREGATION_LAYER = {
+    "annotation.<module>": "annotation's own top-level modules: the shared core every capability builds on (models, "
+    "selectors, services, schema, taxonomy, jobs, audit, roles, labels, starting, groups, ...) and the aggregators "
+    "annotation.urls and annotation.views, which mount capabilities' pages",
+    "annotation.api.urls": "the REST router at /api/v1/, mounted before every capability's API: a router may route "
+    "any capability's view, while every capability's API is built on annotation.api's shared DRF parts",
+    "rescue_annot": "the project's settings, URLs (they mount every capability's routes) and Celery app",
+    "tasks": "the benchmark tasks and their profiles: what a release is evaluated on, not a capability",
+}
+
+# Known mutual dependencies between capability packages, each with the change that removes it. Nothing may be added
+# here without one.
+KNOWN_PACKAGE_PAIRS: set[frozenset[str]] = set()
+
+
+def capability_of(module: str, packages: set[str]) -> str | None:
+    """The capability package under ``annotation/`` a module belongs to; None for the aggregation layer."""
+    parts = module.split(".")
+    if module in AGGREGATION_LAYER or parts[0] in AGGREGATION_LAYER or parts[0] != "annotation":
+        return None
+    top = ".".join(parts[:2])
+    return top if top in packages else None  # annotation itself, or "annotation.<module>": not a package
+
+
+def package_graph(directed: nx.DiGraph | None = None) -> nx.DiGraph:
+    """Capability package -> the packages it imports, each edge with the module imports behind it."""
+    directed = import_graph() if directed is None else directed
+    packages = {".".join(m.split(".")[:2]) for m in directed if m.startswith("annotation.") and m.count(".") >= 2}
+    packaged = nx.DiGraph()
+    for module, imported in directed.edges:
+        a, b = capability_of(module, packages), capability_of(imported, packages)
+        if a is None or b is None or a == b:
+            continue
+        if not packaged.has_edge(a, b):
+            packaged.add_edge(a, b, imports=[])
+        packaged.edges[a, b]["imports"].append(f"{module} -> {imported}")
+    return packaged
+
+
+def test_capability_packages_depend_on_each_other_in_one_direction_only():
+    packaged = package_graph()
+    circles = [
+        sorted(component)
+        for component in nx.strongly_connected_components(packaged)
+        if len(component) > 1 and frozenset(component) not in KNOWN_PACKAGE_PAIRS
+    ]
+    detail = [
+        f"{' <-> '.join(c)}: "
+        + "; ".join(i for a, b in packaged.subgraph(c).edges for i in packaged.edges[a, b]["imports"])
+        for c in circles
+    ]
+    assert not circles, "capability packages that import each other: " + " | ".join(detail)
+
+
+def test_the_package_graph_is_read_at_all():
+    """The check above passes on an empty graph, or on one that lost the capabilities' imports; this one does not."""
+    packaged = package_graph()
+    assert packaged.has_edge("annotation.meaning", "annotation.agreement")
+    assert (
+        "annotation.meaning.selectors -> annotation.agreement.textfields"
+        in (packaged.edges["annotation.meaning", "annotation.agreement"]["imports"])
+    )
+    assert not {"annotation.models", "annotation.api.urls", "rescue_annot", "tasks"} & set(packaged)

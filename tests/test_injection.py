@@ -6,10 +6,10 @@ import json
 
 import pytest
 
-from annotation.assignment.starting import start_assignment
 from annotation.rescue_format.exporter import ExportSource, export_rescue
 from annotation.rescue_format.importer import import_rescue
 from annotation.services import ServiceError
+from annotation.starting import start_assignment
 from annotation.workspace.services import add_comment
 
 from .builders.documents import couple_clip

@@ -13,8 +13,8 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from annotation.api.parsers import TooDeep, exceeds_depth, loads
-from annotation.assignment.starting import start_assignment
 from annotation.models import Assignment, Clip, Comment, Cue, Gold, Revision, Row
+from annotation.starting import start_assignment
 
 from .builders.api import client_for
 

@@ -20,7 +20,7 @@ import pytest
 from django.core.files.base import ContentFile
 from django.test import Client
 
-from annotation.assignment.starting import start_assignment
+from annotation.starting import start_assignment
 from annotation.workspace.views import MEDIA_CHUNK_BYTES
 
 from .conftest import _test_database_url, require

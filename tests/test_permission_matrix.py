@@ -23,7 +23,6 @@ from django.core.files.base import ContentFile
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver
 
-from annotation.assignment.starting import start_assignment
 from annotation.models import (
     Assignment,
     Clip,
@@ -39,6 +38,7 @@ from annotation.models import (
 )
 from annotation.rescue_format.importer import import_rescue
 from annotation.services import create_project, create_user
+from annotation.starting import start_assignment
 
 from .builders.documents import couple_clip, family_clip
 

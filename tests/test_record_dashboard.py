@@ -17,12 +17,12 @@ from django.utils import timezone
 
 from annotation.agreement.draft_pull import confirming
 from annotation.agreement.extract import extract, scope_clips
-from annotation.assignment.starting import start_assignment
 from annotation.models import Assignment, AssignmentMode, Gold, Revision
 from annotation.record import dashboard
 from annotation.record.models import AnnotatorRecordReport
 from annotation.rescue_format.importer import import_rescue
 from annotation.services import create_user
+from annotation.starting import start_assignment
 from annotation.synthetic import generate
 from annotation.workspace.services import save_revision, set_reviewed, submit_assignment
 

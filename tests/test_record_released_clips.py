@@ -13,13 +13,13 @@ from annotation.adjudication.selectors import coders_of, row_states
 from annotation.adjudication.services import accept_unanimous, mark_adjudicated
 from annotation.agreement.extract import extract, scope_clips
 from annotation.agreement.report import compute_project_report
-from annotation.assignment.starting import start_assignment
 from annotation.models import Assignment, AssignmentPurpose, ClipState, Revision
 from annotation.record import services
 from annotation.releases.freeze import freeze, reproduce
 from annotation.releases.manifest import verify
 from annotation.releases.services import release_dir
 from annotation.services import ClipClosed, create_user
+from annotation.starting import start_assignment
 from annotation.workspace.selectors import read_only_reason
 from annotation.workspace.services import add_comment, save_revision, submit_assignment
 

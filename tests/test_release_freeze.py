@@ -15,12 +15,12 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
+from annotation.groups import path_group
 from annotation.models import Clip, ClipState, Gold, Release
 from annotation.releases import figures
 from annotation.releases.agreement_report import agreement_document
 from annotation.releases.figures import release_figures
 from annotation.releases.freeze import FreezeError, build_release, freeze, recorded_figure_style, reproduce
-from annotation.releases.groups import path_group
 from annotation.releases.manifest import MANIFEST, sha256, verify
 from annotation.rescue_format.importer import import_rescue
 from annotation.services import transition

@@ -5,8 +5,7 @@ from collections import defaultdict
 
 import pytest
 
-from annotation.models import Clip
-from annotation.releases.groups import (
+from annotation.groups import (
     ClipInfo,
     GroupMapError,
     dump_group_map,
@@ -14,6 +13,7 @@ from annotation.releases.groups import (
     read_group_map,
     relationship_groups,
 )
+from annotation.models import Clip
 from annotation.releases.splits import SplitError, assign_groups, assign_splits, parse_ratios, plan_splits
 from annotation.synthetic import build_clips
 

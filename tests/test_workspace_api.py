@@ -7,10 +7,10 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from annotation.assignment.services import assign_clips
-from annotation.assignment.starting import reassign, start_assignment
 from annotation.models import AssignmentMode, AssignmentState, ClipState, Comment, Revision, RevisionStatus
 from annotation.rescue_format.importer import import_rescue
 from annotation.services import ServiceError, create_user
+from annotation.starting import reassign, start_assignment
 
 from .builders.api import api_for
 from .builders.documents import client_row, couple_clip, family_clip, therapist_row

@@ -17,7 +17,6 @@ from django.urls import reverse
 
 from .. import selectors as scoped
 from ..agreement.scope import LEFT_OUT, LEFT_OUT_FIELD, with_left_out
-from ..assignment.starting import empty_content
 from ..models import (
     Assignment,
     AssignmentState,
@@ -31,6 +30,7 @@ from ..models import (
     Revision,
     Row,
 )
+from ..starting import empty_content
 from ..workspace.selectors import clip_header, editor_config
 from ..workspace.services import relation_keys
 from .fields import (

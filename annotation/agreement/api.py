@@ -5,7 +5,9 @@ the spot for a small scope, or starts a background job and answers 202 with
 its progress; poll ``.../agreement/status/`` (which never starts anything)
 or the same URL. ``POST`` is the same, and also starts again after a failed
 job. ``.../agreement/texts/`` (and ``.../texts/status/``) does the same for the
-semantic agreement of the free-text fields, always on a worker. ``?scope=submitted`` (default) or ``reviewed`` says
+semantic agreement of the free-text fields, always on a worker (its ``GET`` and
+``POST`` are ``meaning.agreement_api``: each free-text figure comes with its
+measure's validity, which is meaning's). ``?scope=submitted`` (default) or ``reviewed`` says
 which work counts;
 every answer names its scope, and a report with no coded work in it says so
 (``coded_work`` false, ``empty_reason``) instead of giving figures.
@@ -102,16 +104,7 @@ def state_response(state: services.ReportState, params: services.Params, *, with
     return Response(body, status=status.HTTP_202_ACCEPTED)
 
 
-def _with_validity(response: Response, project) -> Response:
-    """Every free-text figure says what its measure is worth for its field (``meaning.selectors.with_validity``)."""
-    from ..meaning.selectors import with_validity
-
-    if isinstance(response.data, dict) and isinstance(response.data.get("report"), dict):
-        response.data["report"] = with_validity(response.data["report"], project)
-    return response
-
-
-class _AgreementBase(APIView):
+class AgreementBase(APIView):
     permission_classes = (permissions.IsAuthenticated, IsLead)
 
     def project_and_params(self, request, slug):
@@ -122,7 +115,7 @@ class _AgreementBase(APIView):
             raise ValidationError({"detail": str(exc)}) from None
 
 
-class AgreementReportView(_AgreementBase):
+class AgreementReportView(AgreementBase):
     @extend_schema(summary="Agreement report of a project", parameters=PARAMETERS, responses=RESPONSES)
     def get(self, request, slug):
         project, params = self.project_and_params(request, slug)
@@ -143,37 +136,7 @@ class AgreementReportView(_AgreementBase):
         return state_response(state, params)
 
 
-class AgreementTextsView(_AgreementBase):
-    """The free-text (semantic) figures: always computed by a worker (the embedding model is never loaded here)."""
-
-    @extend_schema(
-        summary="Semantic agreement of the free-text fields (starts a job when missing or stale)",
-        parameters=PARAMETERS,
-        responses=RESPONSES,
-    )
-    def get(self, request, slug):
-        project, params = self.project_and_params(request, slug)
-        state = services.ensure_report(
-            project, params, user=request.user, kind=services.TEXTS, compute=services.Compute.AS_JOB
-        )
-        response = state_response(state, params)
-        return _with_validity(response, project)
-
-    @extend_schema(
-        summary="Compute the semantic agreement report (again after a failure)",
-        parameters=PARAMETERS,
-        request=None,
-        responses=RESPONSES,
-    )
-    def post(self, request, slug):
-        project, params = self.project_and_params(request, slug)
-        state = services.ensure_report(
-            project, params, user=request.user, retry=True, kind=services.TEXTS, compute=services.Compute.AS_JOB
-        )
-        return _with_validity(state_response(state, params), project)
-
-
-class AgreementTextsStatusView(_AgreementBase):
+class AgreementTextsStatusView(AgreementBase):
     @extend_schema(
         summary="Where the semantic agreement report stands (never starts a computation)",
         parameters=PARAMETERS,
@@ -185,7 +148,7 @@ class AgreementTextsStatusView(_AgreementBase):
         return state_response(state, params, with_report=False)
 
 
-class AgreementStatusView(_AgreementBase):
+class AgreementStatusView(AgreementBase):
     @extend_schema(
         summary="Where the agreement report stands (never starts a computation)",
         parameters=PARAMETERS,

@@ -36,7 +36,7 @@ import numpy as np
 from tasks.bootstrap import MIN_GROUPS, interval, resample_weights, unreliable
 
 from .extract import ANCHORED, CALIBRATION, Extraction
-from .fields import MEASURES, Measure
+from .fields import MEASURES, MEASURES_BY_KEY, Measure
 
 CONDITIONS = (("anchored", ANCHORED), ("from_empty", CALIBRATION))
 RESAMPLES = 1000
@@ -250,3 +250,49 @@ def confirming(ex: Extraction, quick_seconds: int) -> dict:
         else:
             out["coders"][name] = figures
     return out
+
+
+# The anchoring-effect measures a reader is shown first (every measure is in agreement.json).
+HEADLINE_MEASURES = (
+    "utterance_type",
+    "relation_pattern",
+    "relation_pattern_presence",
+    "strategy_type",
+    "target",
+    "emotion_intensity",
+)
+
+
+def anchoring_facts(agreement: dict) -> dict | None:
+    """The anchoring effect as the report gives it, for the headline measures first; None without a report."""
+    report = (agreement or {}).get("report") or {}
+    pull = report.get("draft_pull")
+    if not pull:
+        return None
+    anchoring = pull["anchoring"]
+    order = [k for k in HEADLINE_MEASURES if k in anchoring["measures"]] + [
+        k for k in anchoring["measures"] if k not in HEADLINE_MEASURES
+    ]
+    measures = []
+    for key in order:
+        entry = anchoring["measures"][key]
+        measures.append(
+            {
+                "key": key,
+                "label": MEASURES_BY_KEY[key].label if key in MEASURES_BY_KEY else key,
+                "headline": key in HEADLINE_MEASURES,
+                "anchored": entry["anchored"],
+                "from_empty": entry["from_empty"],
+                "human_human": entry["human_human"],
+                "human_draft": entry["human_draft"],
+            }
+        )
+    return {
+        "measurable": anchoring["measurable"],
+        "reason": anchoring["reason"],
+        "groups": anchoring["groups"],
+        "resamples": anchoring["resamples"],
+        "measures": measures,
+        "confirming": pull.get("confirming"),
+        "method": pull.get("method"),
+    }

@@ -26,8 +26,8 @@ from django.db import NotSupportedError
 from django.db.models import BooleanField, Count, ExpressionWrapper, F, Func, Q, QuerySet, TextField, Window
 from django.db.models.functions import Lag
 
+from ..groups import ClipInfo, relationship_groups
 from ..models import Assignment, AssignmentMode, Clip, ClipState, Draft, Project, Revision, Row
-from ..releases.groups import ClipInfo, relationship_groups
 from ..schema import SPARSE_LIST_FIELDS
 from ..taxonomy import SCENARIOS
 from .fields import SOURCES, Measure
@@ -77,7 +77,7 @@ class Extraction:
     unit_modality: np.ndarray | None = None
     # The free-text parts read in the same pass, when asked for (``extract(..., text_parts=...)``).
     text_columns: TextColumns | None = None
-    # Per clip (index into sample_ids): its relationship group (index into group_names, ``releases.groups``).
+    # Per clip (index into sample_ids): its relationship group (index into group_names, ``annotation.groups``).
     clip_group: np.ndarray | None = None
     group_names: list[str] = field(default_factory=list)
     # How the coders worked, per counted revision (``Pace``): what the draft-pull figures read.
@@ -499,7 +499,7 @@ def extract(
 
 
 def _clip_groups(clip_rows: list[tuple], rows: list[tuple]) -> tuple[np.ndarray, list[str]]:
-    """Each clip's relationship group (the splits' rule, ``releases.groups``), as an index into the group names."""
+    """Each clip's relationship group (the splits' rule, ``annotation.groups``), as an index into the group names."""
     row_count = Counter(r[1] for r in rows)
     infos = [
         ClipInfo(sample_id, scenario, row_count[pk], tuple(participants or ()))

@@ -30,11 +30,9 @@ from __future__ import annotations
 from django.db.models import (
     Case,
     CharField,
-    Exists,
     Expression,
     F,
     FilteredRelation,
-    OuterRef,
     Q,
     QuerySet,
     Value,
@@ -42,7 +40,6 @@ from django.db.models import (
 )
 
 from ..models import (
-    Assignment,
     AssignmentPurpose,
     AssignmentState,
     Clip,
@@ -138,15 +135,6 @@ def with_left_out(
         **{f"{ASSIGNMENT}__purpose": AssignmentPurpose.PRODUCTION}
     )
     return revisions.annotate(**{ASSIGNMENT: own_assignment}).filter(production).annotate(**{LEFT_OUT_FIELD: reason})
-
-
-def production_revisions(revisions: QuerySet[Revision]) -> QuerySet[Revision]:
-    """``revisions`` without those of a qualification round or a known-answer check (the annotator's record),
-    for readers that count every revision, coded or not (a release's guidance counts)."""
-    record = Assignment.every.filter(clip_id=OuterRef("row__clip_id"), annotator_id=OuterRef("annotator_id")).exclude(
-        purpose=AssignmentPurpose.PRODUCTION
-    )
-    return revisions.exclude(Exists(record))
 
 
 def coded_revisions(clips: QuerySet[Clip], work_scope: str = DEFAULT_WORK_SCOPE) -> QuerySet[Revision]:

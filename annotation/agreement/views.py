@@ -2,7 +2,9 @@
 
 Thin: where the report stands comes from ``services.ensure_report`` (never
 computed in the request: it starts a job, ``Compute.AS_JOB``); this module only picks the
-slice to show and shapes it for the template. The plots are images of their
+slice to show and shapes it for the template (``report_context``). The page's view is
+``meaning.agreement_views.dashboard``: the page shows each free-text figure's validity, which is meaning's,
+and meaning reads agreement, never the reverse. The plots are images of their
 own (``plot``), drawn when the browser asks for them and cached.
 """
 
@@ -13,16 +15,15 @@ import hashlib
 from django.contrib.auth.decorators import login_required
 from django.core.cache import cache
 from django.http import Http404, HttpResponse, HttpResponseBadRequest
-from django.shortcuts import redirect, render
 from django.utils.cache import patch_cache_control
-from django.views.decorators.http import require_GET, require_http_methods
+from django.views.decorators.http import require_GET
 
 from .. import selectors
 from ..codebook import selectors as codebook
 from ..models import AgreementReport
-from ..releases.human_work import anchoring_facts
 from . import plots, services
 from .attention import attention
+from .draft_pull import anchoring_facts
 from .scope import LEFT_OUT, WORK_SCOPES
 
 MODE_NAMES = {
@@ -121,29 +122,9 @@ def _left_out(entry: dict) -> list[dict]:
     ]
 
 
-@login_required
-@require_http_methods(["GET", "POST"])
-def dashboard(request, slug: str):
-    project = lead_project(request, slug)
-    query = request.POST if request.method == "POST" else request.GET
-    try:
-        params = services.Params.from_query(query, project.work_scope)
-    except ValueError as exc:
-        return render(request, "agreement/dashboard.html", {"project": project, "error": str(exc)}, status=400)
-    if request.method == "POST":  # "compute again" after a failed job
-        kind = services.TEXTS if request.POST.get("report") == "texts" else services.LABELS
-        services.ensure_report(
-            project, params, user=request.user, retry=True, kind=kind, compute=services.Compute.AS_JOB
-        )
-        return redirect(f"{request.path}?{params.query()}")
-
-    # Both reports read the same data: its digest is taken once for the two fingerprints.
-    data = services.data_digest(project, params)
-    # Never computed in the request: a job computes a missing or stale report while the page shows the last one.
-    state = services.ensure_report(project, params, user=request.user, data=data, compute=services.Compute.AS_JOB)
-    texts_state = services.ensure_report(
-        project, params, user=request.user, kind=services.TEXTS, data=data, compute=services.Compute.AS_JOB
-    )
+def report_context(project, params: services.Params, state: services.ReportState, wanted: str) -> dict:
+    """The agreement page's context but its free-text section (``meaning.agreement_views``, the page's view, adds
+    that section with each figure's validity): the scopes, and the labels report's slice ``wanted``, shaped."""
     context = {
         "project": project,
         "params": params,
@@ -153,12 +134,10 @@ def dashboard(request, slug: str):
         "scope_label": WORK_SCOPES[params.work_scope][0],
         "scope_rule": WORK_SCOPES[params.work_scope][1],
         "computing": state.status in ("queued", "running"),
-        "texts": _texts(texts_state, request.GET.get("slice") or "all/all", project),
     }
     if state.report is not None:
         report = state.report.report
         slices = [{"key": s["key"], "name": slice_name(s), "empty": s["empty"]} for s in report["slices"]]
-        wanted = request.GET.get("slice") or "all/all"
         entry = next((s for s in report["slices"] if s["key"] == wanted), report["slices"][0])
         context.update(
             report=report,
@@ -181,38 +160,7 @@ def dashboard(request, slug: str):
                 confused=confused,
                 by_modality=_by_modality(report, entry),
             )
-    return render(request, "agreement/dashboard.html", context)
-
-
-def _texts(state: services.ReportState, wanted: str, project) -> dict:
-    """The free-text section: where its report stands, and its table for the slice shown, each field's figure
-    with its measure's validity (``meaning.selectors.with_validity``: the page, the API and releases read it)."""
-    from ..meaning.selectors import with_validity
-
-    out = {"state": state, "computing": state.status in ("queued", "running"), "stored": state.report}
-    if state.report is None:
-        return out
-    report = with_validity(state.report.report, project)
-    meaning = report["meaning"]
-    by_field = {s["field"]: s for s in report["summary"]}
-    verdicts = {by_field[f["key"]]["validity"]["verdict"] for f in report["fields"] if f["key"] in by_field}
-    out["meaning"] = meaning
-    out["all_validated"] = bool(verdicts) and verdicts == {"validated"}
-    out["some_validated"] = "validated" in verdicts
-    entry = next((s for s in report["slices"] if s["key"] == wanted), report["slices"][0])
-    out.update(report=report, entry=entry)
-    if not entry["empty"]:
-        out["rows"] = [
-            {
-                "field": f,
-                **entry["fields"][f["key"]],
-                "llm_pairs": [p for p in entry["fields"][f["key"]]["pairs"] if report["llm_coder"] in p["pair"]],
-                "validity": meaning["fields"][f["key"]]["embedding"],
-                "judge": (by_field.get(f["key"]) or {}).get("measures", {}).get("judge"),
-            }
-            for f in report["fields"]
-        ]
-    return out
+    return context
 
 
 @login_required

@@ -1,9 +1,10 @@
-"""Assignment: which annotator codes which clip, and the revisions an assignment starts with.
+"""Assignment: which annotator codes which clip, planned in bulk.
 
-``starting`` creates one assignment and its revisions (and hands one to another annotator); ``services`` plans
-and writes assignments in bulk under the study design and the qualification rules; ``selectors`` reads who may be
-assigned and how far each annotator is; ``views``, ``api``, ``forms`` and ``urls`` are the lead's assign page and
-endpoints.
+``annotation.starting`` (the shared core: the record's rounds and adjudication start assignments too) creates one
+assignment and its revisions (and hands one to another annotator), and ``annotation.selectors.annotators`` says who
+may be assigned; here ``services`` plans and writes assignments in bulk under the study design and the
+qualification rules (it asks ``record`` who is qualified); ``selectors`` reads how far each annotator is;
+``views``, ``api``, ``forms`` and ``urls`` are the lead's assign page and endpoints.
 
 
 An assignment gives one annotator their own revision of every row of a clip:

@@ -11,11 +11,12 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from .. import selectors as scoped
+from .. import starting
 from ..api.permissions import lead_only
 from ..api.responses import refused
 from ..models import Assignment
 from ..services import ServiceError
-from . import selectors, services, starting
+from . import selectors, services
 
 IsLead = lead_only("only leads and admins may adjudicate or assign clips")
 
@@ -92,7 +93,7 @@ class ProjectAssignments(APIView):
         d = data.validated_data
         users = None
         if d.get("annotators"):
-            users = list(selectors.annotators(project).filter(username__in=d["annotators"]))
+            users = list(scoped.annotators(project).filter(username__in=d["annotators"]))
             missing = sorted(set(d["annotators"]) - {u.username for u in users})
             if missing:
                 return Response(
@@ -163,7 +164,7 @@ class Reassign(APIView):
         )
         data = ReassignSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        user = selectors.annotators().filter(username=data.validated_data["annotator"]).first()
+        user = scoped.annotators().filter(username=data.validated_data["annotator"]).first()
         if user is None:
             return Response(
                 {"detail": f"{data.validated_data['annotator']!r} is not an active annotator"},

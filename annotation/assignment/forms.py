@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django import forms
 
-from . import selectors as assigning
+from ..selectors import annotators
 
 
 class AssignForm(forms.Form):
@@ -17,7 +17,7 @@ class AssignForm(forms.Form):
 
     per_clip = forms.IntegerField(label="Annotators per clip", min_value=1, max_value=50)
     annotators = forms.ModelMultipleChoiceField(
-        queryset=assigning.annotators(),
+        queryset=annotators(),
         required=False,
         widget=forms.CheckboxSelectMultiple,
         help_text="None ticked: every active annotator.",
@@ -78,5 +78,5 @@ class AssignForm(forms.Form):
 
 
 class ReassignForm(forms.Form):
-    annotator = forms.ModelChoiceField(queryset=assigning.annotators(), to_field_name="username")
+    annotator = forms.ModelChoiceField(queryset=annotators(), to_field_name="username")
     discard_edits = forms.BooleanField(required=False, label="Throw away the previous annotator's edits")

@@ -1,8 +1,7 @@
-"""Reads of the assignment step: who may be assigned, and how far each annotator is."""
+"""Reads of the assignment step: how far each annotator is (who may be assigned is ``selectors.annotators``)."""
 
 from __future__ import annotations
 
-from django.contrib.auth import get_user_model
 from django.db.models import Count, Q
 
 from ..models import (
@@ -12,11 +11,6 @@ from ..models import (
     Revision,
     RevisionStatus,
 )
-from ..roles import ANNOTATOR
-
-
-def annotators(project: Project | None = None):
-    return get_user_model().objects.filter(groups__name=ANNOTATOR, is_active=True).order_by("username")
 
 
 def annotator_progress(project: Project) -> list[dict]:

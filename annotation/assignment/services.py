@@ -19,9 +19,9 @@ from ..models import (
     ClipState,
     Project,
 )
+from ..selectors import annotators
 from ..services import ServiceError
-from .selectors import annotators
-from .starting import start_assignment
+from ..starting import start_assignment
 
 ASSIGNABLE_STATES = {ClipState.PREANNOTATED, ClipState.IN_REVIEW, ClipState.IMPORTED}
 

@@ -11,9 +11,10 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from .. import selectors as scoped
+from .. import starting
 from ..models import Assignment, ClipState
 from ..services import ServiceError
-from . import selectors, services, starting
+from . import selectors, services
 from .forms import AssignForm, ReassignForm
 
 LEADS_ONLY = "Only leads and admins assign clips."
@@ -64,7 +65,7 @@ def project_assignments(request, slug):
         "ticked": form.ticked("clips"),
         "ticked_calibration": form.ticked("calibration_clips"),
         "progress": selectors.annotator_progress(project),
-        "annotators": list(selectors.annotators(project)),
+        "annotators": list(scoped.annotators(project)),
         # The record dashboard's "reassign their clips" opens the list filtered to one coder.
         "coder": request.GET.get("coder", ""),
     }

@@ -13,8 +13,8 @@ from urllib.parse import urlencode
 from django.urls import reverse
 
 from ..addressees import names_in
-from ..agreement.scope import production_revisions
 from ..models import Gold, GuidanceVersion, Project, Revision
+from ..selectors import production_revisions
 from ..taxonomy import NONE, SCENARIOS, load_taxonomy
 from .fields import (
     ALL_SCENARIOS,

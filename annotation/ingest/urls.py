@@ -10,7 +10,8 @@ web_urlpatterns = [  # pages, mounted at /
     path("projects/<slug:slug>/clips/<int:clip_id>/speakers/", views.speaker_map, name="ingest-speakers"),
 ]
 api_urlpatterns = [  # endpoints, mounted at /api/v1/
-    # POST /projects/<slug>/clips/ (ingest) is routed in annotation/api/urls.py, which owns that path.
+    # GET lists the clips the caller may see (api.views.ProjectClipList); POST (leads) ingests transcripts.
+    path("projects/<slug:slug>/clips/", api.ProjectClipsView.as_view(), name="project-clips"),
     path(
         "projects/<slug:slug>/clips/<int:clip_id>/speaker-map/",
         api.ClipSpeakerMapView.as_view(),

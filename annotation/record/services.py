@@ -14,7 +14,6 @@ from django.db.models import Count, F
 from django.utils import timezone
 
 from .. import jobs
-from ..assignment.starting import empty_content, start_assignment
 from ..models import (
     Assignment,
     AssignmentMode,
@@ -29,6 +28,7 @@ from ..models import (
     RevisionStatus,
 )
 from ..services import ServiceError, closed_to
+from ..starting import empty_content, start_assignment
 from ..taxonomy import SCENARIOS
 from ..workspace.services import submit_assignment
 from . import free_text, scoring, selectors

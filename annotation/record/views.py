@@ -12,8 +12,8 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from .. import selectors as scoped
-from ..assignment.selectors import annotators
 from ..roles import is_lead
+from ..selectors import annotators
 from ..services import ServiceError
 from ..taxonomy import SCENARIOS
 from . import dashboard, dashboard_texts, free_text, scoring, selectors, services

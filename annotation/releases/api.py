@@ -28,10 +28,10 @@ from rest_framework.views import APIView
 from tasks.profiles import DEFAULT_PROFILE, PROFILES
 
 from ..api.permissions import lead_only
+from ..groups import GroupMapError, read_group_map
 from . import selectors, services
 from .diff import Snapshot, diff_releases
 from .freeze import FreezeError
-from .groups import GroupMapError, read_group_map
 from .manifest import verify
 from .preview import preview_freeze
 from .splits import SplitError

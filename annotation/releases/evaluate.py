@@ -32,8 +32,8 @@ from tasks.predictions import PredictionSet, read_predictions
 from tasks.profiles import recorded_profile
 from tasks.rules import ALL_TASKS, PREDICTION_FIELDS, TITLES
 
+from ..groups import path_group
 from ..taxonomy import SCENARIOS
-from .groups import path_group
 from .manifest import read_manifest, sha256
 from .splits import SPLITS
 

@@ -10,20 +10,11 @@ from __future__ import annotations
 
 from ..adjudication.fields import FIELD_TITLES
 from ..adjudication.gold_sources import DRAFT_COUNTS, SOURCES, WORDS
-from ..agreement.fields import MEASURES_BY_KEY
+from ..agreement.draft_pull import anchoring_facts
 from .stats import ALL
 
 # A drafting-model score this far above the strongest trivial rule (on the headline metric's range) is "far above".
 FAR_ABOVE = 0.2
-# The anchoring-effect measures a reader is shown first (every measure is in agreement.json).
-HEADLINE_MEASURES = (
-    "utterance_type",
-    "relation_pattern",
-    "relation_pattern_presence",
-    "strategy_type",
-    "target",
-    "emotion_intensity",
-)
 
 
 def gold_sources_facts(stats: dict) -> dict | None:
@@ -50,41 +41,6 @@ def gold_sources_facts(stats: dict) -> dict | None:
             {"field": name, "title": FIELD_TITLES[name], "values": entry["values"], "rows": rows(entry)}
             for name, entry in recorded["fields"].items()
         ],
-    }
-
-
-def anchoring_facts(agreement: dict) -> dict | None:
-    """The anchoring effect as the report gives it, for the headline measures first; None without a report."""
-    report = (agreement or {}).get("report") or {}
-    pull = report.get("draft_pull")
-    if not pull:
-        return None
-    anchoring = pull["anchoring"]
-    order = [k for k in HEADLINE_MEASURES if k in anchoring["measures"]] + [
-        k for k in anchoring["measures"] if k not in HEADLINE_MEASURES
-    ]
-    measures = []
-    for key in order:
-        entry = anchoring["measures"][key]
-        measures.append(
-            {
-                "key": key,
-                "label": MEASURES_BY_KEY[key].label if key in MEASURES_BY_KEY else key,
-                "headline": key in HEADLINE_MEASURES,
-                "anchored": entry["anchored"],
-                "from_empty": entry["from_empty"],
-                "human_human": entry["human_human"],
-                "human_draft": entry["human_draft"],
-            }
-        )
-    return {
-        "measurable": anchoring["measurable"],
-        "reason": anchoring["reason"],
-        "groups": anchoring["groups"],
-        "resamples": anchoring["resamples"],
-        "measures": measures,
-        "confirming": pull.get("confirming"),
-        "method": pull.get("method"),
     }
 
 

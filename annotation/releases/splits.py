@@ -22,7 +22,7 @@ import json
 from collections import defaultdict
 from dataclasses import dataclass
 
-from .groups import ClipInfo, Group, relationship_groups
+from ..groups import ClipInfo, Group, relationship_groups
 
 __all__ = [
     "SPLITS",

@@ -26,11 +26,11 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from tasks.profiles import DEFAULT_PROFILE, PROFILES
 from tasks.rules import ALL_TASKS, TITLES
 
+from ..groups import GroupMapError, dump_group_map, read_group_map
 from . import selectors, services
 from .archive import archive_name, write_zip
 from .diff import Snapshot, diff_releases
 from .freeze import FreezeError, check_version
-from .groups import GroupMapError, dump_group_map, read_group_map
 from .manifest import sha256, verify
 from .preview import preview_freeze
 from .readme_html import readme_html

@@ -9,7 +9,7 @@ import random
 from collections import Counter
 from dataclasses import dataclass
 
-from ..releases.groups import path_group
+from ..groups import path_group
 from ..schema import ANNOTATION_KEYS, CLIP_KEYS, CONVENTION_ROW_KEYS, RELATION_KEYS, check_clip
 from ..taxonomy import THERAPIST, Taxonomy, load_taxonomy
 from .shape import (

@@ -215,9 +215,9 @@ def test_uncoded_work_is_greyed_no_split_field_is_suggested_and_the_draft_needs_
 ):
     """Two coders submitted and split on row 1; a third never opened the clip. The lead sees the third as "not
     coded yet", no suggestion on the split field, and takes the draft's value only with a reason."""
-    from annotation.assignment.starting import start_assignment
     from annotation.models import Revision
     from annotation.releases.freeze import freeze
+    from annotation.starting import start_assignment
     from annotation.study.services import update_design
 
     from .conftest import SCREENSHOTS

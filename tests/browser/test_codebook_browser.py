@@ -10,9 +10,9 @@ import pytest
 from django.core.management import call_command
 from playwright.sync_api import expect
 
-from annotation.assignment.starting import start_assignment
 from annotation.codebook.services import write_guidance
 from annotation.models import Draft, GuidanceVersion, Revision
+from annotation.starting import start_assignment
 from annotation.taxonomy import load_taxonomy
 
 from ..builders.codebook import build

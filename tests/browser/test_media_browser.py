@@ -13,9 +13,9 @@ import pytest
 from django.core.files.base import ContentFile
 from playwright.sync_api import expect
 
-from annotation.assignment.starting import start_assignment
 from annotation.models import AnnotatorSettings
 from annotation.rescue_format.importer import import_rescue
+from annotation.starting import start_assignment
 
 from ..builders.documents import client_row, couple_clip, therapist_row
 from .conftest import screenshot

@@ -10,9 +10,9 @@ import re
 
 import pytest
 
-from annotation.assignment.starting import start_assignment
 from annotation.models import Assignment, AssignmentMode, Job, Revision
 from annotation.rescue_format.importer import import_rescue
+from annotation.starting import start_assignment
 
 from ..builders.documents import couple_clip
 from ..builders.pages import RAW_NAMES

@@ -8,7 +8,7 @@ import pytest
 from playwright.sync_api import Error as PlaywrightError
 
 from annotation.agreement import services as agreement
-from annotation.assignment.starting import start_assignment
+from annotation.starting import start_assignment
 from annotation.synthetic import generate
 
 from .conftest import screenshot

@@ -8,9 +8,9 @@ import json
 
 import pytest
 
-from annotation.assignment.starting import start_assignment
 from annotation.models import AssignmentMode
 from annotation.rescue_format.importer import import_rescue
+from annotation.starting import start_assignment
 
 from ..builders.documents import couple_clip
 from .conftest import screenshot

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from annotation.assignment.starting import start_assignment
+from annotation.starting import start_assignment
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.browser]
 

@@ -6,9 +6,9 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from annotation.assignment.starting import start_assignment
 from annotation.models import Assignment, ClipState, Revision, RevisionStatus
 from annotation.rescue_format.importer import import_rescue
+from annotation.starting import start_assignment
 from annotation.workspace.services import save_revision, submit_assignment
 
 from ..builders.documents import couple_clip, family_clip

@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 import uuid
 
-from annotation.assignment.starting import start_assignment
 from annotation.models import Assignment, Revision
 from annotation.rescue_format.importer import import_rescue
+from annotation.starting import start_assignment
 from annotation.workspace.services import save_revision, submit_assignment
 
 from .documents import couple_clip

@@ -5,9 +5,9 @@ from django.core.management.base import CommandError
 
 from tasks.profiles import DEFAULT_PROFILE, PROFILES
 
+from ...groups import GroupMapError, read_group_map
 from ...models import Release
 from ...releases.freeze import FreezeError, freeze, reproduce
-from ...releases.groups import GroupMapError, read_group_map
 from ...releases.manifest import ReleaseDirExists
 from ...releases.preview import preview_freeze
 from ...releases.splits import SplitError

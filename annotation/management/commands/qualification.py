@@ -13,9 +13,9 @@ manage.py qualification PROJECT --known-answer 0.1
 from django.contrib.auth import get_user_model
 from django.core.management.base import CommandError
 
-from ...assignment.selectors import annotators
 from ...record import selectors, services
 from ...record.models import DecisionKind, QualificationRule
+from ...selectors import annotators
 from ...services import ServiceError
 from ...taxonomy import SCENARIOS
 from ._base import AuditedCommand

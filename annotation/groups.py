@@ -68,7 +68,7 @@ def read_group_map(text: str) -> dict[str, str]:
     if not stripped:
         return {}
     if stripped.startswith("{"):
-        from ..api import parsers as bounded_json  # here, not at the top: models import this module
+        from .api import parsers as bounded_json  # here, not at the top: models import this module
 
         try:
             value = bounded_json.loads(stripped)

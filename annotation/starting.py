@@ -6,7 +6,7 @@ from __future__ import annotations
 from django.db import transaction
 from simple_history.utils import bulk_create_with_history
 
-from ..models import (
+from .models import (
     Assignment,
     AssignmentMode,
     AssignmentPurpose,
@@ -16,8 +16,8 @@ from ..models import (
     Revision,
     RevisionStatus,
 )
-from ..schema import CONVENTION_ROW_KEYS, SKELETON_KEYS, THERAPIST, RowAnnotation
-from ..services import ServiceError, transition
+from .schema import CONVENTION_ROW_KEYS, SKELETON_KEYS, THERAPIST, RowAnnotation
+from .services import ServiceError, transition
 
 CONVENTION_ANNOTATION_KEYS = tuple(k for k in CONVENTION_ROW_KEYS if k not in SKELETON_KEYS)
 
