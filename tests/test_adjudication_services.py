@@ -201,6 +201,71 @@ def test_gold_accepted_within_a_threshold_records_the_guidance_in_force(clip, le
     assert gold_of(clip, 3).guidance_version_id == version.pk
 
 
+def test_accepting_agreeing_rows_counts_only_submitted_coders_and_waits_for_the_required_number(
+    project, tmp_path, annotator, other_annotator, lead
+):
+    """Three coders assigned; ann3 never opens the clip (their revisions stay untouched copies of the draft, never
+    submitted). Their copy never makes a row agreeing and is never the value taken; rows are accepted only on the
+    submitted coders' agreement, and the readiness setting refuses the bulk accept until enough have submitted."""
+    import json
+
+    from annotation.assignment.starting import start_assignment
+    from annotation.rescue_format.importer import import_rescue
+    from annotation.services import create_user
+    from annotation.study.services import update_design
+
+    from .builders.documents import couple_clip
+
+    third = create_user("ann3", "annotator", password="ann-pass-789")[0]
+    path = tmp_path / "clip.jsonl"
+    path.write_text(json.dumps(couple_clip()) + "\n", encoding="utf-8")
+    import_rescue(path, project, as_source="draft")
+    clip = project.clips.get()
+    for user in (annotator, other_annotator, third):
+        start_assignment(clip, user)
+    draft_type = state_of(clip, 1).draft.content["utterance_type"]
+    assert draft_type != "request"
+    edits = {"ann1": {1: {"utterance_type": "request"}, 2: {"tone_of_voice": "calm"}}}
+    edits["ann2"] = {1: {"utterance_type": "request"}, 2: {"tone_of_voice": "warm"}}
+
+    def code_and_submit(user):
+        for revision in Revision.objects.filter(row__clip=clip, annotator=user).select_related("row"):
+            content = {**revision.content, **edits[user.username].get(revision.row.row_index, {})}
+            save_revision(revision.pk, user, content, revision.version, reviewed=True)
+        submit_assignment(Assignment.objects.get(clip=clip, annotator=user), user)
+
+    # One coder submitted and the project needs one: row 3 is ann1's draft value, and the two untouched copies
+    # hold the same value, yet one coder's work alone is never "agreeing" (counting the copies would make it so).
+    code_and_submit(annotator)
+    update_design(project, lead, adjudication_min_coders=1)
+    clip.refresh_from_db()
+    assert list(state_of(clip, 3).revisions) == ["ann1"] and sorted(state_of(clip, 3).uncoded) == ["ann2", "ann3"]
+    assert services.accept_agreeing(clip, lead, 0.8).accepted == []
+    assert not Gold.objects.filter(row__clip=clip).exists()
+
+    # Two submitted, the project needs every assigned coder (three): the bulk accept is refused, nothing written.
+    code_and_submit(other_annotator)
+    update_design(project, lead, adjudication_min_coders=None)
+    clip.refresh_from_db()
+    with pytest.raises(
+        ServiceError, match="cannot be adjudicated yet: 2 of 3 required coders submitted; waiting for 1 more \\(ann3\\)"
+    ):
+        services.accept_agreeing(clip, lead, 0.8)
+    assert not Gold.objects.filter(row__clip=clip).exists()
+
+    # Two required: ann1 and ann2 agree on rows 1 and 3 (row 1 against ann3's untouched draft value), split on row 2.
+    update_design(project, lead, adjudication_min_coders=2)
+    clip.refresh_from_db()
+    result = services.accept_agreeing(clip, lead, 0.8)
+    assert result.accepted == [1, 3] and result.near == [] and not result.invalid
+    gold = gold_of(clip, 1)
+    assert gold.content["utterance_type"] == "request" != draft_type
+    for row_gold in Gold.objects.filter(row__clip=clip):
+        assert {d["source"] for d in row_gold.decisions.values()} == {"unanimous"}
+        assert all("ann3" not in d["same_as"] for d in row_gold.decisions.values())
+    assert not Gold.objects.filter(row__clip=clip, row__row_index=2).exists()
+
+
 def test_targets_ticked_in_another_order_agree_within_a_threshold_too():
     from annotation.adjudication.disagreement import near_agreement
 

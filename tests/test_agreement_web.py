@@ -169,6 +169,37 @@ class TestLeads:
             shown = {row.attrs["data-coder"]: int(row.cell("rows")) for row in rows}
             assert shown == {a.username: 4, b.username: 4, "team": 8}
 
+    def test_the_relation_pattern_presence_row_shows_the_stored_alpha_and_the_api_gives_the_same(
+        self, client, lead, project
+    ):
+        from .builders.agreement import client_content, report_slice
+
+        # Three coders, six rows: where one coder marked a pattern ("" is "no clear pattern", also marked) and the
+        # others left it unset, the presence measure counts the row; null never goes missing here.
+        P, N = "pursue_withdraw", None
+        table = [[P, P, N, "", N, P], [P, N, N, "", N, N], [P, N, "", N, N, P]]
+        coders = annotators("pres", 3)
+        contents = {c: [client_content(relation_pattern=v) for v in row] for c, row in zip(coders, table)}
+        make_clip(project, "pres/001", contents, state=SUBMITTED)
+        stored = services.ensure_report(project, services.Params(), compute=services.Compute.IN_PROCESS).report
+        figure = report_slice(stored.report)["measures"]["relation_pattern_presence"]["humans"]
+        assert figure["defined"] and figure["units"] == 6 and 0 < abs(figure["alpha"]) < 1
+
+        client.force_login(lead)
+        page = parse_page(client.get(f"/projects/{project.slug}/agreement/").content.decode())
+        table_rows = [
+            tr
+            for tr in page.by_id("section-fields").find_all("tr")
+            if tr.find("th") is not None and tr.find("th").text().startswith("Relation pattern marked here or not")
+        ]
+        assert len(table_rows) == 1
+        assert table_rows[0].cell("alpha") == f"{figure['alpha']:.3f}"
+
+        body = client.get(f"/api/v1/projects/{project.slug}/agreement/").json()
+        assert body["status"] == "ready"
+        api_figure = report_slice(body["report"])["measures"]["relation_pattern_presence"]["humans"]
+        assert api_figure["alpha"] == figure["alpha"] and api_figure["ci95"] == figure["ci95"]
+
     def test_api_returns_the_report_and_validates_parameters(self, client, lead, project):
         _small_project(project)
         client.force_login(lead)

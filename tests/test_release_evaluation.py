@@ -155,3 +155,89 @@ def test_the_card_names_each_tasks_strongest_trivial_rule_beside_its_primary_met
         "Intervals and tests resample relationship groups" in card
         and "fewer than 10: its results come without intervals" in card
     )
+
+
+@pytest.fixture
+def release_of_sixty(project, tmp_path):
+    """60 synthetic clips, frozen: the train split holds 10 relationship groups (enough for an interval), the test
+    split 3 (too few: the card states no interval there)."""
+    generate(project, clips=60, annotators=2, seed=3)
+    out = tmp_path / "r60"
+    freeze(project, version="1.0.0", seed=1, out_dir=out)
+    return out
+
+
+def test_the_drafting_models_interval_and_paired_test_against_the_strongest_rule_are_a_direct_bootstrap(
+    release_of_sixty,
+):
+    """STP: the drafting model's MRR, its 95% interval and the paired bootstrap against the strongest trivial rule
+    in stats.json are what resampling whole relationship groups of the files gives (the draws done here, the
+    instances of each drawn group concatenated); the card's test-split row states the same score and difference."""
+    import numpy as np
+
+    from annotation.releases.stats import BASELINE_RESAMPLES, BASELINE_SEED
+
+    from .builders.card import section, table
+
+    release = release_of_sixty
+    stats = json.loads((release / "stats.json").read_text())
+    groups = {c["sample_id"]: c["group"] for c in json.loads((release / "manifest.json").read_text())["clips"]}
+    answers = {
+        line["id"]: line["target_top3"] for line in read_jsonl(release / "predictions" / "drafting_model" / "stp.jsonl")
+    }
+    rules = {
+        "last_client": last_client,
+        "group_label": lambda i: [c for c in i["candidates"] if c not in i["participants"]] + i["participants"],
+    }
+
+    def rr(gold, ranking) -> float:
+        return 1 / (ranking.index(gold) + 1) if gold in ranking[:3] else 0.0
+
+    drafting = stats["drafting_model"]["tasks"]["stp"]
+    assert drafting["headline_metric"] == "mrr"
+    for split in ("train", "test"):
+        items = read_jsonl(release / "tasks" / "stp" / f"{split}.jsonl")
+        cell = drafting["splits"][split]["all"]
+        best = stats["baselines"]["stp"]["splits"][split]["all"]["best_rule"]
+        draft_rr = [rr(i["gold"], answers.get(i["id"]) or []) for i in items]  # no answer: scored as wrong
+        rule_rr = [rr(i["gold"], rules[best](i)) for i in items]
+        assert cell["scores"]["mrr"] == approx(sum(draft_rr) / len(items), abs=5e-5), split
+        assert cell["against_best_rule"]["rule"] == best
+        assert cell["against_best_rule"]["difference"] == approx((sum(draft_rr) - sum(rule_rr)) / len(items), abs=5e-5)
+        order = list(dict.fromkeys(groups[i["clip_id"]] for i in items))
+        assert cell["groups"] == len(order)
+        if split == "test":
+            continue
+        assert len(order) >= 10, "the train split has enough groups for an interval"
+        members = {g: [k for k, i in enumerate(items) if groups[i["clip_id"]] == g] for g in order}
+        draws = np.random.default_rng(BASELINE_SEED).integers(0, len(order), size=(BASELINE_RESAMPLES, len(order)))
+        scores, diffs = [], []
+        for row in draws:
+            drawn = [k for g in row for k in members[order[g]]]
+            scores.append(sum(draft_rr[k] for k in drawn) / len(drawn))
+            diffs.append(sum(draft_rr[k] - rule_rr[k] for k in drawn) / len(drawn))
+        low, high = np.percentile(scores, [2.5, 97.5])
+        assert (cell["interval"]["ci_low"], cell["interval"]["ci_high"]) == (
+            approx(low, abs=5e-5),
+            approx(high, abs=5e-5),
+        )
+        d_low, d_high = np.percentile(diffs, [2.5, 97.5])
+        against = cell["against_best_rule"]
+        assert (against["ci_low"], against["ci_high"]) == (approx(d_low, abs=5e-5), approx(d_high, abs=5e-5))
+        diffs = np.array(diffs)
+        far = min(int(np.sum(diffs <= 0)), int(np.sum(diffs >= 0)))
+        p = f"p < {1 / (BASELINE_RESAMPLES + 1):.2g}" if far == 0 else f"p = {2 * far / BASELINE_RESAMPLES:.4f}"
+        assert against["p"] == p
+
+    # The card: the test split, 3 groups, so a score and a difference with neither interval nor p-value.
+    test = drafting["splits"]["test"]["all"]
+    row = next(
+        line
+        for line in table(section((release / "README.md").read_text(), "### The drafting model as a baseline"))
+        if line["task"] == "stp"
+    )
+    assert row["drafting model"] == f"{test['scores']['mrr']:.3f}" and row["95% interval"] == "no interval"
+    assert (
+        row["difference"].split(" ")[0] == f"{test['against_best_rule']['difference']:.3f}"
+        and "(p " not in row["difference"]
+    )

@@ -75,6 +75,43 @@ def test_the_same_seed_reserves_the_same_clips(tmp_path, team, lead):
     assert chosen[0] == chosen[1] and len(chosen[0]) == 2
 
 
+def test_a_realistic_assignment_reserves_the_share_in_whole_clips_the_same_for_every_annotator(tmp_path, team, lead):
+    """20 clips (15 couples, 5 families) x 3 annotators at the default 20%, in two projects with the same seed.
+
+    What the design promises (``annotation.assignment``): the share is of clips, per scenario; a reserved clip is
+    reserved whole (every coder of it codes from empty), so with every annotator on every clip each one codes
+    exactly the reserved clips from empty: the same share for each. Each assignment records the mode's reason
+    (share and seed), and the same seed over the same clips chooses the same clips."""
+    from annotation.services import create_project
+
+    chosen = []
+    for name in ("first", "again"):
+        project = create_project(f"study-{name}")
+        assert float(project.from_empty_share) == 0.2
+        folder = tmp_path / name
+        folder.mkdir()
+        import_clips(project, folder, couples=15, families=5)
+        plan = assign_clips(project, users=team, seed=2024, actor=lead)
+        assignments = list(Assignment.objects.filter(clip__project=project).select_related("clip", "annotator"))
+        assert len(assignments) == 60 and len(plan.created) == 60
+        by_clip: dict[str, set[str]] = {}
+        for a in assignments:
+            by_clip.setdefault(a.clip.sample_id, set()).add(a.mode)
+            assert a.design == {"by": "design", "share": 0.2, "seed": 2024}
+        assert all(len(modes) == 1 for modes in by_clip.values()), "a clip's coders share one mode"
+        reserved = {s for s, modes in by_clip.items() if modes == {AssignmentMode.FROM_EMPTY}}
+        # Hand count: 20% of 15 couple clips is 3, of 5 family clips 1; 4 of 20 clips, 12 of 60 assignments.
+        assert sum(s.startswith("couple") for s in reserved) == 3
+        assert sum(s.startswith("family") for s in reserved) == 1
+        assert plan.from_empty == 12 and "12 of them start empty" in plan.summary
+        per_annotator = {u.username: 0 for u in team}
+        for a in assignments:
+            per_annotator[a.annotator.username] += a.mode == AssignmentMode.FROM_EMPTY
+        assert per_annotator == {"ann1": 4, "ann2": 4, "ann3": 4}
+        chosen.append(reserved)
+    assert chosen[0] == chosen[1]
+
+
 def test_assigning_in_batches_keeps_the_share(project, tmp_path, team, lead):
     import_clips(project, tmp_path, couples=10)
     ids = sorted(project.clips.values_list("sample_id", flat=True))
