@@ -209,9 +209,9 @@ def test_accepting_agreeing_rows_counts_only_submitted_coders_and_waits_for_the_
     submitted coders' agreement, and the readiness setting refuses the bulk accept until enough have submitted."""
     import json
 
-    from annotation.assignment.starting import start_assignment
     from annotation.rescue_format.importer import import_rescue
     from annotation.services import create_user
+    from annotation.starting import start_assignment
     from annotation.study.services import update_design
 
     from .builders.documents import couple_clip
