@@ -1,7 +1,8 @@
 """People's words and the rest of the list (issue 25, points 6 and 7) at 1440×900 and 1280×800: the release page
-spells each task out with its short code beside; the pages a lead and an annotator use show no raw state name and no
-command flag; the nav's API link (clicked with the mouse) answers with the API docs; the guide writes each guidance
-out once per label pair. One page load per page, both sizes read on it."""
+spells each task out with its short code beside and links the zip, card and Croissant file on its first screen;
+the pages a lead and an annotator use show no raw state name and no command flag; the nav's API link (clicked with
+the mouse) answers with the API docs; the guide writes each guidance out once per label pair. One page load per
+page, both sizes read on it."""
 
 from __future__ import annotations
 
@@ -82,6 +83,21 @@ def test_pages_speak_in_words_and_spell_tasks_out_at_both_sizes(login, live_serv
             assert title == TITLES[code], f"{code} is called {title!r}, not {TITLES[code]!r}"
             codes.append(code)
     assert {"itp", "rpp", "stp", "ssp", "er", "vp"} <= set(codes)
+    # The zip, the card and the Croissant file are linked on the first screen at both sizes (test_pages_fit_browser
+    # fetches the card and the Croissant file; the zip is fetched here).
+    downloads = [
+        page.get_by_role("link", name="Download zip"),
+        page.locator("#card-file"),
+        page.locator("#croissant-file"),
+    ]
+    for width, height in SIZES:
+        page.set_viewport_size({"width": width, "height": height})
+        page.mouse.wheel(0, -100_000)
+        for link in downloads:
+            box = link.bounding_box()
+            assert box and box["x"] + box["width"] <= width and box["y"] + box["height"] <= height, (width, box)
+    answer = page.request.get(live_server.url + downloads[0].get_attribute("href"))
+    assert answer.status == 200 and answer.body()[:2] == b"PK"
     # The release's notes name the released files' keys (relation_cycle_state, relation_pattern): those are the
     # format a user of the release reads, so only states, modes and flags are refused there.
     in_words_at_both_sizes(page, "release", field_names=False)
