@@ -134,8 +134,9 @@ def test_the_agreement_page_opens_on_what_needs_attention_with_every_confused_pa
     login, live_server, lead, project
 ):
     """Point 5: the summary is on the first screen, above the folded tables; every confused pair above the share is
-    named and the rest counted ("n more"), as many as the stored report has; "write guidance" leads to the guidance
-    form; each folded table (free text too) opens with a click on its summary. At 1440×900 and 1280×800."""
+    named and the rest counted ("n more", whose click opens the per-field table), as many as the stored report has;
+    "write guidance" leads to the guidance form; each folded table (free text too) opens with a click on its summary.
+    At 1440×900 and 1280×800, on one page load."""
     from annotation.agreement import services as agreement
 
     generate(project, clips=3, annotators=3, seed=4)
@@ -154,7 +155,7 @@ def test_the_agreement_page_opens_on_what_needs_attention_with_every_confused_pa
     assert page.locator("#section-texts").count() == 1, "the free-text table is folded with the others"
     for width, height in SIZES:
         page.set_viewport_size({"width": width, "height": height})
-        page.mouse.wheel(0, -100_000)
+        page.evaluate("() => window.scrollTo(0, 0)")  # the top, as on arrival
         # On the first screen, above every full table; the tables folded.
         # Its heading and its first lines are on the first screen (below the scope form, counts and slice links).
         top = summary.bounding_box()["y"]
@@ -195,5 +196,16 @@ def test_the_agreement_page_opens_on_what_needs_attention_with_every_confused_pa
             assert fold.locator("table").first.is_visible(), f"{section} opened but shows no table at {width}"
             fold.locator("> summary").click()
             expect(fold).not_to_have_attribute("open", "")
+        # The free-text fields' alphas at a glance above their folded table.
+        expect(page.locator("#agreement-texts-glance")).to_be_visible()
+
+        # "n more", with the mouse: the per-field table of confused pairs opens and comes into view.
+        page.evaluate("() => window.scrollTo(0, 0)")  # the top, as on arrival
+        more.click()
+        confused = page.locator("#section-confused")
+        expect(confused).to_have_attribute("open", "")
+        assert -1 <= confused.bounding_box()["y"] < height  # scrolled to its top (sub-pixel)
+        confused.locator("> summary").click()
+        page.evaluate("() => history.replaceState(null, '', location.pathname)")  # the next size starts afresh
     screenshot(page, "agreement-attention-1280")
     assert page.errors == []
