@@ -131,6 +131,7 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
                 "annotation.context_processors.roles",
+                "annotation.context_processors.background",
             ],
         },
     },

@@ -306,6 +306,8 @@ def test_large_project_computes_on_a_job_and_shows_progress(
     assert response.status_code == 200
     page = response.content.decode()
     assert 'id="agreement-progress"' in page and "<progress" in page and "agreement/agreement.js" in page
+    # No broker here (the demo's mode): the page says the server computes it, never that a worker does.
+    assert "The report is being computed in the background on this server" in page and "on a worker" not in page
     job = Job.objects.get(kind="agreement")
     assert job.state == JobState.QUEUED
     status = client.get(f"/api/v1/projects/{project.slug}/agreement/status/").json()
@@ -428,3 +430,17 @@ def test_report_state_only_reads_and_ensure_report_computes_the_way_its_caller_n
     with django_capture_on_commit_callbacks(execute=True):
         services.ensure_report(project, other, compute=services.Compute.AS_JOB, retry=True)
     assert Job.objects.count() == 2
+
+
+def test_progress_lines_name_a_worker_only_when_there_is_a_broker():
+    from annotation.context_processors import background
+    from rescue_annot.celery import app
+
+    before = app.conf.task_always_eager
+    try:
+        app.conf.task_always_eager = True
+        assert background(None)["background"]["on"] == "in the background on this server"
+        app.conf.task_always_eager = False
+        assert background(None)["background"] == {"subject": "a worker", "on": "on a worker"}
+    finally:
+        app.conf.task_always_eager = before
