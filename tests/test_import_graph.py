@@ -137,3 +137,24 @@ def test_the_package_graph_is_read_at_all():
         in (packaged.edges["annotation.meaning", "annotation.agreement"]["imports"])
     )
     assert not {"annotation.models", "annotation.api.urls", "rescue_annot", "tasks"} & set(packaged)
+
+
+def test_no_test_module_imports_another():
+    """Shared helpers live in conftest.py or tests/builders/; a test module importing another runs its tests twice
+    in a reader's head and couples files that should stand alone."""
+    import ast
+    from pathlib import Path
+
+    tests = Path(__file__).resolve().parent
+    found = []
+    for path in sorted(tests.rglob("test_*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = []
+            if isinstance(node, ast.ImportFrom) and node.module:
+                names = [node.module]
+            elif isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            for name in names:
+                if any(part.startswith("test_") for part in name.split(".")):
+                    found.append(f"{path.relative_to(tests)} imports {name}")
+    assert not found, found

@@ -15,7 +15,7 @@ from annotation.rescue_format.importer import import_rescue
 from annotation.starting import start_assignment
 
 from ..builders.documents import couple_clip
-from ..builders.pages import RAW_NAMES
+from ..builders.pages import no_internal_names
 from ..fakes.clips import make_clip
 from .conftest import screenshot
 
@@ -28,12 +28,6 @@ def import_clips(project, tmp_path, *sample_ids):
         path.write_text(json.dumps(couple_clip(sample_id=sample_id)) + "\n", encoding="utf-8")
         import_rescue(path, project, as_source="draft")
     return list(project.clips.order_by("sample_id"))
-
-
-def no_internal_names(page):
-    text = page.inner_text("main")
-    found = RAW_NAMES.search(text)
-    assert found is None, f"{page.url} shows {found.group()!r}"
 
 
 def test_an_annotator_lands_on_a_queue_that_fits_and_shows_dates_in_their_locale(

@@ -12,13 +12,13 @@ import pytest
 from playwright.sync_api import expect
 
 from annotation.agreement import services as agreement
-from annotation.assignment.starting import start_assignment
 from annotation.codebook.services import write_guidance
+from annotation.starting import start_assignment
 from annotation.synthetic import generate
 from tasks.rules import TITLES
 
+from ..builders.pages import no_internal_names
 from .conftest import screenshot
-from .test_pages_browser import no_internal_names
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.browser]
 

@@ -99,3 +99,10 @@ def parse_page(html: str) -> Element:
     tree.feed(html)
     tree.close()
     return tree.root
+
+
+def no_internal_names(page):
+    """A Playwright page's visible main text names no internal state, mode or key (``RAW_NAMES``)."""
+    text = page.inner_text("main")
+    found = RAW_NAMES.search(text)
+    assert found is None, f"{page.url} shows {found.group()!r}"
