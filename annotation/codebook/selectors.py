@@ -13,7 +13,7 @@ from urllib.parse import urlencode
 from django.urls import reverse
 
 from ..addressees import names_in
-from ..models import Gold, GuidanceVersion, Project, Revision
+from ..models import Assignment, Gold, GuidanceVersion, Project, Revision
 from ..selectors import production_revisions
 from ..taxonomy import NONE, SCENARIOS, load_taxonomy
 from .fields import (
@@ -274,6 +274,12 @@ def release_guidance(project: Project, clip_pks: list[int], choice=CURRENT) -> t
     }
     shipped = None
     if version is not None:
+        # A card is public: guidance saved before naming a coder was refused ships withheld, as every page reads it.
+        # The names are those of the released clips' coders, fixed once the clips are released, so that rebuilding
+        # the release later gives the same bytes whoever has joined the project since.
+        coders = list(
+            Assignment.objects.filter(clip_id__in=clip_pks).values_list("annotator__username", flat=True).distinct()
+        )
         shipped = {
             "version": version.number,
             "taxonomy_version": version.taxonomy_version,
@@ -282,6 +288,7 @@ def release_guidance(project: Project, clip_pks: list[int], choice=CURRENT) -> t
             "entries": [
                 {
                     **e,
+                    **({"text": WITHHELD, "withheld": True} if names_in(e.get("text", ""), coders) else {}),
                     "title": labels_title(e["field"], e["labels"]),
                     "field_title": field_title(e["field"]),
                     "scenario_title": scenario_title(e["scenario"]),
