@@ -77,3 +77,52 @@ def test_make_demo_serves_the_app_and_every_demo_account_logs_in(tmp_path):
         os.killpg(proc.pid, signal.SIGTERM)
         proc.wait(timeout=20)
         log.close()
+
+
+@pytest.mark.django_db
+def test_the_demo_has_coded_work_to_adjudicate_and_a_clip_left_for_the_visitor():
+    """After ``load_demo`` a new team sees adjudication and agreement at once: the family clip is submitted by all
+    three coders with the disagreements their habits make (annotator3 keeps every draft), and the couple clip with
+    the video waits for annotator1, whose work the visitor does; loading again changes nothing."""
+    import io
+
+    import numpy as np
+    from django.core.management import call_command
+
+    from annotation.adjudication.selectors import readiness, row_states
+    from annotation.agreement.extract import NOT_CODED, extract, scope_clips
+    from annotation.management.commands.load_demo import DEMO_WORK
+    from annotation.models import Assignment, AssignmentState, Clip, Revision, RevisionStatus
+
+    call_command("load_demo", stdout=io.StringIO())
+    call_command("load_demo", stdout=io.StringIO())  # idempotent: no second round of work
+    family = Clip.objects.get(project__slug="demo", sample_id="demo_hartwell_family/001_after_the_concert")
+    couple = Clip.objects.get(project__slug="demo", sample_id="demo_maya_and_tobias/001_session_opening")
+    assert readiness(family).ready and readiness(family).submitted == ("annotator1", "annotator2", "annotator3")
+    ready = readiness(couple)
+    assert (
+        not ready.ready
+        and ready.waiting == ("annotator1",)
+        and "waiting for 1 more (annotator1)" in ready.refusal(couple)
+    )
+    assert couple.media, "the clip the visitor codes has the video"
+
+    # The disputed rows are exactly those some coder edited; annotator3 kept every draft row unchanged.
+    edited = {row for edits in DEMO_WORK[family.sample_id].values() for row in edits}
+    disputed = {s.row.row_index for s in row_states(family) if s.disputes}
+    assert disputed == edited == {2, 5, 9, 10, 12}
+    kept = Revision.objects.filter(row__clip=family, annotator__username="annotator3")
+    assert all(r.content == r.row.draft.content for r in kept.select_related("row__draft"))
+    assert set(kept.values_list("status", flat=True)) == {RevisionStatus.REVIEWED}
+    assert Assignment.every.filter(clip__project__slug="demo", state=AssignmentState.SUBMITTED).count() == 5
+
+    # The agreement report counts the submitted work only: 3 coders on the family clip, 2 on the couple clip.
+    ex = extract(scope_clips(family.project))
+    humans = [i for i, name in enumerate(ex.coders) if name.startswith("annotator")]
+    coded = {
+        (ex.sample_ids[ex.unit_clip[u]], ex.coders[c])
+        for c in humans
+        for u in np.flatnonzero(ex.coding[c] != NOT_CODED)
+    }
+    assert {clip for clip, _ in coded} == {family.sample_id, couple.sample_id}
+    assert {name for clip, name in coded if clip == couple.sample_id} == {"annotator2", "annotator3"}

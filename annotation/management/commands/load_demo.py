@@ -38,6 +38,29 @@ DEMO_GUIDANCE = (
 )
 
 
+# Work the demo annotators have already done, so that a new team sees adjudication, agreement figures and the
+# annotators' record at once, and still has clips to code. Each coder has a habit: annotator3 keeps every draft
+# (the one-key review pass), annotator1 and annotator2 edit where they read a turn differently. The family clip is
+# submitted by all three (ready to adjudicate, with disagreements); the couple clip with the video by annotator2
+# and annotator3 only: sign in as annotator1 to code and submit it, then adjudicate it as the lead. Edits are
+# {row_index: {key: value}} on the coder's copy of the draft.
+DEMO_WORK = {
+    "demo_hartwell_family/001_after_the_concert": {
+        "annotator1": {5: {"utterance_type": "accusation"}, 12: {"utterance_type": "repair"}},
+        "annotator2": {
+            2: {"utterance_type": "accusation"},
+            9: {"utterance_type": "accusation"},
+            10: {"relation_pattern": "cross_generational_coalition"},
+        },
+        "annotator3": {},
+    },
+    "demo_maya_and_tobias/001_session_opening": {
+        "annotator2": {2: {"utterance_type": "disclosure"}, 7: {"utterance_type": "recollection"}},
+        "annotator3": {},
+    },
+}
+
+
 class Command(AuditedCommand):
     help = "Load the fictional demo clips and demo accounts (idempotent; refused in production)."
 
@@ -72,6 +95,7 @@ class Command(AuditedCommand):
                 f"assigned every demo clip to {len(demo_annotators)} annotators (one clip in calibration mode, "
                 "starting empty)"
             )
+        self._load_demo_work(project, users)
         self._load_demo_guidance(project, users["lead"])
         self._load_pipeline_demo(users["lead"])
         self.stdout.write("demo accounts (local demo only):")
@@ -89,6 +113,28 @@ class Command(AuditedCommand):
                 with path.open("rb") as f:
                     clip.media.save(path.name, File(f), save=True)
                 self.stdout.write(f"attached {path.name} to {clip.sample_id} (a test pattern with its lines spoken)")
+
+    def _load_demo_work(self, project, users) -> None:
+        """The coders' work of ``DEMO_WORK``, saved and submitted through the workspace's own services (validated and
+        audited as if typed), once: nothing is done when any demo assignment is already submitted."""
+        from ...models import Assignment, AssignmentState, Revision
+        from ...workspace.services import save_revision, set_reviewed, submit_assignment
+
+        if Assignment.every.filter(clip__project=project, state=AssignmentState.SUBMITTED).exists():
+            return
+        for sample_id, coders in DEMO_WORK.items():
+            clip = project.clips.get(sample_id=sample_id)
+            for username, edits in coders.items():
+                user = users[username]
+                revisions = Revision.objects.filter(row__clip=clip, annotator=user).select_related("row")
+                for revision in revisions.order_by("row__row_index"):
+                    content = {**revision.content, **edits.get(revision.row.row_index, {})}
+                    if content != revision.content:
+                        save_revision(revision.pk, user, content, revision.version, reviewed=True)
+                    else:
+                        set_reviewed(revision.pk, user, revision.version, True)
+                submit_assignment(Assignment.every.get(clip=clip, annotator=user), user)
+            self.stdout.write(f"{', '.join(coders)} coded and submitted {sample_id}")
 
     def _load_demo_guidance(self, project, lead) -> None:
         """The demo project's first piece of guidance: the three labels its three annotators
