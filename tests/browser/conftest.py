@@ -69,3 +69,35 @@ def login(browser, live_server):
 def screenshot(page, name):
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SCREENSHOTS / f"{name}.png"))
+
+
+@pytest.fixture
+def frozen_team(project, lead, annotator, tmp_path):
+    """``frozen_team(own_rows)``: three coders' synthetic work on 3 clips, frozen as release 1.0.0 (both scenarios
+    accepted incomplete) with its agreement report stored, and an annotator's own open family clip of ``own_rows``
+    rows. Returns {"adjudicated": the clip with most people and rows, "own": the annotator's clip}."""
+
+    def make(own_rows: int) -> dict:
+        from annotation.agreement import services as agreement
+        from annotation.releases.freeze import freeze
+        from annotation.starting import start_assignment
+        from annotation.synthetic import generate
+        from bench.workspace_data import make_family_clip
+
+        generate(project, clips=3, annotators=3, seed=4)
+        freeze(
+            project,
+            version="1.0.0",
+            seed=0,
+            out_dir=tmp_path / "release",
+            user=lead,
+            accept_incomplete=["couple", "family"],
+        )
+        params = agreement.Params.from_query({}, project.work_scope)
+        agreement.ensure_report(project, params, user=lead, compute=agreement.Compute.IN_PROCESS)
+        adjudicated = max(project.clips.all(), key=lambda c: (len(c.participants), c.rows.count()))
+        own = make_family_clip(project, own_rows, seed=1)
+        start_assignment(own, annotator)
+        return {"adjudicated": adjudicated, "own": own}
+
+    return make

@@ -7,10 +7,6 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import Error as PlaywrightError
 
-from annotation.agreement import services as agreement
-from annotation.starting import start_assignment
-from annotation.synthetic import generate
-
 from .conftest import screenshot
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.browser]
@@ -53,28 +49,8 @@ OVERFLOW = """() => {
 
 
 @pytest.fixture
-def team(project, lead, annotator, tmp_path):
-    """Three coders' synthetic work (adjudicated, frozen as release 1.0.0, its agreement report stored) and an
-    annotator's own open clip."""
-    from annotation.releases.freeze import freeze
-
-    generate(project, clips=3, annotators=3, seed=4)
-    freeze(
-        project,
-        version="1.0.0",
-        seed=0,
-        out_dir=tmp_path / "release",
-        user=lead,
-        accept_incomplete=["couple", "family"],
-    )
-    params = agreement.Params.from_query({}, project.work_scope)
-    agreement.ensure_report(project, params, user=lead, compute=agreement.Compute.IN_PROCESS)
-    clip = max(project.clips.all(), key=lambda c: (len(c.participants), c.rows.count()))
-    from bench.workspace_data import make_family_clip
-
-    own = make_family_clip(project, 50, seed=1)
-    start_assignment(own, annotator)
-    return {"adjudicated": clip, "own": own}
+def team(frozen_team):
+    return frozen_team(own_rows=50)
 
 
 # The open row is wholly in view: below the sticky header cells (which stay put while the table scrolls under them)

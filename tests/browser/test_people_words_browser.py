@@ -11,10 +11,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from annotation.agreement import services as agreement
 from annotation.codebook.services import write_guidance
-from annotation.starting import start_assignment
-from annotation.synthetic import generate
 from tasks.rules import TITLES
 
 from ..builders.pages import no_internal_names
@@ -28,27 +25,8 @@ FLAGS_AND_MODES = re.compile(r"\b(?:from_empty|from_draft|in_review)\b|--[a-z][\
 
 
 @pytest.fixture
-def team(project, lead, annotator, tmp_path):
-    """Three coders' synthetic work frozen as release 1.0.0 (two scenarios accepted incomplete), its agreement
-    report stored, and an annotator's own open clip."""
-    from annotation.releases.freeze import freeze
-    from bench.workspace_data import make_family_clip
-
-    generate(project, clips=3, annotators=3, seed=4)
-    freeze(
-        project,
-        version="1.0.0",
-        seed=0,
-        out_dir=tmp_path / "release",
-        user=lead,
-        accept_incomplete=["couple", "family"],
-    )
-    params = agreement.Params.from_query({}, project.work_scope)
-    agreement.ensure_report(project, params, user=lead, compute=agreement.Compute.IN_PROCESS)
-    adjudicated = max(project.clips.all(), key=lambda c: (len(c.participants), c.rows.count()))
-    own = make_family_clip(project, 12, seed=1)
-    start_assignment(own, annotator)
-    return {"adjudicated": adjudicated, "own": own}
+def team(frozen_team):
+    return frozen_team(own_rows=12)
 
 
 def in_words_at_both_sizes(page, name, field_names=True):
