@@ -106,6 +106,9 @@ def state_response(state: services.ReportState, params: services.Params, *, with
 
 class AgreementBase(APIView):
     permission_classes = (permissions.IsAuthenticated, IsLead)
+    # Which report a view reads and how it is computed when missing or stale (``report_response``).
+    kind = services.LABELS
+    compute = services.Compute.IN_PROCESS_IF_SMALL
 
     def project_and_params(self, request, slug):
         project = selectors.visible_project(request.user, slug)
@@ -114,13 +117,19 @@ class AgreementBase(APIView):
         except ValueError as exc:
             raise ValidationError({"detail": str(exc)}) from None
 
+    def report_response(self, request, slug, *, retry: bool = False) -> tuple[Response, object]:
+        """(the view's report as the API answers it, starting its computation when missing or stale; the project)."""
+        project, params = self.project_and_params(request, slug)
+        state = services.ensure_report(
+            project, params, user=request.user, retry=retry, kind=self.kind, compute=self.compute
+        )
+        return state_response(state, params), project
+
 
 class AgreementReportView(AgreementBase):
     @extend_schema(summary="Agreement report of a project", parameters=PARAMETERS, responses=RESPONSES)
     def get(self, request, slug):
-        project, params = self.project_and_params(request, slug)
-        state = services.ensure_report(project, params, user=request.user, compute=services.Compute.IN_PROCESS_IF_SMALL)
-        return state_response(state, params)
+        return self.report_response(request, slug)[0]
 
     @extend_schema(
         summary="Compute the agreement report (again after a failure)",
@@ -129,11 +138,7 @@ class AgreementReportView(AgreementBase):
         responses=RESPONSES,
     )
     def post(self, request, slug):
-        project, params = self.project_and_params(request, slug)
-        state = services.ensure_report(
-            project, params, user=request.user, retry=True, compute=services.Compute.IN_PROCESS_IF_SMALL
-        )
-        return state_response(state, params)
+        return self.report_response(request, slug, retry=True)[0]
 
 
 class AgreementTextsStatusView(AgreementBase):

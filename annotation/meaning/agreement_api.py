@@ -12,7 +12,7 @@ from drf_spectacular.utils import extend_schema
 from rest_framework.response import Response
 
 from ..agreement import services
-from ..agreement.api import PARAMETERS, RESPONSES, AgreementBase, state_response
+from ..agreement.api import PARAMETERS, RESPONSES, AgreementBase
 from .selectors import with_validity
 
 
@@ -26,18 +26,16 @@ def _with_validity(response: Response, project) -> Response:
 class AgreementTextsView(AgreementBase):
     """The free-text (semantic) figures: always computed by a worker (the embedding model is never loaded here)."""
 
+    kind = services.TEXTS
+    compute = services.Compute.AS_JOB
+
     @extend_schema(
         summary="Semantic agreement of the free-text fields (starts a job when missing or stale)",
         parameters=PARAMETERS,
         responses=RESPONSES,
     )
     def get(self, request, slug):
-        project, params = self.project_and_params(request, slug)
-        state = services.ensure_report(
-            project, params, user=request.user, kind=services.TEXTS, compute=services.Compute.AS_JOB
-        )
-        response = state_response(state, params)
-        return _with_validity(response, project)
+        return _with_validity(*self.report_response(request, slug))
 
     @extend_schema(
         summary="Compute the semantic agreement report (again after a failure)",
@@ -46,8 +44,4 @@ class AgreementTextsView(AgreementBase):
         responses=RESPONSES,
     )
     def post(self, request, slug):
-        project, params = self.project_and_params(request, slug)
-        state = services.ensure_report(
-            project, params, user=request.user, retry=True, kind=services.TEXTS, compute=services.Compute.AS_JOB
-        )
-        return _with_validity(state_response(state, params), project)
+        return _with_validity(*self.report_response(request, slug, retry=True))
