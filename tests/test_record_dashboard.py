@@ -370,3 +370,48 @@ def test_pace_rows_per_hour_and_median_seconds_equal_a_hand_count_and_the_page_s
             f"<dt>Rows per hour of work</dt><dd>{figures['rows_per_hour']} "
             f'<small class="muted">(team {expected["team"]["rows_per_hour"]})</small>'
         ) in card
+
+
+def test_a_coders_confused_pair_links_to_the_guidance_form_for_that_pair(synthetic, lead):
+    """The dashboard's "write guidance for this pair" opens the lead's guidance form with the field, the scenario and
+    the coder's two labels ticked; "edit the guidance" where the pair already has some."""
+    import html
+    import re
+    from urllib.parse import parse_qs, urlsplit
+
+    from annotation.codebook.services import write_guidance
+
+    project, _names = synthetic
+    stored = dashboard.compute_and_store(project, "couple")
+    pairs = [
+        (f["key"], p)
+        for f in stored.report["fields"]
+        for c in f["coders"]
+        for p in (c.get("confusion") or {}).get("pairs", [])
+        if p.get("link")
+    ]
+    assert pairs, "the synthetic coders confuse labels with the gold's"
+    client = Client()
+    client.force_login(lead)
+    page = client.get(f"/projects/{project.slug}/record/?scenario=couple").content.decode()
+    links = [html.unescape(h) for h in re.findall(r'<a href="([^"]+)" class="write-guidance">', page)]
+    assert links and set(links) <= {p["link"] for _, p in pairs}
+    query = parse_qs(urlsplit(links[0]).query)
+    form = client.get(links[0])
+    assert form.status_code == 200
+    for label in query["labels"]:
+        assert re.search(rf'value="{re.escape(label)}"[^>]*checked', form.content.decode()), label
+
+    # Guidance written for that pair: the card offers to edit it instead.
+    write_guidance(
+        project,
+        lead,
+        field=query["field"][0],
+        labels=query["labels"],
+        scenario=query["scenario"][0],
+        text="Say how.",
+        why="a coder confused them",
+    )
+    stored = dashboard.compute_and_store(project, "couple")
+    page = client.get(f"/projects/{project.slug}/record/?scenario=couple").content.decode()
+    assert "edit the guidance</a>" in page
