@@ -88,7 +88,8 @@ def test_lead_sees_progress_then_the_report_and_switches_the_scope_with_the_mous
     # A slice link with the mouse: that slice's own table and counts, in words that agree with its numbers.
     name = f"All assignments · {clips[0].scenario} clips"  # the scenario of the one submitted clip
     page.get_by_role("link", name=name).click()
-    expect(page.get_by_role("heading", name=name)).to_be_visible()
+    expect(page.get_by_role("heading", name=name, exact=True)).to_be_visible()
+    expect(page.locator("#attention-title")).to_contain_text(name)  # the summary says which slice it sums up
     expect(page.locator("p.muted", has_text="annotators:")).to_contain_text(f"1 clip, {clips[0].rows.count()} rows, ")
     screenshot(page, "agreement-scenario-slice")
 
