@@ -114,5 +114,6 @@ def production_revisions(revisions: QuerySet[Revision]) -> QuerySet[Revision]:
     return revisions.exclude(Exists(record))
 
 
-def annotators(project: Project | None = None):
+def annotators():
+    """Every active annotator account (assignment is by account, not by project membership)."""
     return get_user_model().objects.filter(groups__name=ANNOTATOR, is_active=True).order_by("username")

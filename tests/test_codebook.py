@@ -445,24 +445,15 @@ def test_guidance_written_before_names_were_refused_is_withheld_wherever_annotat
     """Guidance saved before writing it was refused for naming a coder: nobody reads the name (guide page, API,
     the editor's payload, the history), and the lead's editing form still gets the words to rewrite."""
     from annotation.codebook.selectors import WITHHELD, WITHHELD_REASON
-    from annotation.models import GuidanceVersion
+
+    from .builders.codebook import guidance_saved_before_names_were_refused
 
     start_assignment(draft_clip, annotator)
-    GuidanceVersion.objects.create(
-        project=project,
-        number=1,
-        taxonomy_version=project.taxonomy_version,
-        created_by=lead,
+    guidance_saved_before_names_were_refused(
+        project,
+        lead,
+        f"As {other_annotator.username} did on row 4: a plea is a request.",
         reason=f"{other_annotator.username} kept choosing request",
-        change={"action": "added", "scenario": "couple", "field": "utterance_type", "labels": ["request"]},
-        entries=[
-            {
-                "scenario": "couple",
-                "field": "utterance_type",
-                "labels": ["request"],
-                "text": f"As {other_annotator.username} did on row 4: a plea is a request.",
-            }
-        ],
     )
     name = other_annotator.username
     reader = api_for(annotator)

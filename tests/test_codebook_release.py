@@ -114,31 +114,12 @@ def test_guidance_naming_a_coder_ships_withheld_in_the_public_card(adjudicated, 
     """Guidance saved before naming a coder was refused: the card (public) ships the notice every page shows, never
     the name; the release rebuilds to the same bytes."""
     from annotation.codebook.selectors import WITHHELD
-    from annotation.models import GuidanceVersion
+
+    from .builders.codebook import guidance_saved_before_names_were_refused
 
     project = adjudicated
-    latest = project.guidance_versions.order_by("-number").first()
     name = other_annotator.username
-    GuidanceVersion.objects.create(
-        project=project,
-        number=latest.number + 1,
-        taxonomy_version=project.taxonomy_version,
-        created_by=lead,
-        reason="coders split",
-        change={"action": "added", "scenario": "couple", "field": "utterance_type", "labels": ["request"]},
-        entries=[
-            *latest.entries,
-            {
-                "scenario": "couple",
-                "field": "utterance_type",
-                "labels": ["request"],
-                "text": f"As {name} did on row 4: a plea is a request.",
-                "written_by": lead.username,
-                "written_at": latest.created_at.isoformat(),
-                "version": latest.number + 1,
-            },
-        ],
-    )
+    guidance_saved_before_names_were_refused(project, lead, f"As {name} did on row 4: a plea is a request.")
     release, built = freeze(project, version="1.0.0", seed=1, out_dir=tmp_path / "r", accept_incomplete=["couple"])
     card = (tmp_path / "r" / "README.md").read_text()
     assert WITHHELD in card and name not in card

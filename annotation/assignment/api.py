@@ -93,7 +93,7 @@ class ProjectAssignments(APIView):
         d = data.validated_data
         users = None
         if d.get("annotators"):
-            users = list(scoped.annotators(project).filter(username__in=d["annotators"]))
+            users = list(scoped.annotators().filter(username__in=d["annotators"]))
             missing = sorted(set(d["annotators"]) - {u.username for u in users})
             if missing:
                 return Response(

@@ -79,7 +79,7 @@ def assign_clips(
 
     per_clip = per_clip or project.annotators_per_clip
     named = users is not None
-    users = list(users if users is not None else annotators(project))
+    users = list(users if users is not None else annotators())
     clips = list((clips if clips is not None else project.clips.all()).filter(project=project).order_by("sample_id"))
     # Qualification (``annotation.record``): an annotator named by the lead who has not passed the rule of a
     # scenario is refused outright; from the whole team, they are left out of that scenario's clips.

@@ -65,7 +65,7 @@ def project_assignments(request, slug):
         "ticked": form.ticked("clips"),
         "ticked_calibration": form.ticked("calibration_clips"),
         "progress": selectors.annotator_progress(project),
-        "annotators": list(scoped.annotators(project)),
+        "annotators": list(scoped.annotators()),
         # The record dashboard's "reassign their clips" opens the list filtered to one coder.
         "coder": request.GET.get("coder", ""),
     }

@@ -190,7 +190,7 @@ def setup(request, slug):
                 form = StartRoundForm(request.POST)
                 if not form.is_valid() or not form.cleaned_data.get("annotator"):
                     raise ServiceError("choose an annotator and a scenario")
-                person = get_object_or_404(annotators(project), pk=form.cleaned_data["annotator"])
+                person = get_object_or_404(annotators(), pk=form.cleaned_data["annotator"])
                 services.start_round(project, form.cleaned_data["scenario"], person, actor=request.user)
                 messages.success(
                     request, f"{person.username} has a {form.cleaned_data['scenario']} qualification round to code."
@@ -210,7 +210,7 @@ def setup(request, slug):
             services.known_answer_pool(project).order_by("sample_id").values_list("sample_id", flat=True)[:500]
         ),
         "known_answer_percent": int(round(float(project.known_answer_share) * 100)),
-        "annotators": list(annotators(project)),
+        "annotators": list(annotators()),
         "scenarios": SCENARIOS,
     }
     return render(request, "record/setup.html", context)

@@ -55,23 +55,21 @@ class _FoldedSections(Treeprocessor):
 
 
 class _SafeCard(Extension):
-    def __init__(self, file_url, fold: bool):
+    def __init__(self, file_url):
         super().__init__()
         self.file_url = file_url
-        self.fold = fold
 
     def extendMarkdown(self, md):
         md.preprocessors.deregister("html_block")
         md.inlinePatterns.deregister("html")
         md.treeprocessors.register(_Links(md, self.file_url), "card_links", 0)
-        if self.fold:
-            md.treeprocessors.register(_FoldedSections(md), "card_sections", 1)
+        md.treeprocessors.register(_FoldedSections(md), "card_sections", 1)
 
 
-def readme_html(text: str, file_url, *, fold: bool = False) -> str:
-    """``text`` (the card's Markdown) as HTML; ``file_url(name)``: the page's address of a release file; ``fold``:
-    each ``##`` section folded under its heading."""
+def readme_html(text: str, file_url) -> str:
+    """``text`` (the card's Markdown) as HTML, each ``##`` section folded under its heading; ``file_url(name)``: the
+    page's address of a release file."""
     body = FRONT_MATTER.sub("", text, count=1)
     return markdown.markdown(
-        body, extensions=["tables", "fenced_code", "sane_lists", _SafeCard(file_url, fold)], output_format="html"
+        body, extensions=["tables", "fenced_code", "sane_lists", _SafeCard(file_url)], output_format="html"
     )

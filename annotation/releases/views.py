@@ -209,7 +209,7 @@ def release_detail(request, slug: str, version: str):
         "file_list": sorted(manifest.get("files", {}).items()),
         "verification": verify(release.path, expected_manifest=manifest),
         "card": card,
-        "card_html": readme_html(card, lambda name: files_url + name, fold=True) if card else "",
+        "card_html": readme_html(card, lambda name: files_url + name) if card else "",
         "card_url": files_url + "README.md" if "README.md" in listed else None,
         "croissant_url": files_url + "croissant.json" if "croissant.json" in listed else None,
         "human": selectors.human_work_of(release),

@@ -95,13 +95,11 @@ function focusIssue(issue, { withList = false } = {}) {
         // into view if it is below the pane's edge; if that pushed the list out, the list wins and the field is
         // focused below it.
         const bar = pane.querySelector(".editor-actions");
-        const listUnderBar = () => {
-          const edge = bar ? bar.getBoundingClientRect().bottom : pane.getBoundingClientRect().top;
-          pane.scrollTop += list.getBoundingClientRect().top - edge - 4;
-        };
+        const edge = () => (bar || pane).getBoundingClientRect()[bar ? "bottom" : "top"];
+        const listUnderBar = () => (pane.scrollTop += list.getBoundingClientRect().top - edge() - 4);
         listUnderBar();
         host.scrollIntoView({ block: "nearest" });
-        if (list.getBoundingClientRect().top < (bar ? bar.getBoundingClientRect().bottom : 0) - 1) listUnderBar();
+        if (list.getBoundingClientRect().top < edge() - 1) listUnderBar();
       } else if (host.scrollIntoView) host.scrollIntoView({ block: "center" });
       return;
     }

@@ -38,3 +38,32 @@ def build(project):
         )
         Draft.objects.filter(row__clip=clip).update(modality=modality)
     return users
+
+
+def guidance_saved_before_names_were_refused(project, lead, text: str, *, reason: str = "coders split"):
+    """A guidance version written straight to the table, as one saved before naming a coder was refused could be:
+    the project's entries so far plus one for ``request`` (couple clips) whose text is ``text``."""
+    from annotation.models import GuidanceVersion
+
+    latest = project.guidance_versions.order_by("-number").first()
+    number = latest.number + 1 if latest else 1
+    return GuidanceVersion.objects.create(
+        project=project,
+        number=number,
+        taxonomy_version=project.taxonomy_version,
+        created_by=lead,
+        reason=reason,
+        change={"action": "added", "scenario": "couple", "field": "utterance_type", "labels": ["request"]},
+        entries=[
+            *(latest.entries if latest else []),
+            {
+                "scenario": "couple",
+                "field": "utterance_type",
+                "labels": ["request"],
+                "text": text,
+                "written_by": lead.username,
+                "written_at": (latest.created_at if latest else project.created_at).isoformat(),
+                "version": number,
+            },
+        ],
+    )

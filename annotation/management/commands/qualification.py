@@ -62,7 +62,7 @@ class Command(AuditedCommand):
             if o["status"]:
                 for rule in QualificationRule.objects.filter(project=project).order_by("scenario"):
                     self.stdout.write(f"{rule.scenario}: {selectors.rule_text(rule)}")
-                    for user in annotators(project):
+                    for user in annotators():
                         s = selectors.status(project, rule.scenario, user, rule=rule)
                         self.stdout.write(
                             f"  {user.username}: {s['status']}, {s['rounds']} rounds, {s['attempts_left']} left"
