@@ -7,6 +7,7 @@ from tasks.profiles import DEFAULT_PROFILE, PROFILES
 
 from ...groups import GroupMapError, read_group_map
 from ...models import Release
+from ...releases.card.markdown import count_noun
 from ...releases.freeze import FreezeError, freeze, reproduce
 from ...releases.manifest import ReleaseDirExists
 from ...releases.preview import preview_freeze
@@ -122,8 +123,9 @@ class Command(AuditedCommand):
         except (FreezeError, SplitError, ReleaseDirExists) as exc:
             raise CommandError(str(exc)) from None
         self.stdout.write(
-            f"froze release {release.version} of {project.slug}: {len(built.clip_ids)} clips, {built.rows} rows, "
-            f"{len(built.files)} files in {release.path} (task profile {built.manifest['task_profile']['name']})"
+            f"froze release {release.version} of {project.slug}: {count_noun(len(built.clip_ids), 'clip')}, "
+            f"{count_noun(built.rows, 'row')}, {count_noun(len(built.files), 'file')} in {release.path} "
+            f"(task profile {built.manifest['task_profile']['name']})"
         )
         if built.skipped:
             self.stdout.write(
